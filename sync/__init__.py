@@ -1,0 +1,7 @@
+"""Protocol engines for sds-chat, sans-I/O.
+
+Nothing under ``sync`` touches sockets, files, threads, clocks or event loops:
+bytes and ``now`` (milliseconds) go in, events and bytes come out. The app in
+``chat_app`` owns all I/O; the simulator in ``sync.sim`` drives the very same
+engines over a virtual network.
+"""

@@ -1,0 +1,650 @@
+"""One participant's view of one SDS channel.
+
+Theory of operation
+-------------------
+
+A ``Channel`` holds everything SDS asks a participant to keep per channel:
+
+* a Lamport clock, in epoch milliseconds, set to ``max(now, clock + 1)`` for
+  every message we send (content or sync) and raised to any timestamp we
+  deliver;
+* the local log: delivered message ids ordered by ``(lamport, message_id)``,
+  kept in a sorted list so an insert costs O(log n) however long the history;
+* a rolling bloom filter of the content-message ids we have received;
+* the outgoing buffer: our own messages not yet acknowledged. Each is
+  *unacknowledged* until some peer's bloom filter holds it, then *possibly
+  acknowledged* (counted per distinct peer) and finally *acknowledged* - and
+  dropped - when it appears in a peer's causal history, or when enough
+  distinct bloom filters hold it that all of them being false positives is
+  less likely than ``Config.ack_certainty``. Unacknowledged and possibly
+  acknowledged messages are rebroadcast on separate periods;
+* the incoming buffer: messages whose causal dependencies are not all in the
+  log yet. A message is delivered the moment its last dependency is, and a
+  dependency not found within ``lost_after_ms`` is declared ``Lost`` and the
+  messages waiting on it are delivered with the gap recorded;
+* SDS-R state: missing entries waiting for their request time ``T_req``,
+  requests from others waiting for our response time ``T_resp``, and the wire
+  bytes of recent messages we might be asked to rebroadcast.
+
+The engine is sans-I/O. ``receive`` takes bytes, ``send`` takes content, and
+both take ``now``; the caller drains ``events()`` and ``datagrams_to_send()``
+and calls ``handle_timer(now)`` at ``get_timer()``. Everything periodic -
+resends, sweeps, lost deadlines, sync messages, repair - happens there.
+
+Randomness (the sync backoff) is derived by hashing our id with a round
+counter, so a channel is a deterministic function of its inputs and its
+exported state, which is what lets a crashed peer resume exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import overload
+
+from sortedcontainers import SortedList
+
+from .bloom import RollingBloom, WireBloom
+from .config import Config
+from .errors import LocalProtocolError, RemoteProtocolError
+from .events import (
+    Acknowledged,
+    Delivered,
+    EphemeralReceived,
+    Event,
+    HistoryEntry,
+    Lost,
+    Missing,
+    PossiblyAcknowledged,
+    Rejected,
+    RepairRequested,
+    RepairSent,
+)
+from .repair import is_responder, request_at, response_at
+from .schedule import Schedule
+from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
+
+STATE_VERSION = 1
+_MIN_LOG_FP = math.log(1e-300)
+
+HintFunction = Callable[[str, str], "bytes | None"]
+
+
+@dataclass(slots=True)
+class _LogEntry:
+    lamport: int
+    sender_id: str
+    retrieval_hint: bytes | None
+
+
+@dataclass(slots=True)
+class _Outgoing:
+    wire: bytes
+    possible_by: set[str] = field(default_factory=set)
+    log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
+    resends: int = 0
+
+
+@dataclass(slots=True)
+class _Pending:
+    msg: SdsMessage
+    wire: bytes
+    received_at: int
+    unmet: set[str]
+    gaps: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.msg.lamport_timestamp, self.msg.message_id)
+
+
+class LogView(Sequence[str]):
+    """Read-only view of the delivered message ids, in log order."""
+
+    __slots__ = ("_order",)
+
+    def __init__(self, order: SortedList) -> None:
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [key[1] for key in self._order[index]]
+        return self._order[index][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key[1] for key in self._order)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LogView({len(self)} messages)"
+
+
+class Channel:
+    """SDS for one channel, seen by participant ``sender_id``."""
+
+    def __init__(
+        self,
+        channel_id: str,
+        sender_id: str,
+        now: int,
+        config: Config | None = None,
+        retrieval_hint: HintFunction | None = None,
+    ) -> None:
+        if not sender_id:
+            raise LocalProtocolError("sender_id must be non-empty")
+        self.channel_id = channel_id
+        self.sender_id = sender_id
+        self.config = config = config or Config()
+        self._hint_for = retrieval_hint
+
+        self._lamport = now
+        self._order: SortedList = SortedList()
+        self._log: dict[str, _LogEntry] = {}
+        self._lost: set[str] = set()
+        self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
+
+        self._outgoing: dict[str, _Outgoing] = {}
+        self._resend: Schedule[str] = Schedule()
+
+        self._incoming: dict[str, _Pending] = {}
+        self._waiters: dict[str, list[str]] = {}
+        self._missing: dict[str, HistoryEntry] = {}
+        self._give_up_at: Schedule[str] = Schedule()
+        self._next_sweep: int | None = None
+
+        self._repair_out: Schedule[str] = Schedule()
+        self._repair_entries: dict[str, HistoryEntry] = {}
+        self._repair_in: Schedule[str] = Schedule()
+        self._repair_cache: OrderedDict[str, bytes] = OrderedDict()
+
+        self._sync_round = 0
+        self._sync_due = 0
+        self._sync_at = 0
+        self._last_activity = now
+        self._schedule_sync(now)
+
+        self._outbox: list[bytes] = []
+        self._events: list[Event] = []
+        self.stats: Counter[str] = Counter()
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def log(self) -> LogView:
+        return LogView(self._order)
+
+    @property
+    def lamport(self) -> int:
+        return self._lamport
+
+    def has(self, message_id: str) -> bool:
+        """Is this message in the local log?"""
+        return message_id in self._log
+
+    def unacknowledged(self) -> dict[str, int]:
+        """Our messages still in the outgoing buffer -> distinct peers whose
+        bloom filters hold them (0 means unacknowledged)."""
+        return {mid: len(out.possible_by) for mid, out in self._outgoing.items()}
+
+    @property
+    def waiting(self) -> int:
+        """Messages in the incoming buffer (unmet dependencies)."""
+        return len(self._incoming)
+
+    def missing(self) -> tuple[HistoryEntry, ...]:
+        return tuple(self._missing.values())
+
+    # ---------------------------------------------------------------- sending
+
+    def send(self, content: bytes, now: int) -> str:
+        """Broadcast ``content``; returns its message id."""
+        if not isinstance(content, (bytes, bytearray)) or not content:
+            raise LocalProtocolError("content must be non-empty bytes")
+        content = bytes(content)
+        lamport = max(now, self._lamport + 1)
+        message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
+        msg = self._compose(message_id, lamport, content, now)
+        wire = msg.SerializeToString()
+        if len(wire) > self.config.max_datagram_bytes:
+            raise LocalProtocolError(
+                f"message of {len(wire)} bytes exceeds one datagram ({self.config.max_datagram_bytes})"
+            )
+        if self._attach_repair_requests(msg, now):
+            wire = msg.SerializeToString()
+        self._lamport = lamport
+        self._last_activity = now
+        self._outbox.append(wire)
+        self._outgoing[message_id] = _Outgoing(wire)
+        self._resend.set(message_id, now + self.config.resend_unacknowledged_ms)
+        self._insert(msg, wire, now, own=True)
+        self.stats["sent"] += 1
+        return message_id
+
+    def send_ephemeral(self, content: bytes, now: int) -> str:
+        """Broadcast ``content`` once: no Lamport, history, bloom or buffering."""
+        if not isinstance(content, (bytes, bytearray)) or not content:
+            raise LocalProtocolError("content must be non-empty bytes")
+        content = bytes(content)
+        message_id = compute_message_id(self.sender_id, self.channel_id, None, content + now.to_bytes(8, "big"))
+        msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id, content=content)
+        wire = msg.SerializeToString()
+        if len(wire) > self.config.max_datagram_bytes:
+            raise LocalProtocolError(f"ephemeral message of {len(wire)} bytes does not fit one datagram")
+        self._outbox.append(wire)
+        self.stats["sent_ephemeral"] += 1
+        return message_id
+
+    def _compose(self, message_id: str, lamport: int, content: bytes, now: int) -> SdsMessage:
+        msg = SdsMessage(
+            sender_id=self.sender_id,
+            message_id=message_id,
+            channel_id=self.channel_id,
+            lamport_timestamp=lamport,
+            bloom_filter=self._bloom.to_bytes(),
+        )
+        if content:
+            msg.content = content
+        n = self.config.causal_history_size
+        if n:
+            for _, mid in self._order[-n:]:
+                entry = self._log[mid]
+                msg.causal_history.append(
+                    entry_to_pb(HistoryEntry(mid, entry.retrieval_hint, entry.sender_id))
+                )
+        return msg
+
+    def _attach_repair_requests(self, msg: SdsMessage, now: int) -> int:
+        """SDS-R: the due entries with the lowest T_req ride along, at most
+        ``repair_max_requests``; each is rescheduled in case nobody answers."""
+        due = self._repair_out.pop_due(now, self.config.repair_max_requests)
+        for mid in due:
+            msg.repair_request.append(entry_to_pb(self._repair_entries[mid]))
+            self._repair_out.set(mid, request_at(now, self.sender_id, mid, self.config))
+        if due:
+            self.stats["repair_requested"] += len(due)
+            self._events.append(RepairRequested(tuple(due)))
+        return len(due)
+
+    def _send_sync(self, now: int) -> None:
+        lamport = max(now, self._lamport + 1)
+        message_id = compute_message_id(self.sender_id, self.channel_id, lamport, b"")
+        msg = self._compose(message_id, lamport, b"", now)
+        self._attach_repair_requests(msg, now)
+        self._lamport = lamport
+        self._outbox.append(msg.SerializeToString())
+        self.stats["sync_sent"] += 1
+
+    # -------------------------------------------------------------- receiving
+
+    def receive(self, data: bytes, now: int) -> None:
+        """Process one datagram from the network. Never raises for bad input."""
+        self.stats["received"] += 1
+        try:
+            msg = decode(data, self.config)
+            if msg.HasField("lamport_timestamp") and (
+                msg.lamport_timestamp > max(now, self._lamport) + self.config.max_future_ms
+            ):
+                raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
+        except RemoteProtocolError as exc:
+            self.stats[exc.kind] += 1
+            self._events.append(Rejected(exc.kind, str(exc)))
+            return
+        if msg.channel_id != self.channel_id:
+            self.stats["other_channel"] += 1
+            return
+        mid = msg.message_id
+        # SDS-R: whoever holds this message, nobody needs to ask or answer for it.
+        self._repair_out.discard(mid)
+        self._repair_in.discard(mid)
+        if msg.sender_id == self.sender_id:
+            self.stats["echo"] += 1
+            return
+        if not msg.HasField("lamport_timestamp"):
+            if msg.content:
+                self.stats["ephemeral"] += 1
+                self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
+            else:
+                self.stats["malformed"] += 1
+                self._events.append(Rejected("malformed", "malformed: neither a Lamport timestamp nor content"))
+            return
+        content = msg.content
+        if content and (mid in self._log or mid in self._incoming):
+            self.stats["duplicate"] += 1
+            return
+        self._last_activity = now
+        self._review_acks(msg, now)
+        self._take_repair_requests(msg, now)
+        if not content:
+            self.stats["sync_received"] += 1
+            self._unmet(msg, now)
+            return
+        if len(self._incoming) >= self.config.max_incoming:
+            self.stats["incoming_full"] += 1
+            self._events.append(Rejected("incoming_full", "incoming_full: too many messages wait for history"))
+            return
+        self._bloom.add(mid)
+        unmet = self._unmet(msg, now)
+        if unmet:
+            self._incoming[mid] = _Pending(msg, data, now, unmet)
+            for dep in unmet:
+                self._waiters.setdefault(dep, []).append(mid)
+            self.stats["buffered"] += 1
+        else:
+            self._deliver([_Pending(msg, data, now, set())])
+
+    def _unmet(self, msg: SdsMessage, now: int) -> set[str]:
+        """Dependencies of ``msg`` not in the log. Those we do not even hold
+        in the incoming buffer are missing: reported, and queued for SDS-R."""
+        unmet: set[str] = set()
+        new: list[HistoryEntry] = []
+        for pb in msg.causal_history:
+            dep = pb.message_id
+            if dep in self._log or dep in self._lost:
+                continue
+            unmet.add(dep)
+            if dep not in self._give_up_at:
+                self._give_up_at.set(dep, now + self.config.lost_after_ms)
+            if dep in self._incoming or dep in self._missing:
+                continue
+            entry = entry_from_pb(pb)
+            self._missing[dep] = entry
+            new.append(entry)
+            if dep not in self._repair_out:
+                self._repair_entries[dep] = entry
+                self._repair_out.set(dep, request_at(now, self.sender_id, dep, self.config))
+        if new:
+            self._events.append(Missing(tuple(new), len(self._incoming) + (1 if msg.content else 0)))
+            if self._next_sweep is None:
+                self._next_sweep = now + self.config.sweep_interval_ms
+        return unmet
+
+    def _review_acks(self, msg: SdsMessage, now: int) -> None:
+        if not self._outgoing:
+            return
+        peer = msg.sender_id
+        for pb in msg.causal_history:
+            out = self._outgoing.get(pb.message_id)
+            if out is not None:
+                out.possible_by.add(peer)
+                self._acknowledge(pb.message_id, "causal_history")
+        if not self._outgoing or not msg.HasField("bloom_filter"):
+            return
+        try:
+            bloom = WireBloom.decode(msg.bloom_filter)
+        except RemoteProtocolError as exc:
+            self.stats[exc.kind] += 1
+            return
+        log_fp: float | None = None
+        for mid, out in list(self._outgoing.items()):
+            if peer in out.possible_by or mid not in bloom:
+                continue
+            if log_fp is None:
+                log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
+            out.possible_by.add(peer)
+            out.log_fp += log_fp
+            if out.log_fp <= self.config.log_ack_certainty:
+                self._acknowledge(mid, "bloom")
+                continue
+            if len(out.possible_by) == 1:
+                self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
+            self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
+
+    def _acknowledge(self, message_id: str, via: str) -> None:
+        out = self._outgoing.pop(message_id)
+        self._resend.discard(message_id)
+        self.stats["acknowledged"] += 1
+        self._events.append(Acknowledged(message_id, via, len(out.possible_by)))
+
+    def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
+        for pb in msg.repair_request:
+            mid = pb.message_id
+            # Someone else asked: we need not ask too (limits request storms).
+            self._repair_out.discard(mid)
+            if mid in self._repair_in or mid not in self._repair_cache:
+                continue
+            sender = pb.sender_id or self._log[mid].sender_id
+            if is_responder(self.sender_id, sender, mid, self.config):
+                self._repair_in.set(mid, response_at(now, self.sender_id, sender, mid, self.config))
+
+    # -------------------------------------------------------------- delivery
+
+    def _deliver(self, ready: list[_Pending]) -> None:
+        """Deliver ``ready`` and, transitively, every buffered message whose
+        last unmet dependency that makes available."""
+        while ready:
+            pending = ready.pop()
+            mid = pending.msg.message_id
+            self._insert(pending.msg, pending.wire, pending.received_at, gaps=tuple(pending.gaps))
+            ready.extend(self._satisfy(mid))
+
+    def _satisfy(self, dep: str, *, lost: bool = False) -> list[_Pending]:
+        """``dep`` is no longer unmet; return the buffered messages it frees,
+        latest last-popped first so they are delivered in log order."""
+        self._missing.pop(dep, None)
+        self._give_up_at.discard(dep)
+        self._repair_out.discard(dep)
+        self._repair_entries.pop(dep, None)
+        freed: list[_Pending] = []
+        for waiter in self._waiters.pop(dep, ()):
+            pending = self._incoming.get(waiter)
+            if pending is None:
+                continue
+            pending.unmet.discard(dep)
+            if lost:
+                pending.gaps.append(dep)
+            if not pending.unmet:
+                del self._incoming[waiter]
+                freed.append(pending)
+        freed.sort(key=lambda p: p.key, reverse=True)
+        return freed
+
+    def _insert(self, msg: SdsMessage, wire: bytes, received_at: int, own: bool = False, gaps: tuple = ()) -> None:
+        mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
+        key = (lamport, mid)
+        self._order.add(key)
+        hint = self._hint_for(mid, sender) if self._hint_for else None
+        if hint is None and mid in self._missing:
+            hint = self._missing[mid].retrieval_hint
+        self._log[mid] = _LogEntry(lamport, sender, hint)
+        self._lost.discard(mid)
+        if lamport > self._lamport:
+            self._lamport = lamport
+        if own or is_responder(self.sender_id, sender, mid, self.config):
+            cache = self._repair_cache
+            cache[mid] = wire
+            if len(cache) > self.config.repair_cache_size:
+                cache.popitem(last=False)
+        self.stats["delivered"] += 1
+        self._events.append(
+            Delivered(
+                message_id=mid,
+                sender_id=sender,
+                lamport=lamport,
+                content=msg.content,
+                position=self._order.bisect_left(key),
+                causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history),
+                wire=wire,
+                received_at=received_at,
+                own=own,
+                gaps=gaps,
+            )
+        )
+
+    def _give_up(self, dep: str) -> None:
+        """``dep`` was not found in time: treat it as lost and release what
+        waits for it. (A dependency that is itself buffered is only given up
+        as a dependency; it is still delivered once its own wait ends.)"""
+        if dep in self._log:
+            return
+        entry = self._missing.get(dep)
+        if entry is not None:
+            self._lost.add(dep)
+            self.stats["lost"] += 1
+        freed = self._satisfy(dep, lost=True)
+        if entry is not None:
+            self._events.append(Lost(entry, tuple(p.msg.message_id for p in reversed(freed))))
+        self._deliver(freed)
+
+    # ----------------------------------------------------------------- timer
+
+    def get_timer(self) -> int | None:
+        """The next absolute time (ms) at which ``handle_timer`` has work."""
+        candidates = [
+            self._sync_at,
+            self._resend.next_due(),
+            self._give_up_at.next_due(),
+            self._repair_in.next_due(),
+            self._next_sweep,
+        ]
+        return min(t for t in candidates if t is not None)
+
+    def handle_timer(self, now: int) -> None:
+        config = self.config
+        for mid in self._resend.pop_due(now):
+            out = self._outgoing[mid]
+            self._outbox.append(out.wire)
+            out.resends += 1
+            self.stats["resent"] += 1
+            period = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
+            self._resend.set(mid, now + period)
+        for dep in self._give_up_at.pop_due(now):
+            self._give_up(dep)
+        if self._next_sweep is not None and now >= self._next_sweep:
+            if self._missing:
+                self._events.append(Missing(tuple(self._missing.values()), len(self._incoming)))
+                self._next_sweep = now + config.sweep_interval_ms
+            else:
+                self._next_sweep = None
+        for mid in self._repair_in.pop_due(now):
+            wire = self._repair_cache.get(mid)
+            if wire is not None:
+                self._outbox.append(wire)
+                self.stats["repair_sent"] += 1
+                self._events.append(RepairSent(mid))
+        if now >= self._sync_at:
+            self._periodic_sync(now)
+
+    def _periodic_sync(self, now: int) -> None:
+        quiet = self._last_activity < self._sync_due
+        repair_due = (self._repair_out.next_due() or now + 1) <= now
+        if quiet or repair_due:
+            self._send_sync(now)
+        else:
+            self.stats["sync_suppressed"] += 1
+        self._schedule_sync(now)
+
+    def _schedule_sync(self, now: int) -> None:
+        self._sync_round += 1
+        backoff = hash64(self.sender_id, self.channel_id, str(self._sync_round)) % (self.config.sync_backoff_ms + 1)
+        self._sync_due = now + self.config.sync_interval_ms
+        self._sync_at = self._sync_due + backoff
+
+    # ---------------------------------------------------------------- output
+
+    def events(self) -> Iterator[Event]:
+        """Drain the events produced since the last call."""
+        events, self._events = self._events, []
+        return iter(events)
+
+    def datagrams_to_send(self, now: int | None = None) -> list[bytes]:
+        """Drain the datagrams to broadcast, oldest first."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    # ----------------------------------------------------------- persistence
+
+    def export_state(self) -> dict:
+        """Everything needed to rebuild this channel exactly, as plain data
+        (str, int, float, bytes, lists, dicts): CBOR- and pickle-friendly.
+        Derived indexes (waiters, unmet sets) are rebuilt on restore."""
+        return {
+            "version": STATE_VERSION,
+            "channel_id": self.channel_id,
+            "sender_id": self.sender_id,
+            "lamport": self._lamport,
+            "log": [[lamport, mid, self._log[mid].sender_id, self._log[mid].retrieval_hint]
+                    for lamport, mid in self._order],
+            "lost": sorted(self._lost),
+            "bloom": self._bloom.export(),
+            "outgoing": [[mid, out.wire, sorted(out.possible_by), out.log_fp, out.resends, self._resend.get(mid)]
+                         for mid, out in self._outgoing.items()],
+            "incoming": [[p.wire, p.received_at, list(p.gaps)] for p in self._incoming.values()],
+            "missing": [_entry_state(e) for e in self._missing.values()],
+            "give_up_at": [[dep, at] for dep, at in self._give_up_at.items()],
+            "next_sweep": self._next_sweep,
+            "repair_out": [[*_entry_state(self._repair_entries[mid]), at] for mid, at in self._repair_out.items()],
+            "repair_in": [[mid, at] for mid, at in self._repair_in.items()],
+            "repair_cache": [[mid, wire] for mid, wire in self._repair_cache.items()],
+            "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity],
+            "outbox": list(self._outbox),
+            "stats": dict(self.stats),
+        }
+
+    @classmethod
+    def restore(
+        cls,
+        state: dict,
+        config: Config | None = None,
+        retrieval_hint: HintFunction | None = None,
+    ) -> Channel:
+        """Rebuild a channel from ``export_state()``; pending events are not
+        part of the state (the caller handled them before saving)."""
+        if state.get("version") != STATE_VERSION:
+            raise LocalProtocolError(f"unknown channel state version {state.get('version')!r}")
+        ch = cls(state["channel_id"], state["sender_id"], state["lamport"], config, retrieval_hint)
+        config = ch.config
+        ch._lamport = state["lamport"]
+        for lamport, mid, sender, hint in state["log"]:
+            ch._order.add((lamport, mid))
+            ch._log[mid] = _LogEntry(lamport, sender, hint)
+        ch._lost = set(state["lost"])
+        ch._bloom = RollingBloom.restore(state["bloom"], config.bloom_capacity, config.bloom_error_rate)
+        for mid, wire, possible_by, log_fp, resends, due in state["outgoing"]:
+            ch._outgoing[mid] = _Outgoing(wire, set(possible_by), log_fp, resends)
+            if due is not None:
+                ch._resend.set(mid, due)
+        for entry in state["missing"]:
+            e = _entry_from_state(entry)
+            ch._missing[e.message_id] = e
+        for wire, received_at, gaps in state["incoming"]:
+            msg = decode(wire, config)
+            unmet = {pb.message_id for pb in msg.causal_history
+                     if pb.message_id not in ch._log and pb.message_id not in ch._lost}
+            ch._incoming[msg.message_id] = _Pending(msg, wire, received_at, unmet, list(gaps))
+            for dep in unmet:
+                ch._waiters.setdefault(dep, []).append(msg.message_id)
+        for dep, at in state["give_up_at"]:
+            ch._give_up_at.set(dep, at)
+        ch._next_sweep = state["next_sweep"]
+        for *entry, at in state["repair_out"]:
+            e = _entry_from_state(entry)
+            ch._repair_entries[e.message_id] = e
+            ch._repair_out.set(e.message_id, at)
+        for mid, at in state["repair_in"]:
+            ch._repair_in.set(mid, at)
+        ch._repair_cache = OrderedDict((mid, wire) for mid, wire in state["repair_cache"])
+        ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity = state["sync"]
+        ch._outbox = list(state["outbox"])
+        ch.stats = Counter(state["stats"])
+        return ch
+
+
+def _entry_state(entry: HistoryEntry) -> list:
+    return [entry.message_id, entry.retrieval_hint, entry.sender_id]
+
+
+def _entry_from_state(state: list) -> HistoryEntry:
+    return HistoryEntry(*state)

@@ -1,0 +1,91 @@
+"""Tunables of the SDS engine, with the defaults the app runs on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SECOND = 1_000
+MINUTE = 60 * SECOND
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    # Send
+    causal_history_size: int = 3
+    """How many preceding log ids each message carries (the spec suggests 2-3)."""
+
+    # Bloom filter of received ids. 500 ids at 1% fills 617 bytes on the wire
+    # (7 slices x 685 bits + a 22-byte header): a short chat message with
+    # three history entries still fits one 1,400-byte datagram.
+    bloom_capacity: int = 500
+    bloom_error_rate: float = 0.01
+
+    # Acknowledgement
+    ack_certainty: float = 1e-6
+    """A message counts as acknowledged by bloom filters alone once the chance
+    that every filter holding it is a false positive falls below this. With
+    full filters at 1% that takes three distinct peers; emptier filters, fewer."""
+
+    resend_unacknowledged_ms: int = 3 * SECOND
+    resend_possibly_acknowledged_ms: int = 15 * SECOND
+
+    # Incoming buffer
+    sweep_interval_ms: int = 2 * SECOND
+    """How often still-missing dependencies are reported again (``Missing``)."""
+    lost_after_ms: int = 5 * MINUTE
+    """How long a missing dependency is waited for before it is ``Lost``.
+    Long enough for one full SDS-R round (up to ``repair_t_max_ms`` to ask,
+    up to ``repair_t_max_ms`` to be answered)."""
+    max_incoming: int = 10_000
+    """Cap on buffered messages with unmet dependencies (memory bound)."""
+
+    # Periodic sync
+    sync_interval_ms: int = 10 * SECOND
+    sync_backoff_ms: int = 3 * SECOND
+    """A sync is skipped if anyone broadcast in the channel during a random
+    backoff of up to this long after it fell due."""
+
+    # SDS-R repair
+    repair_t_min_ms: int = 30 * SECOND
+    repair_t_max_ms: int = 120 * SECOND
+    repair_max_requests: int = 3
+    expected_participants: int = 100
+    repair_cache_size: int = 4096
+    """Wire bytes kept for messages we may be asked to rebroadcast."""
+
+    # Limits on what the network may hand us
+    max_datagram_bytes: int = 65_507
+    max_id_length: int = 256
+    max_entries: int = 64
+    max_hint_bytes: int = 1024
+    max_future_ms: int = 7 * 24 * 60 * MINUTE
+    """Reject Lamport timestamps this far beyond our clock: one peer must not
+    be able to drive the channel's clock to the end of uint64."""
+
+    def __post_init__(self) -> None:
+        positive = (
+            "bloom_capacity", "resend_unacknowledged_ms",
+            "resend_possibly_acknowledged_ms", "sweep_interval_ms",
+            "lost_after_ms", "max_incoming", "sync_interval_ms",
+            "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
+            "max_id_length", "max_entries",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.causal_history_size < 0 or self.repair_max_requests < 0:
+            raise ValueError("sizes must be >= 0")
+        if not 0 < self.bloom_error_rate < 1 or not 0 < self.ack_certainty < 1:
+            raise ValueError("probabilities must lie strictly between 0 and 1")
+        if not 0 <= self.repair_t_min_ms < self.repair_t_max_ms:
+            raise ValueError("need 0 <= repair_t_min_ms < repair_t_max_ms")
+
+    @property
+    def num_response_groups(self) -> int:
+        """SDS-R: one response group per 128 participants."""
+        return self.expected_participants // 128 + 1
+
+    @property
+    def log_ack_certainty(self) -> float:
+        return math.log(self.ack_certainty)
