@@ -10,6 +10,12 @@ A ``Channel`` holds everything SDS asks a participant to keep per channel:
   deliver;
 * the local log: delivered message ids ordered by ``(lamport, message_id)``,
   kept in a sorted list so an insert costs O(log n) however long the history;
+* the causal history we attach: the N messages most recently *delivered*
+  to the log (own or received). Each has a lower Lamport timestamp than
+  anything we send next, so they are true causal predecessors; choosing by
+  delivery rather than by position means a message that reached us late
+  (below newer ones in the log) is still referenced once, which is how
+  peers that missed it learn that it exists;
 * a rolling bloom filter of the content-message ids we have received;
 * the outgoing buffer: our own messages not yet acknowledged. Each is
   *unacknowledged* until some peer's bloom filter holds it, then *possibly
@@ -39,7 +45,7 @@ exported state, which is what lets a crashed peer resume exactly.
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -82,9 +88,12 @@ class _LogEntry:
 @dataclass(slots=True)
 class _Outgoing:
     wire: bytes
+    sent_at: int
     possible_by: set[str] = field(default_factory=set)
     log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
     resends: int = 0
+    acknowledged: bool = False  # then only watched until every active peer holds it
+    lacking: bool = False  # an active peer's filter, sent well after us, lacks it
 
 
 @dataclass(slots=True)
@@ -154,6 +163,7 @@ class Channel:
         self._order: SortedList = SortedList()
         self._log: dict[str, _LogEntry] = {}
         self._lost: set[str] = set()
+        self._recent: deque[str] = deque(maxlen=config.causal_history_size)
         self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
 
         self._outgoing: dict[str, _Outgoing] = {}
@@ -174,6 +184,8 @@ class Channel:
         self._sync_due = 0
         self._sync_at = 0
         self._last_activity = now
+        self._last_sent = now
+        self._heard: dict[str, int] = {}
         self._schedule_sync(now)
 
         self._outbox: list[bytes] = []
@@ -197,7 +209,7 @@ class Channel:
     def unacknowledged(self) -> dict[str, int]:
         """Our messages still in the outgoing buffer -> distinct peers whose
         bloom filters hold them (0 means unacknowledged)."""
-        return {mid: len(out.possible_by) for mid, out in self._outgoing.items()}
+        return {mid: len(out.possible_by) for mid, out in self._outgoing.items() if not out.acknowledged}
 
     @property
     def waiting(self) -> int:
@@ -225,9 +237,9 @@ class Channel:
         if self._attach_repair_requests(msg, now):
             wire = msg.SerializeToString()
         self._lamport = lamport
-        self._last_activity = now
+        self._last_activity = self._last_sent = now
         self._outbox.append(wire)
-        self._outgoing[message_id] = _Outgoing(wire)
+        self._outgoing[message_id] = _Outgoing(wire, now)
         self._resend.set(message_id, now + self.config.resend_unacknowledged_ms)
         self._insert(msg, wire, now, own=True)
         self.stats["sent"] += 1
@@ -257,13 +269,9 @@ class Channel:
         )
         if content:
             msg.content = content
-        n = self.config.causal_history_size
-        if n:
-            for _, mid in self._order[-n:]:
-                entry = self._log[mid]
-                msg.causal_history.append(
-                    entry_to_pb(HistoryEntry(mid, entry.retrieval_hint, entry.sender_id))
-                )
+        for mid in self._recent:
+            entry = self._log[mid]
+            msg.causal_history.append(entry_to_pb(HistoryEntry(mid, entry.retrieval_hint, entry.sender_id)))
         return msg
 
     def _attach_repair_requests(self, msg: SdsMessage, now: int) -> int:
@@ -284,6 +292,7 @@ class Channel:
         msg = self._compose(message_id, lamport, b"", now)
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
+        self._last_sent = now
         self._outbox.append(msg.SerializeToString())
         self.stats["sync_sent"] += 1
 
@@ -312,6 +321,7 @@ class Channel:
         if msg.sender_id == self.sender_id:
             self.stats["echo"] += 1
             return
+        self._heard[msg.sender_id] = now
         if not msg.HasField("lamport_timestamp"):
             if msg.content:
                 self.stats["ephemeral"] += 1
@@ -379,7 +389,8 @@ class Channel:
             out = self._outgoing.get(pb.message_id)
             if out is not None:
                 out.possible_by.add(peer)
-                self._acknowledge(pb.message_id, "causal_history")
+                if not out.acknowledged:
+                    self._acknowledge(pb.message_id, out, "causal_history", now)
         if not self._outgoing or not msg.HasField("bloom_filter"):
             return
         try:
@@ -387,26 +398,70 @@ class Channel:
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             return
+        grace = self.config.resend_unacknowledged_ms
         log_fp: float | None = None
         for mid, out in list(self._outgoing.items()):
-            if peer in out.possible_by or mid not in bloom:
+            if peer in out.possible_by:
+                continue
+            if mid not in bloom:
+                if out.acknowledged and now - out.sent_at >= grace:
+                    out.lacking = True
                 continue
             if log_fp is None:
                 log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
             out.possible_by.add(peer)
             out.log_fp += log_fp
-            if out.log_fp <= self.config.log_ack_certainty:
-                self._acknowledge(mid, "bloom")
-                continue
-            if len(out.possible_by) == 1:
-                self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
-            self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
+            if out.acknowledged:
+                self._unwatch_if_covered(mid, out, now)
+            elif self._acknowledged_by_blooms(out, now):
+                self._acknowledge(mid, out, "bloom", now)
+            else:
+                if len(out.possible_by) == 1:
+                    self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
+                self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
 
-    def _acknowledge(self, message_id: str, via: str) -> None:
-        out = self._outgoing.pop(message_id)
-        self._resend.discard(message_id)
+    def _acknowledged_by_blooms(self, out: _Outgoing, now: int) -> bool:
+        """Certain enough that these filters are not all false positives, and
+        no active participant is left whose filter lacks the message."""
+        return out.log_fp <= self.config.log_ack_certainty and self._covered(
+            out, now - self.config.participant_timeout_ms
+        )
+
+    def _covered(self, out: _Outgoing, horizon: int) -> bool:
+        """Has every participant heard from since ``horizon`` shown ``out``?"""
+        return all(peer in out.possible_by for peer, at in self._heard.items() if at > horizon)
+
+    def _acknowledge(self, message_id: str, out: _Outgoing, via: str, now: int) -> None:
+        """Acknowledged: out of the outgoing buffer as far as SDS is concerned.
+
+        A causal-history acknowledgement proves that one peer holds the
+        message, not that all do; a peer that missed both the message and
+        every reference to it could never learn it exists. So the message
+        stays *watched* until every active participant's bloom filter has
+        shown it, and is rebroadcast (on the possibly-acknowledged period)
+        only while some peer's filter is seen still lacking it. Watching
+        remembers participants for ``lost_after_ms``, longer than the
+        acknowledgement rule does, and lasts at least ``participant_timeout_ms``,
+        so a peer back from a short absence - or one we had not heard from
+        yet - still gets what was sent while it was away.
+        """
+        out.acknowledged = True
         self.stats["acknowledged"] += 1
         self._events.append(Acknowledged(message_id, via, len(out.possible_by)))
+        if not self._unwatch_if_covered(message_id, out, now):
+            self._resend.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
+
+    def _unwatch_if_covered(self, message_id: str, out: _Outgoing, now: int) -> bool:
+        age = now - out.sent_at
+        expired = age >= self.config.lost_after_ms
+        # Watched for at least participant_timeout_ms even when covered: a
+        # peer we had not heard from yet may turn up lacking it.
+        settled = age >= self.config.participant_timeout_ms and self._covered(out, now - self.config.lost_after_ms)
+        if expired or settled:
+            del self._outgoing[message_id]
+            self._resend.discard(message_id)
+            return True
+        return False
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
         for pb in msg.repair_request:
@@ -459,6 +514,7 @@ class Channel:
         if hint is None and mid in self._missing:
             hint = self._missing[mid].retrieval_hint
         self._log[mid] = _LogEntry(lamport, sender, hint)
+        self._recent.append(mid)
         self._lost.discard(mid)
         if lamport > self._lamport:
             self._lamport = lamport
@@ -515,9 +571,17 @@ class Channel:
         config = self.config
         for mid in self._resend.pop_due(now):
             out = self._outgoing[mid]
-            self._outbox.append(out.wire)
-            out.resends += 1
-            self.stats["resent"] += 1
+            if out.acknowledged:
+                if self._unwatch_if_covered(mid, out, now):
+                    continue
+                if out.lacking:
+                    out.lacking = False
+                    self._rebroadcast(out, "rebroadcast_uncovered")
+            elif out.possible_by and self._acknowledged_by_blooms(out, now):
+                self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
+                continue
+            else:
+                self._rebroadcast(out, "resent")
             period = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
             self._resend.set(mid, now + period)
         for dep in self._give_up_at.pop_due(now):
@@ -537,10 +601,16 @@ class Channel:
         if now >= self._sync_at:
             self._periodic_sync(now)
 
+    def _rebroadcast(self, out: _Outgoing, counter: str) -> None:
+        self._outbox.append(out.wire)
+        out.resends += 1
+        self.stats[counter] += 1
+
     def _periodic_sync(self, now: int) -> None:
         quiet = self._last_activity < self._sync_due
         repair_due = (self._repair_out.next_due() or now + 1) <= now
-        if quiet or repair_due:
+        keepalive = now - self._last_sent >= 2 * self.config.sync_interval_ms
+        if quiet or repair_due or keepalive:
             self._send_sync(now)
         else:
             self.stats["sync_suppressed"] += 1
@@ -578,8 +648,10 @@ class Channel:
             "log": [[lamport, mid, self._log[mid].sender_id, self._log[mid].retrieval_hint]
                     for lamport, mid in self._order],
             "lost": sorted(self._lost),
+            "recent": list(self._recent),
             "bloom": self._bloom.export(),
-            "outgoing": [[mid, out.wire, sorted(out.possible_by), out.log_fp, out.resends, self._resend.get(mid)]
+            "outgoing": [[mid, out.wire, out.sent_at, sorted(out.possible_by), out.log_fp, out.resends,
+                          out.acknowledged, out.lacking, self._resend.get(mid)]
                          for mid, out in self._outgoing.items()],
             "incoming": [[p.wire, p.received_at, list(p.gaps)] for p in self._incoming.values()],
             "missing": [_entry_state(e) for e in self._missing.values()],
@@ -588,7 +660,8 @@ class Channel:
             "repair_out": [[*_entry_state(self._repair_entries[mid]), at] for mid, at in self._repair_out.items()],
             "repair_in": [[mid, at] for mid, at in self._repair_in.items()],
             "repair_cache": [[mid, wire] for mid, wire in self._repair_cache.items()],
-            "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity],
+            "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity, self._last_sent],
+            "heard": [[peer, at] for peer, at in self._heard.items()],
             "outbox": list(self._outbox),
             "stats": dict(self.stats),
         }
@@ -611,9 +684,10 @@ class Channel:
             ch._order.add((lamport, mid))
             ch._log[mid] = _LogEntry(lamport, sender, hint)
         ch._lost = set(state["lost"])
+        ch._recent.extend(state["recent"])
         ch._bloom = RollingBloom.restore(state["bloom"], config.bloom_capacity, config.bloom_error_rate)
-        for mid, wire, possible_by, log_fp, resends, due in state["outgoing"]:
-            ch._outgoing[mid] = _Outgoing(wire, set(possible_by), log_fp, resends)
+        for mid, wire, sent_at, possible_by, log_fp, resends, acknowledged, lacking, due in state["outgoing"]:
+            ch._outgoing[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends, acknowledged, lacking)
             if due is not None:
                 ch._resend.set(mid, due)
         for entry in state["missing"]:
@@ -636,7 +710,8 @@ class Channel:
         for mid, at in state["repair_in"]:
             ch._repair_in.set(mid, at)
         ch._repair_cache = OrderedDict((mid, wire) for mid, wire in state["repair_cache"])
-        ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity = state["sync"]
+        ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = state["sync"]
+        ch._heard = {peer: at for peer, at in state["heard"]}
         ch._outbox = list(state["outbox"])
         ch.stats = Counter(state["stats"])
         return ch

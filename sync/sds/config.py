@@ -23,9 +23,16 @@ class Config:
 
     # Acknowledgement
     ack_certainty: float = 1e-6
-    """A message counts as acknowledged by bloom filters alone once the chance
-    that every filter holding it is a false positive falls below this. With
-    full filters at 1% that takes three distinct peers; emptier filters, fewer."""
+    """Bloom filters alone acknowledge a message once the chance that every
+    filter holding it is a false positive falls below this (with full filters
+    at 1% that takes three distinct peers; emptier filters, fewer) *and* every
+    active participant's filter holds it (see ``participant_timeout_ms``)."""
+
+    participant_timeout_ms: int = 60 * SECOND
+    """Bloom filters acknowledge a message only once every participant heard
+    from within this window holds it (a peer that went quiet stops counting).
+    Each participant sends at least a sync every ``2 * sync_interval_ms``, so
+    a silent but present reader is never mistaken for a departed one."""
 
     resend_unacknowledged_ms: int = 3 * SECOND
     resend_possibly_acknowledged_ms: int = 15 * SECOND
@@ -67,7 +74,7 @@ class Config:
         positive = (
             "bloom_capacity", "resend_unacknowledged_ms",
             "resend_possibly_acknowledged_ms", "sweep_interval_ms",
-            "lost_after_ms", "max_incoming", "sync_interval_ms",
+            "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
             "max_id_length", "max_entries",
         )
