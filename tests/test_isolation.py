@@ -1,0 +1,34 @@
+"""The rule that shapes everything: engines never do I/O."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Modules that would mean I/O, threads, wall clocks or UI inside an engine.
+FORBIDDEN = {"asyncio", "socket", "selectors", "select", "threading", "sqlite3", "sqlite_utils",
+             "time", "datetime", "os", "subprocess", "textual", "pyspark", "zeroconf"}
+
+
+def test_importing_sync_loads_no_io_modules():
+    code = (
+        "import sys, sync, sync.sds, sync.sim\n"
+        "bad = [m for m in ('asyncio', 'socket', 'sqlite3', 'textual', 'pyspark', 'zeroconf') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_sync_source_imports_nothing_forbidden():
+    offenders = []
+    for path in (ROOT / "sync").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
+    assert offenders == []
