@@ -92,8 +92,6 @@ class _Outgoing:
     possible_by: set[str] = field(default_factory=set)
     log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
     resends: int = 0
-    acknowledged: bool = False  # then only watched until every active peer holds it
-    lacking: bool = False  # an active peer's filter, sent well after us, lacks it
 
 
 @dataclass(slots=True)
@@ -168,6 +166,9 @@ class Channel:
 
         self._outgoing: dict[str, _Outgoing] = {}
         self._resend: Schedule[str] = Schedule()
+        self._watched: OrderedDict[str, _Outgoing] = OrderedDict()
+        self._watch: Schedule[str] = Schedule()
+        self._filters: dict[str, tuple[bytes, int]] = {}  # latest bloom filter per peer
 
         self._incoming: dict[str, _Pending] = {}
         self._waiters: dict[str, list[str]] = {}
@@ -209,7 +210,7 @@ class Channel:
     def unacknowledged(self) -> dict[str, int]:
         """Our messages still in the outgoing buffer -> distinct peers whose
         bloom filters hold them (0 means unacknowledged)."""
-        return {mid: len(out.possible_by) for mid, out in self._outgoing.items() if not out.acknowledged}
+        return {mid: len(out.possible_by) for mid, out in self._outgoing.items()}
 
     @property
     def waiting(self) -> int:
@@ -382,43 +383,38 @@ class Channel:
         return unmet
 
     def _review_acks(self, msg: SdsMessage, now: int) -> None:
-        if not self._outgoing:
-            return
         peer = msg.sender_id
+        has_bloom = msg.HasField("bloom_filter")
+        if has_bloom:
+            self._filters[peer] = (msg.bloom_filter, now)  # for the watch, checked on the timer
         for pb in msg.causal_history:
-            out = self._outgoing.get(pb.message_id)
+            mid = pb.message_id
+            out = self._outgoing.get(mid) or self._watched.get(mid)
             if out is not None:
                 out.possible_by.add(peer)
-                if not out.acknowledged:
-                    self._acknowledge(pb.message_id, out, "causal_history", now)
-        if not self._outgoing or not msg.HasField("bloom_filter"):
+                if mid in self._outgoing:
+                    self._acknowledge(mid, out, "causal_history", now)
+        if not self._outgoing or not has_bloom:
             return
         try:
             bloom = WireBloom.decode(msg.bloom_filter)
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             return
-        grace = self.config.resend_unacknowledged_ms
         log_fp: float | None = None
         for mid, out in list(self._outgoing.items()):
-            if peer in out.possible_by:
-                continue
-            if mid not in bloom:
-                if out.acknowledged and now - out.sent_at >= grace:
-                    out.lacking = True
+            if peer in out.possible_by or mid not in bloom:
                 continue
             if log_fp is None:
                 log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
             out.possible_by.add(peer)
             out.log_fp += log_fp
-            if out.acknowledged:
-                self._unwatch_if_covered(mid, out, now)
-            elif self._acknowledged_by_blooms(out, now):
+            if self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)
-            else:
-                if len(out.possible_by) == 1:
-                    self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
-                self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
+                continue
+            if len(out.possible_by) == 1:
+                self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
+            self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
 
     def _acknowledged_by_blooms(self, out: _Outgoing, now: int) -> bool:
         """Certain enough that these filters are not all false positives, and
@@ -432,36 +428,55 @@ class Channel:
         return all(peer in out.possible_by for peer, at in self._heard.items() if at > horizon)
 
     def _acknowledge(self, message_id: str, out: _Outgoing, via: str, now: int) -> None:
-        """Acknowledged: out of the outgoing buffer as far as SDS is concerned.
+        """Acknowledged: out of the outgoing buffer, and into the watch.
 
         A causal-history acknowledgement proves that one peer holds the
         message, not that all do; a peer that missed both the message and
-        every reference to it could never learn it exists. So the message
-        stays *watched* until every active participant's bloom filter has
-        shown it, and is rebroadcast (on the possibly-acknowledged period)
-        only while some peer's filter is seen still lacking it. Watching
-        remembers participants for ``lost_after_ms``, longer than the
-        acknowledgement rule does, and lasts at least ``participant_timeout_ms``,
-        so a peer back from a short absence - or one we had not heard from
-        yet - still gets what was sent while it was away.
+        every reference to it could never learn it exists. So the message is
+        *watched*: on the possibly-acknowledged period it is checked against
+        the latest bloom filter of each participant, and rebroadcast only if
+        one sent well after the message still lacks it. Watching remembers
+        participants for ``lost_after_ms`` and lasts at least
+        ``participant_timeout_ms``, so a peer back from a short absence - or
+        one we had not heard from yet - still gets what it missed. The work
+        happens on the timer, never per received datagram.
         """
-        out.acknowledged = True
+        del self._outgoing[message_id]
+        self._resend.discard(message_id)
         self.stats["acknowledged"] += 1
         self._events.append(Acknowledged(message_id, via, len(out.possible_by)))
-        if not self._unwatch_if_covered(message_id, out, now):
-            self._resend.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
+        self._watched[message_id] = out
+        self._watch.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
+        if len(self._watched) > self.config.max_watched:
+            oldest, _ = self._watched.popitem(last=False)
+            self._watch.discard(oldest)
 
-    def _unwatch_if_covered(self, message_id: str, out: _Outgoing, now: int) -> bool:
+    def _check_watched(self, message_id: str, now: int) -> None:
+        out = self._watched[message_id]
+        config = self.config
+        horizon = now - config.lost_after_ms
+        lacking = False
+        for peer, heard_at in self._heard.items():
+            if heard_at <= horizon or peer in out.possible_by or peer not in self._filters:
+                continue
+            data, received_at = self._filters[peer]
+            if received_at < out.sent_at + config.resend_unacknowledged_ms:
+                continue  # too early to tell: it may have been in flight
+            try:
+                holds = message_id in WireBloom.decode(data)
+            except RemoteProtocolError:
+                continue
+            if holds:
+                out.possible_by.add(peer)
+            else:
+                lacking = True
         age = now - out.sent_at
-        expired = age >= self.config.lost_after_ms
-        # Watched for at least participant_timeout_ms even when covered: a
-        # peer we had not heard from yet may turn up lacking it.
-        settled = age >= self.config.participant_timeout_ms and self._covered(out, now - self.config.lost_after_ms)
-        if expired or settled:
-            del self._outgoing[message_id]
-            self._resend.discard(message_id)
-            return True
-        return False
+        if age >= config.lost_after_ms or (age >= config.participant_timeout_ms and self._covered(out, horizon)):
+            del self._watched[message_id]
+            return
+        if lacking:
+            self._rebroadcast(out, "rebroadcast_uncovered")
+        self._watch.set(message_id, now + config.resend_possibly_acknowledged_ms)
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
         for pb in msg.repair_request:
@@ -561,6 +576,7 @@ class Channel:
         candidates = [
             self._sync_at,
             self._resend.next_due(),
+            self._watch.next_due(),
             self._give_up_at.next_due(),
             self._repair_in.next_due(),
             self._next_sweep,
@@ -571,19 +587,14 @@ class Channel:
         config = self.config
         for mid in self._resend.pop_due(now):
             out = self._outgoing[mid]
-            if out.acknowledged:
-                if self._unwatch_if_covered(mid, out, now):
-                    continue
-                if out.lacking:
-                    out.lacking = False
-                    self._rebroadcast(out, "rebroadcast_uncovered")
-            elif out.possible_by and self._acknowledged_by_blooms(out, now):
+            if out.possible_by and self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
                 continue
-            else:
-                self._rebroadcast(out, "resent")
+            self._rebroadcast(out, "resent")
             period = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
             self._resend.set(mid, now + period)
+        for mid in self._watch.pop_due(now):
+            self._check_watched(mid, now)
         for dep in self._give_up_at.pop_due(now):
             self._give_up(dep)
         if self._next_sweep is not None and now >= self._next_sweep:
@@ -650,9 +661,9 @@ class Channel:
             "lost": sorted(self._lost),
             "recent": list(self._recent),
             "bloom": self._bloom.export(),
-            "outgoing": [[mid, out.wire, out.sent_at, sorted(out.possible_by), out.log_fp, out.resends,
-                          out.acknowledged, out.lacking, self._resend.get(mid)]
-                         for mid, out in self._outgoing.items()],
+            "outgoing": [_outgoing_state(mid, out, self._resend) for mid, out in self._outgoing.items()],
+            "watched": [_outgoing_state(mid, out, self._watch) for mid, out in self._watched.items()],
+            "filters": [[peer, data, at] for peer, (data, at) in self._filters.items()],
             "incoming": [[p.wire, p.received_at, list(p.gaps)] for p in self._incoming.values()],
             "missing": [_entry_state(e) for e in self._missing.values()],
             "give_up_at": [[dep, at] for dep, at in self._give_up_at.items()],
@@ -686,10 +697,12 @@ class Channel:
         ch._lost = set(state["lost"])
         ch._recent.extend(state["recent"])
         ch._bloom = RollingBloom.restore(state["bloom"], config.bloom_capacity, config.bloom_error_rate)
-        for mid, wire, sent_at, possible_by, log_fp, resends, acknowledged, lacking, due in state["outgoing"]:
-            ch._outgoing[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends, acknowledged, lacking)
-            if due is not None:
-                ch._resend.set(mid, due)
+        for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
+            for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
+                buffer[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends)
+                if due is not None:
+                    schedule.set(mid, due)
+        ch._filters = {peer: (data, at) for peer, data, at in state["filters"]}
         for entry in state["missing"]:
             e = _entry_from_state(entry)
             ch._missing[e.message_id] = e
@@ -715,6 +728,10 @@ class Channel:
         ch._outbox = list(state["outbox"])
         ch.stats = Counter(state["stats"])
         return ch
+
+
+def _outgoing_state(mid: str, out: _Outgoing, schedule: Schedule[str]) -> list:
+    return [mid, out.wire, out.sent_at, sorted(out.possible_by), out.log_fp, out.resends, schedule.get(mid)]
 
 
 def _entry_state(entry: HistoryEntry) -> list:

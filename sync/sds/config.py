@@ -34,6 +34,10 @@ class Config:
     Each participant sends at least a sync every ``2 * sync_interval_ms``, so
     a silent but present reader is never mistaken for a departed one."""
 
+    max_watched: int = 1024
+    """Acknowledged own messages watched for peers that still lack them
+    (see ``Channel._acknowledge``); the oldest are let go beyond this."""
+
     resend_unacknowledged_ms: int = 3 * SECOND
     resend_possibly_acknowledged_ms: int = 15 * SECOND
 
@@ -76,7 +80,7 @@ class Config:
             "resend_possibly_acknowledged_ms", "sweep_interval_ms",
             "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
-            "max_id_length", "max_entries",
+            "max_id_length", "max_entries", "max_watched",
         )
         for name in positive:
             if getattr(self, name) <= 0:
