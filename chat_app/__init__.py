@@ -1,0 +1,1 @@
+"""The sds-chat application: everything that touches the world."""

@@ -1,0 +1,23 @@
+"""The sds-chat command, run as a real process."""
+
+import subprocess
+import sys
+
+
+def sds_chat(*args):
+    return subprocess.run([sys.executable, "-m", "chat_app.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_demo_shows_a_converged_log_and_says_the_client_is_not_built():
+    out = sds_chat("demo", "--peers", "4", "--messages", "6", "--loss", "0.3", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    assert "not built yet" in out.stdout
+    assert out.stdout.count(": hello there") == 6
+    assert "Every peer holds this same log" in out.stdout
+
+
+def test_user_errors_get_a_message_not_a_traceback():
+    for args in (("--loss", "1.5"), ("--peers", "zero"), ("--peers", "0"), ("bogus",)):
+        out = sds_chat(*args)
+        assert out.returncode == 2
+        assert "Traceback" not in out.stderr and "error:" in out.stderr
