@@ -29,7 +29,8 @@ def main() -> None:
     parser.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
     args = parser.parse_args()
     print(f"{args.peers} peers, {args.messages} messages over 120 s, {args.seeds} seeds per point\n")
-    print("| loss | repair | delivered | identical logs | convergence p50 / p99 | latency p50 / p99 | bytes per delivery |")
+    print("| loss | repair | delivered | identical logs | convergence p50 / p99 "
+          "| latency p50 / p99 | bytes per delivery |")
     print("|---:|---|---:|:---:|---:|---:|---:|")
     for loss in args.loss:
         for fetch in (True, False):
@@ -46,8 +47,9 @@ def main() -> None:
             lat99 = max((r.latency_p99_ms or 0) for r in reports)
             per = sum(r.bytes_per_delivery for r in reports) / len(reports)
             mode = "fetch + SDS" if fetch else "SDS only"
-            print(f"| {loss:.0%} | {mode} | {delivered:.2%} | {identical}/{len(reports)} | "
-                  f"{conv50 / 1000:.2f} s / {conv99 / 1000:.1f} s | {lat50 / 1000:.2f} s / {lat99 / 1000:.1f} s | {per:,.0f} |")
+            print(f"| {loss:.0%} | {mode} | {delivered:.2%} | {identical}/{len(reports)} "
+                  f"| {conv50 / 1000:.2f} s / {conv99 / 1000:.1f} s "
+                  f"| {lat50 / 1000:.2f} s / {lat99 / 1000:.1f} s | {per:,.0f} |")
 
 
 if __name__ == "__main__":

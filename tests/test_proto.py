@@ -34,7 +34,11 @@ def test_published_field_numbers_and_types():
         "content": (20, F.TYPE_BYTES),
     }
     entry = {f.name: (f.number, f.type) for f in HistoryEntry.DESCRIPTOR.fields}
-    assert entry == {"message_id": (1, F.TYPE_STRING), "retrieval_hint": (2, F.TYPE_BYTES), "sender_id": (3, F.TYPE_STRING)}
+    assert entry == {
+        "message_id": (1, F.TYPE_STRING),
+        "retrieval_hint": (2, F.TYPE_BYTES),
+        "sender_id": (3, F.TYPE_STRING),
+    }
 
 
 def _varint(n: int) -> bytes:

@@ -126,7 +126,8 @@ class WireBloom:
             raise RemoteProtocolError("bad_bloom", f"implausible bloom parameters k={k} m={m}")
         body = data[_HEADER.size:]
         if len(body) != (k * m + 7) // 8:
-            raise RemoteProtocolError("bad_bloom", f"bloom filter body is {len(body)} bytes, expected {(k * m + 7) // 8}")
+            expected = (k * m + 7) // 8
+            raise RemoteProtocolError("bad_bloom", f"bloom filter body is {len(body)} bytes, expected {expected}")
         bits = bitarray(endian="little")
         bits.frombytes(body)
         return cls(k, m, count, bits)

@@ -19,11 +19,16 @@ A ``Channel`` holds everything SDS asks a participant to keep per channel:
 * a rolling bloom filter of the content-message ids we have received;
 * the outgoing buffer: our own messages not yet acknowledged. Each is
   *unacknowledged* until some peer's bloom filter holds it, then *possibly
-  acknowledged* (counted per distinct peer) and finally *acknowledged* - and
-  dropped - when it appears in a peer's causal history, or when enough
-  distinct bloom filters hold it that all of them being false positives is
-  less likely than ``Config.ack_certainty``. Unacknowledged and possibly
-  acknowledged messages are rebroadcast on separate periods;
+  acknowledged* (counted per distinct peer) and finally *acknowledged* when
+  it appears in a peer's causal history, or when bloom filters settle it:
+  all of those holding it being false positives is less likely than
+  ``Config.ack_certainty`` and every recently heard participant holds it.
+  Unacknowledged and possibly acknowledged messages are rebroadcast on
+  separate periods;
+* the watch: an acknowledgement proves that one peer holds a message, not
+  that all do. Acknowledged own messages are checked on the timer against
+  each participant's latest bloom filter and rebroadcast only while one is
+  seen lacking them (see ``_acknowledge``);
 * the incoming buffer: messages whose causal dependencies are not all in the
   log yet. A message is delivered the moment its last dependency is, and a
   dependency not found within ``lost_after_ms`` is declared ``Lost`` and the
@@ -35,7 +40,8 @@ A ``Channel`` holds everything SDS asks a participant to keep per channel:
 The engine is sans-I/O. ``receive`` takes bytes, ``send`` takes content, and
 both take ``now``; the caller drains ``events()`` and ``datagrams_to_send()``
 and calls ``handle_timer(now)`` at ``get_timer()``. Everything periodic -
-resends, sweeps, lost deadlines, sync messages, repair - happens there.
+resends, the watch, sweeps, lost deadlines, sync messages, repair - happens
+there, each from a keyed ``Schedule`` so nothing is ever scanned.
 
 Randomness (the sync backoff) is derived by hashing our id with a round
 counter, so a channel is a deterministic function of its inputs and its
@@ -132,7 +138,7 @@ class LogView(Sequence[str]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __repr__(self) -> str:
@@ -224,12 +230,10 @@ class Channel:
 
     def send(self, content: bytes, now: int) -> str:
         """Broadcast ``content``; returns its message id."""
-        if not isinstance(content, (bytes, bytearray)) or not content:
-            raise LocalProtocolError("content must be non-empty bytes")
-        content = bytes(content)
+        content = _checked_content(content)
         lamport = max(now, self._lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
-        msg = self._compose(message_id, lamport, content, now)
+        msg = self._compose(message_id, lamport, content)
         wire = msg.SerializeToString()
         if len(wire) > self.config.max_datagram_bytes:
             raise LocalProtocolError(
@@ -248,9 +252,7 @@ class Channel:
 
     def send_ephemeral(self, content: bytes, now: int) -> str:
         """Broadcast ``content`` once: no Lamport, history, bloom or buffering."""
-        if not isinstance(content, (bytes, bytearray)) or not content:
-            raise LocalProtocolError("content must be non-empty bytes")
-        content = bytes(content)
+        content = _checked_content(content)
         message_id = compute_message_id(self.sender_id, self.channel_id, None, content + now.to_bytes(8, "big"))
         msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id, content=content)
         wire = msg.SerializeToString()
@@ -260,7 +262,7 @@ class Channel:
         self.stats["sent_ephemeral"] += 1
         return message_id
 
-    def _compose(self, message_id: str, lamport: int, content: bytes, now: int) -> SdsMessage:
+    def _compose(self, message_id: str, lamport: int, content: bytes) -> SdsMessage:
         msg = SdsMessage(
             sender_id=self.sender_id,
             message_id=message_id,
@@ -290,7 +292,7 @@ class Channel:
     def _send_sync(self, now: int) -> None:
         lamport = max(now, self._lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, b"")
-        msg = self._compose(message_id, lamport, b"", now)
+        msg = self._compose(message_id, lamport, b"")
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
         self._last_sent = now
@@ -728,6 +730,12 @@ class Channel:
         ch._outbox = list(state["outbox"])
         ch.stats = Counter(state["stats"])
         return ch
+
+
+def _checked_content(content: bytes) -> bytes:
+    if not isinstance(content, (bytes, bytearray)) or not content:
+        raise LocalProtocolError("content must be non-empty bytes")
+    return bytes(content)
 
 
 def _outgoing_state(mid: str, out: _Outgoing, schedule: Schedule[str]) -> list:

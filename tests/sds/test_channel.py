@@ -5,6 +5,7 @@ import pytest
 
 from sync.sds import (
     Acknowledged,
+    Channel,
     Delivered,
     EphemeralReceived,
     LocalProtocolError,
@@ -62,8 +63,7 @@ def test_absurd_future_timestamps_are_refused():
 # --- causal history and the log ---------------------------------------------
 
 def test_causal_history_names_the_last_n_delivered_with_sender_and_hint():
-    a = make("alice")
-    a._hint_for = lambda mid, sender: f"store:{sender}".encode()
+    a = Channel("general", "alice", T0, retrieval_hint=lambda mid, sender: f"store:{sender}".encode())
     ids = [a.send(f"m{i}".encode(), T0 + i) for i in range(5)]
     take(a)
     a.send(b"next", T0 + 10)
@@ -160,7 +160,7 @@ def test_send_refuses_empty_or_oversized_content():
 # --- outgoing buffer: three states -------------------------------------------
 
 def test_own_messages_start_unacknowledged_and_are_resent_on_their_period():
-    a, b = make("a"), make("b")
+    a = make("a")
     mid = a.send(b"x", T0)
     wire = take(a)[0]
     assert a.unacknowledged() == {mid: 0}
