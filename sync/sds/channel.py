@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
@@ -649,11 +649,17 @@ class Channel:
 
     # ----------------------------------------------------------- persistence
 
-    def export_state(self) -> dict:
+    def export_state(self, include_log: bool = True) -> dict:
         """Everything needed to rebuild this channel exactly, as plain data
         (str, int, float, bytes, lists, dicts): CBOR- and pickle-friendly.
-        Derived indexes (waiters, unmet sets) are rebuilt on restore."""
-        return {
+        Derived indexes (waiters, unmet sets) are rebuilt on restore.
+
+        A runtime that stores every ``Delivered`` message itself passes
+        ``include_log=False``: the state then stays small however long the
+        history, and ``restore(..., log=rows)`` rebuilds the log and the
+        repair cache from those rows.
+        """
+        state = {
             "version": STATE_VERSION,
             "channel_id": self.channel_id,
             "sender_id": self.sender_id,
@@ -678,6 +684,9 @@ class Channel:
             "outbox": list(self._outbox),
             "stats": dict(self.stats),
         }
+        if not include_log:
+            del state["log"], state["repair_cache"]
+        return state
 
     @classmethod
     def restore(
@@ -685,15 +694,31 @@ class Channel:
         state: dict,
         config: Config | None = None,
         retrieval_hint: HintFunction | None = None,
+        log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None = None,
     ) -> Channel:
         """Rebuild a channel from ``export_state()``; pending events are not
-        part of the state (the caller handled them before saving)."""
+        part of the state (the caller handled them before saving).
+
+        ``log`` - ``(lamport, message_id, sender_id, retrieval_hint, wire)``
+        rows in log order - replaces a log left out of the state.
+        """
         if state.get("version") != STATE_VERSION:
             raise LocalProtocolError(f"unknown channel state version {state.get('version')!r}")
         ch = cls(state["channel_id"], state["sender_id"], state["lamport"], config, retrieval_hint)
         config = ch.config
         ch._lamport = state["lamport"]
-        for lamport, mid, sender, hint in state["log"]:
+        if log is None:
+            rows = state["log"]
+            ch._repair_cache = OrderedDict((mid, wire) for mid, wire in state["repair_cache"])
+        else:
+            rows = []
+            for lamport, mid, sender, hint, wire in log:
+                rows.append((lamport, mid, sender, hint))
+                if sender == ch.sender_id or is_responder(ch.sender_id, sender, mid, config):
+                    ch._repair_cache[mid] = wire
+                    if len(ch._repair_cache) > config.repair_cache_size:
+                        ch._repair_cache.popitem(last=False)
+        for lamport, mid, sender, hint in rows:
             ch._order.add((lamport, mid))
             ch._log[mid] = _LogEntry(lamport, sender, hint)
         ch._lost = set(state["lost"])
@@ -724,7 +749,6 @@ class Channel:
             ch._repair_out.set(e.message_id, at)
         for mid, at in state["repair_in"]:
             ch._repair_in.set(mid, at)
-        ch._repair_cache = OrderedDict((mid, wire) for mid, wire in state["repair_cache"])
         ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = state["sync"]
         ch._heard = {peer: at for peer, at in state["heard"]}
         ch._outbox = list(state["outbox"])
