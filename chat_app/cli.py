@@ -1,15 +1,20 @@
 """The ``sds-chat`` command.
 
-The terminal client and the networked peer are not built yet; until they are,
-``sds-chat`` (and ``sds-chat demo``) runs a conversation between simulated
-peers over a lossy network with the real SDS engine, and shows that every
-peer ends with the same log.
+``sds-chat --headless`` runs a peer that reads commands on stdin and writes
+JSON events on stdout. The terminal client is not built yet; until it is,
+plain ``sds-chat`` (and ``sds-chat demo``) runs a conversation between
+simulated peers over a lossy network with the real SDS engine.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import getpass
+import logging
+import os
 import sys
+from pathlib import Path
 
 from proto.sds_pb2 import SdsMessage
 from sync.sim import Link, Scenario, Simulator
@@ -35,14 +40,47 @@ def _positive(text: str) -> int:
     return value
 
 
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 picks a free one)")
+    return int(text)
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "sds-chat"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sds-chat",
-        description="Serverless group chat for the terminal (engine preview: the client is not built yet).",
+        description="Serverless group chat for the terminal.",
     )
+    peer = parser.add_argument_group("peer")
+    peer.add_argument("--headless", action="store_true",
+                      help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
+    peer.add_argument("--nick", help="your name in the channels (default: the last one used, else your login)")
+    peer.add_argument("--channel", action="append", dest="channels", metavar="NAME",
+                      help="join this channel (repeatable; default: the channels joined last time, else general)")
+    peer.add_argument("--data-dir", type=Path, default=None,
+                      help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
+    peer.add_argument("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
+    peer.add_argument("--bind", default="0.0.0.0", metavar="HOST",
+                      help="address to listen on; a specific one also limits discovery to it (e.g. 127.0.0.1)")
+    peer.add_argument("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
+                      help="a peer to talk to directly, for networks that block multicast (repeatable)")
+    peer.add_argument("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
+    peer.add_argument("--no-typing", action="store_true", help="do not tell others when you are typing")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
-    for p in (parser, demo):
+    for p in (demo,):
         p.add_argument("--peers", type=_positive, default=5, help="simulated participants (default 5)")
         p.add_argument("--messages", type=_positive, default=12, help="messages to exchange (default 12)")
         p.add_argument("--loss", type=_probability, default=0.3, help="datagram loss rate, 0 to <1 (default 0.3)")
@@ -68,8 +106,43 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
     return 0 if converged else 1
 
 
+def run_headless(args: argparse.Namespace) -> int:
+    from chat_app.headless import Headless
+    from chat_app.node import Node
+    from chat_app.store import Store
+
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        store = Store(data_dir / "sds-chat.sqlite3")
+    except Exception as exc:  # unreadable/unwritable directory, corrupt file
+        print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
+        return 2
+    nick = args.nick or store.nick() or getpass.getuser()
+    channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
+    interface = args.bind if args.bind not in ("0.0.0.0", "") else None
+
+    def node(emit):
+        return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
+                    static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
+                    send_typing=not args.no_typing)
+
+    try:
+        return asyncio.run(Headless(node).run())
+    except OSError as exc:
+        print(f"sds-chat: {exc.strerror or exc} (port {args.port} on {args.bind})", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
     args = build_parser().parse_args(argv)
+    if args.headless:
+        return run_headless(args)
+    if args.command is None:
+        print("(the terminal client is not built yet; `sds-chat --headless` runs a real peer)\n")
+        return run_demo(5, 12, 0.3, 1)
     return run_demo(args.peers, args.messages, args.loss, args.seed)
 
 

@@ -81,7 +81,8 @@ from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_t
 STATE_VERSION = 1
 _MIN_LOG_FP = math.log(1e-300)
 
-HintFunction = Callable[[str, str], "bytes | None"]
+HintFunction = Callable[[str, str, bytes], "bytes | None"]
+"""(message_id, sender_id, content) -> the retrieval hint to cite it with."""
 
 
 @dataclass(slots=True)
@@ -527,7 +528,7 @@ class Channel:
         mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
         key = (lamport, mid)
         self._order.add(key)
-        hint = self._hint_for(mid, sender) if self._hint_for else None
+        hint = self._hint_for(mid, sender, msg.content) if self._hint_for else None
         if hint is None and mid in self._missing:
             hint = self._missing[mid].retrieval_hint
         self._log[mid] = _LogEntry(lamport, sender, hint)

@@ -1,0 +1,1 @@
+"""Everything that touches the network: UDP datagrams and mDNS discovery."""

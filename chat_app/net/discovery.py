@@ -1,0 +1,111 @@
+"""Finding peers on the LAN with mDNS/DNS-SD (zeroconf).
+
+Each peer registers ``<peer id>._sds-chat._udp.local.`` whose TXT record
+carries its id, nick, channels and protocol version, and whose SRV record
+carries its UDP port; it browses the same type and reports peers appearing,
+changing and leaving. Several peers on one host work: each has its own port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zeroconf import IPVersion, ServiceStateChange
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+log = logging.getLogger(__name__)
+
+SERVICE_TYPE = "_sds-chat._udp.local."
+PROTOCOL_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class PeerInfo:
+    peer_id: str
+    nick: str
+    host: str
+    port: int
+    channels: tuple[str, ...]
+
+
+class Discovery:
+    def __init__(
+        self,
+        peer: PeerInfo,
+        on_seen: Callable[[PeerInfo], None],
+        on_gone: Callable[[str], None],
+        interface: str | None = None,
+    ) -> None:
+        self.me = peer
+        self._on_seen = on_seen
+        self._on_gone = on_gone
+        self._interface = interface
+        self._zc: AsyncZeroconf | None = None
+        self._browser: AsyncServiceBrowser | None = None
+        self._info: AsyncServiceInfo | None = None
+        self._names: dict[str, str] = {}  # service name -> peer id
+        self._tasks: set[asyncio.Task] = set()
+
+    def _service_info(self) -> AsyncServiceInfo:
+        me = self.me
+        return AsyncServiceInfo(
+            SERVICE_TYPE,
+            f"{me.peer_id}.{SERVICE_TYPE}",
+            addresses=[socket.inet_aton(me.host)],
+            port=me.port,
+            properties={"id": me.peer_id, "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
+        )
+
+    async def start(self) -> None:
+        interfaces = [self._interface] if self._interface else None
+        kwargs = {"interfaces": interfaces} if interfaces else {}
+        self._zc = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)
+        self._info = self._service_info()
+        await self._zc.async_register_service(self._info)
+        self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
+
+    async def update(self, nick: str, channels: tuple[str, ...]) -> None:
+        """Announce a new nick or channel list."""
+        self.me = PeerInfo(self.me.peer_id, nick, self.me.host, self.me.port, channels)
+        if self._zc is not None:
+            self._info = self._service_info()
+            await self._zc.async_update_service(self._info)
+
+    async def stop(self) -> None:
+        if self._zc is None:
+            return
+        if self._browser is not None:
+            await self._browser.async_cancel()
+        if self._info is not None:
+            await self._zc.async_unregister_service(self._info)
+        await self._zc.async_close()
+        self._zc = None
+
+    def _on_change(self, zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+        if state_change is ServiceStateChange.Removed:
+            peer_id = self._names.pop(name, None)
+            if peer_id and peer_id != self.me.peer_id:
+                self._on_gone(peer_id)
+            return
+        task = asyncio.ensure_future(self._resolve(name))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _resolve(self, name: str) -> None:
+        info = AsyncServiceInfo(SERVICE_TYPE, name)
+        if self._zc is None or not await info.async_request(self._zc.zeroconf, 3000):
+            return
+        props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
+        addresses = info.parsed_addresses(IPVersion.V4Only)
+        if not addresses or not info.port or not props.get("id") or props.get("v") != PROTOCOL_VERSION:
+            log.debug("ignoring unusable service %s", name)
+            return
+        if props["id"] == self.me.peer_id:
+            return
+        self._names[name] = props["id"]
+        channels = tuple(c for c in props.get("ch", "").split(",") if c)
+        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), addresses[0], info.port, channels))

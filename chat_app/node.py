@@ -1,0 +1,417 @@
+"""The running peer: one asyncio loop, one SDS engine per joined channel, the
+UDP endpoint, the store, discovery and a single timer.
+
+The adapter stays thin, the aioquic way: every entry point reads the clock
+once, feeds the engine, then ``_step`` drains the engine's events, commits
+the step to SQLite, and only then lets its datagrams leave - so a crash at any
+moment loses nothing that was sent or delivered - and finally re-arms the one
+timer at the earliest deadline of all engines and typing indicators.
+
+Events for the user (a delivered message, an acknowledgement, a peer coming
+or going, someone typing) go out through ``emit`` as plain dicts; the
+headless mode prints them as JSON lines, the TUI renders them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from chat_app.identity import peer_id as derive_peer_id
+from chat_app.net.discovery import Discovery, PeerInfo
+from chat_app.net.frames import decode_fetch, encode_fetch
+from chat_app.net.udp import Address, UdpEndpoint, open_udp
+from chat_app.payload import Payload, PayloadError
+from chat_app.store import Store, StoredMessage, retrieval_hint
+from proto.sds_pb2 import SdsMessage
+from sync.sds import (
+    Acknowledged,
+    Channel,
+    Config,
+    Delivered,
+    EphemeralReceived,
+    LocalProtocolError,
+    Lost,
+    Missing,
+    PossiblyAcknowledged,
+    Rejected,
+)
+
+log = logging.getLogger(__name__)
+
+TYPING_EVERY_MS = 3_000
+TYPING_EXPIRES_MS = 6_000
+FETCH_RETRY_MS = 2_000
+PEER_SILENT_MS = 90_000
+
+Emit = Callable[[dict], None]
+
+
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class Peer:
+    peer_id: str
+    address: Address
+    nick: str | None = None
+    channels: tuple[str, ...] | None = None  # None: not announced (heard or static)
+    last_seen: int = 0
+    announced: bool = False  # present in mDNS
+
+
+class Node:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        nick: str,
+        channels: list[str],
+        emit: Emit,
+        host: str = "0.0.0.0",
+        port: int = 0,
+        static_peers: list[Address] = (),
+        discovery: bool = True,
+        discovery_interface: str | None = None,
+        send_typing: bool = True,
+        config: Config | None = None,
+        clock: Callable[[], int] = wall_ms,
+    ) -> None:
+        self.store = store
+        self.peer_id = derive_peer_id(store.secret())
+        self.nick = nick
+        self.host = host
+        self.port = port
+        self.config = config or Config()
+        self.send_typing = send_typing
+        self._emit = emit
+        self._now = clock
+        self._wanted_channels = list(dict.fromkeys(channels))
+        self._static = list(static_peers)
+        self._use_discovery = discovery
+        self._discovery_interface = discovery_interface
+
+        self.engines: dict[str, Channel] = {}
+        self.peers: dict[str, Peer] = {}
+        self.stats: Counter[str] = Counter()
+        self._seq: dict[str, int] = {}
+        self._typing_sent: dict[str, int] = {}
+        self._typing_seen: dict[tuple[str, str], int] = {}
+        self._asked: dict[str, int] = {}
+        self._udp: UdpEndpoint | None = None
+        self._discovery: Discovery | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        self._udp = await open_udp(self.host, self.port, self._on_datagram)
+        self.port = self._udp.port
+        self.store.set_nick(self.nick)
+        now = self._now()
+        for channel in self._wanted_channels:
+            self.store.join(channel, now)
+        for channel in self.store.joined_channels():
+            self._open_channel(channel, now)
+        if self._use_discovery:
+            advertised = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+            me = PeerInfo(self.peer_id, self.nick, advertised, self.port, tuple(self.engines))
+            self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._discovery_interface)
+            await self._discovery.start()
+        self._emit({"event": "ready", "peer_id": self.peer_id, "nick": self.nick, "port": self.port,
+                    "channels": list(self.engines)})
+        for channel in list(self.engines):
+            self._step(channel, now)  # a restored engine may have datagrams due
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._discovery is not None:
+            await self._discovery.stop()
+        if self._udp is not None:
+            self._udp.close()
+
+    def _open_channel(self, channel: str, now: int) -> None:
+        state = self.store.channel_state(channel)
+        if state is None:
+            engine = Channel(channel, self.peer_id, now, self.config, _hint)
+        else:
+            engine = Channel.restore(state, self.config, _hint, log=self.store.log_rows(channel))
+        self.engines[channel] = engine
+        self._seq[channel] = self.store.last_seq(channel, self.peer_id)
+
+    # -------------------------------------------------------------- commands
+
+    def say(self, channel: str, text: str, kind: str = "text") -> str | None:
+        """Send a chat message; returns its id, or None (and an error event)."""
+        engine = self.engines.get(channel)
+        if engine is None:
+            return self._error(f"not in channel {channel}")
+        now = self._now()
+        seq = self._seq[channel] + 1
+        try:
+            content = Payload(kind, self.nick, text, seq, now).encode()
+            message_id = engine.send(content, now)
+        except (PayloadError, LocalProtocolError) as exc:
+            return self._error(str(exc))
+        self._seq[channel] = seq
+        self._step(channel, now)
+        return message_id
+
+    def typing(self, channel: str) -> None:
+        """The user is typing: tell the channel, at most once per 3 s."""
+        engine = self.engines.get(channel)
+        now = self._now()
+        if not self.send_typing or engine is None or now - self._typing_sent.get(channel, -TYPING_EVERY_MS) < TYPING_EVERY_MS:
+            return
+        self._typing_sent[channel] = now
+        engine.send_ephemeral(Payload("typing", self.nick, sent_at=now).encode(), now)
+        self._step(channel, now)
+
+    async def join(self, channel: str) -> None:
+        if channel in self.engines:
+            return
+        now = self._now()
+        self.store.join(channel, now)
+        self._open_channel(channel, now)
+        self._emit({"event": "joined", "channel": channel})
+        await self._announce()
+        self._step(channel, now)
+
+    async def part(self, channel: str) -> None:
+        if self.engines.pop(channel, None) is None:
+            self._error(f"not in channel {channel}")
+            return
+        self.store.part(channel)
+        self._emit({"event": "parted", "channel": channel})
+        await self._announce()
+
+    async def set_nick(self, nick: str) -> None:
+        try:
+            Payload("typing", nick)
+        except PayloadError as exc:
+            self._error(str(exc))
+            return
+        old, self.nick = self.nick, nick
+        self.store.set_nick(nick)
+        self._emit({"event": "nick", "old": old, "nick": nick})
+        await self._announce()
+
+    async def _announce(self) -> None:
+        if self._discovery is not None:
+            await self._discovery.update(self.nick, tuple(self.engines))
+
+    def _error(self, reason: str) -> None:
+        self._emit({"event": "error", "reason": reason})
+        return None
+
+    # ------------------------------------------------------------- the wire
+
+    def _on_datagram(self, data: bytes, addr: Address) -> None:
+        now = self._now()
+        self.stats["datagrams_in"] += 1
+        fetch = decode_fetch(data)
+        if fetch is not None:
+            self._serve_fetch(*fetch, addr)
+            return
+        try:
+            msg = SdsMessage.FromString(data)
+        except (DecodeError, ValueError, RuntimeError):
+            msg = None
+        engine = self.engines.get(msg.channel_id) if msg is not None else None
+        if engine is None:
+            if msg is None:
+                self.stats["malformed"] += 1
+                self._emit({"event": "rejected", "kind": "malformed", "reason": "not an SDS message"})
+            else:
+                self.stats["other_channel"] += 1
+            return
+        if msg.sender_id and msg.sender_id != self.peer_id:
+            self._heard(msg.sender_id, addr, now)
+        engine.receive(data, now)
+        self._step(msg.channel_id, now)
+
+    def _broadcast(self, channel: str, data: bytes) -> None:
+        targets = set(self._static)
+        for peer in self.peers.values():
+            if peer.channels is None or channel in peer.channels:
+                targets.add(peer.address)
+        for address in targets:
+            self._udp.send(data, address)
+
+    def _serve_fetch(self, channel: str, message_ids: list[str], addr: Address) -> None:
+        if channel not in self.engines:
+            return
+        for mid in message_ids:
+            wire = self.store.wire(channel, mid)
+            if wire is not None:
+                self.stats["fetch_served"] += 1
+                self._udp.send(wire, addr)
+
+    def _fetch(self, channel: str, missing: Missing, now: int) -> None:
+        """Ask for missing messages: their author if we know where it is,
+        else everyone in the channel. At most once per id every 2 s."""
+        by_target: dict[Address | None, list[str]] = {}
+        for entry in missing.entries:
+            mid = entry.message_id
+            if now - self._asked.get(mid, -FETCH_RETRY_MS) < FETCH_RETRY_MS:
+                continue
+            self._asked[mid] = now
+            author = self.peers.get(entry.sender_id or "")
+            by_target.setdefault(author.address if author else None, []).append(mid)
+        for target, ids in by_target.items():
+            frame = encode_fetch(channel, ids)
+            if target is None:
+                self._broadcast(channel, frame)
+            else:
+                self._udp.send(frame, target)
+            self.stats["fetch_sent"] += len(ids)
+
+    # ---------------------------------------------------------------- peers
+
+    def _heard(self, peer_id: str, addr: Address, now: int) -> None:
+        peer = self.peers.get(peer_id)
+        if peer is None:
+            self.peers[peer_id] = Peer(peer_id, addr, last_seen=now)
+            self._emit({"event": "peer_joined", "peer_id": peer_id, "nick": None, "address": list(addr)})
+        else:
+            peer.last_seen = now
+            if not peer.announced:
+                peer.address = addr
+
+    def _on_peer_seen(self, info: PeerInfo) -> None:
+        now = self._now()
+        peer = self.peers.get(info.peer_id)
+        known = peer is not None
+        if peer is None:
+            peer = self.peers[info.peer_id] = Peer(info.peer_id, (info.host, info.port))
+        peer.address, peer.nick, peer.channels = (info.host, info.port), info.nick, info.channels
+        peer.last_seen, peer.announced = now, True
+        self.store.saw_peer(info.peer_id, info.nick, info.host, info.port, list(info.channels), now)
+        self._emit({"event": "peer_updated" if known else "peer_joined", "peer_id": info.peer_id,
+                    "nick": info.nick, "address": [info.host, info.port], "channels": list(info.channels)})
+
+    def _on_peer_gone(self, peer_id: str) -> None:
+        peer = self.peers.pop(peer_id, None)
+        if peer is not None:
+            self._emit({"event": "peer_left", "peer_id": peer_id, "nick": peer.nick})
+
+    # ------------------------------------------------------------ the step
+
+    def _step(self, channel: str, now: int, rearm: bool = True) -> None:
+        engine = self.engines[channel]
+        rows: list[StoredMessage] = []
+        out: list[dict] = []
+        for event in engine.events():
+            if isinstance(event, Delivered):
+                row, shown = self._delivered(channel, event, now)
+                rows.append(row)
+                out.append(shown)
+            elif isinstance(event, (Acknowledged, PossiblyAcknowledged)):
+                state = "acknowledged" if isinstance(event, Acknowledged) else "possibly_acknowledged"
+                out.append({"event": "ack", "channel": channel, "message_id": event.message_id, "state": state,
+                            "peers": event.peers, **({"via": event.via} if isinstance(event, Acknowledged) else {})})
+            elif isinstance(event, Missing):
+                self._fetch(channel, event, now)
+                out.append({"event": "missing", "channel": channel, "waiting": event.waiting,
+                            "message_ids": [e.message_id for e in event.entries]})
+            elif isinstance(event, Lost):
+                out.append({"event": "lost", "channel": channel, "message_id": event.entry.message_id,
+                            "released": list(event.released)})
+            elif isinstance(event, EphemeralReceived):
+                shown = self._ephemeral(channel, event, now)
+                if shown:
+                    out.append(shown)
+            elif isinstance(event, Rejected):
+                self.stats["rejected"] += 1
+                out.append({"event": "rejected", "kind": event.kind, "reason": event.reason})
+        datagrams = engine.datagrams_to_send()
+        self.store.commit_step(channel, engine.export_state(include_log=False), rows, now)
+        for data in datagrams:
+            self._broadcast(channel, data)
+        for shown in out:
+            self._emit(shown)
+        if rearm:
+            self._rearm()
+
+    def _delivered(self, channel: str, event: Delivered, now: int) -> tuple[StoredMessage, dict]:
+        try:
+            payload: Payload | None = Payload.decode(event.content)
+            problem = None
+        except PayloadError as exc:
+            payload, problem = None, str(exc)
+        if payload is not None:
+            self._typing_seen.pop((channel, event.sender_id), None)
+            peer = self.peers.get(event.sender_id)
+            if peer is not None and peer.nick is None:
+                peer.nick = payload.nick
+        row = StoredMessage(
+            channel, event.message_id, event.lamport, event.sender_id,
+            payload.nick if payload else None, payload.kind if payload else None,
+            payload.text if payload else None, payload.seq if payload else None,
+            payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
+        )
+        shown = {"event": "delivered", "channel": channel, "position": event.position,
+                 "message_id": event.message_id, "sender_id": event.sender_id, "lamport": event.lamport,
+                 "nick": row.nick, "kind": row.kind, "text": row.text, "seq": row.seq, "own": event.own}
+        if event.gaps:
+            shown["gaps"] = list(event.gaps)
+        if problem:
+            shown["undecodable"] = problem
+        return row, shown
+
+    def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> dict | None:
+        try:
+            payload = Payload.decode(event.content)
+        except PayloadError:
+            return None
+        if payload.kind != "typing":
+            return None
+        key = (channel, event.sender_id)
+        fresh = key not in self._typing_seen
+        self._typing_seen[key] = now + TYPING_EXPIRES_MS
+        if not fresh:
+            return None
+        return {"event": "typing", "channel": channel, "peer_id": event.sender_id, "nick": payload.nick,
+                "expires_at": now + TYPING_EXPIRES_MS}
+
+    # ---------------------------------------------------------------- timer
+
+    def _rearm(self) -> None:
+        deadlines = [e.get_timer() for e in self.engines.values()]
+        deadlines += self._typing_seen.values()
+        if not deadlines:
+            return
+        delay = max(0.0, (min(deadlines) - self._now()) / 1000)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        now = self._now()
+        for channel, engine in list(self.engines.items()):
+            if engine.get_timer() <= now:
+                engine.handle_timer(now)
+                self._step(channel, now, rearm=False)
+        for (channel, peer_id), expires in list(self._typing_seen.items()):
+            if expires <= now:
+                del self._typing_seen[(channel, peer_id)]
+                self._emit({"event": "typing_stopped", "channel": channel, "peer_id": peer_id})
+        for peer in list(self.peers.values()):
+            if not peer.announced and now - peer.last_seen > PEER_SILENT_MS:
+                self._on_peer_gone(peer.peer_id)
+        self._rearm()
+
+
+def _hint(message_id: str, sender_id: str, content: bytes) -> bytes | None:
+    try:
+        return retrieval_hint(Payload.decode(content).seq)
+    except PayloadError:
+        return None

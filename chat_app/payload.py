@@ -1,0 +1,67 @@
+"""What travels inside SDS ``content``: a small CBOR map.
+
+    {"kind": "text" | "me" | "typing", "nick": str, "text": str,
+     "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
+
+``typing`` payloads travel as SDS ephemeral messages and carry no text or seq.
+Decoding is strict: a payload from the network that does not fit is refused
+with a one-line reason and the message is shown as undecodable, never crashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cbor2
+
+KINDS = ("text", "me", "typing")
+MAX_NICK = 32
+MAX_TEXT = 4000
+
+
+class PayloadError(ValueError):
+    """Content that is not a valid sds-chat payload."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    kind: str
+    nick: str
+    text: str = ""
+    seq: int = 0
+    sent_at: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise PayloadError(f"unknown payload kind {self.kind!r}")
+        if not 0 < len(self.nick) <= MAX_NICK:
+            raise PayloadError(f"nick must be 1 to {MAX_NICK} characters")
+        if len(self.text) > MAX_TEXT:
+            raise PayloadError(f"text longer than {MAX_TEXT} characters")
+        if self.kind != "typing" and (self.seq < 1 or not self.text):
+            raise PayloadError("a chat message needs text and a sequence number >= 1")
+
+    def encode(self) -> bytes:
+        data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}
+        if self.kind != "typing":
+            data |= {"text": self.text, "seq": self.seq}
+        return cbor2.dumps(data, canonical=True)
+
+    @classmethod
+    def decode(cls, content: bytes) -> Payload:
+        try:
+            data = cbor2.loads(content)
+        except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
+        if not isinstance(data, dict):
+            raise PayloadError("content is not a CBOR map")
+        fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
+        values = {}
+        for name, kind in fields.items():
+            if name in data:
+                if not isinstance(data[name], kind) or isinstance(data[name], bool):
+                    raise PayloadError(f"field {name!r} is not a {kind.__name__}")
+                values[name] = data[name]
+        if "kind" not in values or "nick" not in values:
+            raise PayloadError("payload lacks kind or nick")
+        return cls(**values)

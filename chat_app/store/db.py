@@ -1,0 +1,235 @@
+"""The peer's SQLite database, through sqlite-utils.
+
+One file per data directory, in WAL mode. Tables:
+
+    meta          key -> value: identity secret, nick
+    channels      joined channels
+    messages      every delivered message: channel, message_id, lamport,
+                  sender_id, the decoded payload (nick, kind, text, seq,
+                  sent_at), the exact SDS wire bytes, received/delivered
+                  times, own, gaps. A message's log position is its rank in
+                  (lamport, message_id) order, served by an index.
+    channel_state the engine's state per channel (CBOR), without the log
+    peers         peers seen: id, nick, address, channels, last seen
+
+``commit_step`` writes one engine step - its delivered messages and the new
+engine state - in a single transaction, which the node commits before any
+datagram of that step leaves: a ``kill -9`` at any moment loses nothing that
+was sent or delivered, and a restart resumes resending what was
+unacknowledged. ``synchronous=NORMAL`` under WAL is durable across process
+crashes (a power cut may lose the last commits).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cbor2
+from sqlite_utils import Database
+
+from chat_app.identity import new_secret
+
+MIGRATIONS: list[str] = [
+    # 1: the initial schema
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
+    CREATE TABLE channels (name TEXT PRIMARY KEY, joined_at INTEGER NOT NULL);
+    CREATE TABLE messages (
+        channel TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        lamport INTEGER NOT NULL,
+        sender_id TEXT NOT NULL,
+        nick TEXT,
+        kind TEXT,
+        text TEXT,
+        seq INTEGER,
+        sent_at INTEGER,
+        wire BLOB NOT NULL,
+        received_at INTEGER NOT NULL,
+        delivered_at INTEGER NOT NULL,
+        own INTEGER NOT NULL,
+        gaps TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (channel, message_id)
+    );
+    CREATE INDEX messages_log_order ON messages (channel, lamport, message_id);
+    CREATE INDEX messages_author_seq ON messages (channel, sender_id, seq);
+    CREATE TABLE channel_state (channel TEXT PRIMARY KEY, state BLOB NOT NULL, saved_at INTEGER NOT NULL);
+    CREATE TABLE peers (
+        peer_id TEXT PRIMARY KEY, nick TEXT, host TEXT, port INTEGER, channels TEXT, last_seen INTEGER
+    );
+    """,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    channel: str
+    message_id: str
+    lamport: int
+    sender_id: str
+    nick: str | None
+    kind: str | None
+    text: str | None
+    seq: int | None
+    sent_at: int | None
+    wire: bytes
+    received_at: int
+    delivered_at: int
+    own: bool
+    gaps: tuple[str, ...] = ()
+
+    def row(self) -> tuple:
+        return (self.channel, self.message_id, self.lamport, self.sender_id, self.nick, self.kind, self.text,
+                self.seq, self.sent_at, self.wire, self.received_at, self.delivered_at, int(self.own),
+                ",".join(self.gaps))
+
+
+_COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sent_at, wire, "
+            "received_at, delivered_at, own, gaps")
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db = Database(self._conn)
+        self.db.enable_wal()
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _migrate(self) -> None:
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, script.split(";")):
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version={number}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    # ------------------------------------------------------------------ meta
+
+    def _meta(self, key: str) -> bytes | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: bytes) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def secret(self) -> bytes:
+        """The identity secret, created on first use and never changed."""
+        secret = self._meta("secret")
+        if secret is None:
+            self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new_secret(),))
+            secret = self._meta("secret")
+        return secret
+
+    def nick(self) -> str | None:
+        value = self._meta("nick")
+        return value.decode() if value else None
+
+    def set_nick(self, nick: str) -> None:
+        self._set_meta("nick", nick.encode())
+
+    # -------------------------------------------------------------- channels
+
+    def joined_channels(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT name FROM channels ORDER BY joined_at, name")]
+
+    def join(self, channel: str, now: int) -> None:
+        self._conn.execute("INSERT OR IGNORE INTO channels (name, joined_at) VALUES (?, ?)", (channel, now))
+
+    def part(self, channel: str) -> None:
+        self._conn.execute("DELETE FROM channels WHERE name = ?", (channel,))
+
+    # -------------------------------------------------------------- messages
+
+    def commit_step(self, channel: str, state: dict | None, delivered: list[StoredMessage], now: int) -> None:
+        """One engine step, atomically: new messages and the engine state."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if delivered:
+                conn.executemany(
+                    f"INSERT OR IGNORE INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                    [m.row() for m in delivered],
+                )
+            if state is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO channel_state (channel, state, saved_at) VALUES (?, ?, ?)",
+                    (channel, cbor2.dumps(state), now),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def channel_state(self, channel: str) -> dict | None:
+        row = self._conn.execute("SELECT state FROM channel_state WHERE channel = ?", (channel,)).fetchone()
+        return cbor2.loads(row[0]) if row else None
+
+    def log_rows(self, channel: str) -> Iterator[tuple[int, str, str, bytes | None, bytes]]:
+        """(lamport, message_id, sender_id, retrieval_hint, wire) in log order,
+        as ``Channel.restore(log=...)`` wants them."""
+        cursor = self._conn.execute(
+            "SELECT lamport, message_id, sender_id, seq, wire FROM messages WHERE channel = ? "
+            "ORDER BY lamport, message_id",
+            (channel,),
+        )
+        for lamport, mid, sender, seq, wire in cursor:
+            yield lamport, mid, sender, retrieval_hint(seq), wire
+
+    def messages(self, channel: str, limit: int | None = None) -> list[StoredMessage]:
+        """The channel's log in order (the last ``limit`` messages if given)."""
+        if limit is None:
+            sql = f"SELECT {_COLUMNS} FROM messages WHERE channel = ? ORDER BY lamport, message_id"
+            args: tuple = (channel,)
+        else:
+            sql = (f"SELECT * FROM (SELECT {_COLUMNS} FROM messages WHERE channel = ? "
+                   "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
+            args = (channel, limit)
+        return [_stored(row) for row in self._conn.execute(sql, args)]
+
+    def wire(self, channel: str, message_id: str) -> bytes | None:
+        row = self._conn.execute(
+            "SELECT wire FROM messages WHERE channel = ? AND message_id = ?", (channel, message_id)
+        ).fetchone()
+        return row[0] if row else None
+
+    def last_seq(self, channel: str, sender_id: str) -> int:
+        row = self._conn.execute(
+            "SELECT MAX(seq) FROM messages WHERE channel = ? AND sender_id = ?", (channel, sender_id)
+        ).fetchone()
+        return row[0] or 0
+
+    def count(self, channel: str) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]
+
+    # ----------------------------------------------------------------- peers
+
+    def saw_peer(self, peer_id: str, nick: str, host: str, port: int, channels: list[str], now: int) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO peers (peer_id, nick, host, port, channels, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
+            (peer_id, nick, host, port, ",".join(channels), now),
+        )
+
+
+def retrieval_hint(seq: int | None) -> bytes | None:
+    """The hint we attach to history entries: the author's sequence number,
+    CBOR-encoded, which is how replication addresses an entry."""
+    return cbor2.dumps(seq) if seq else None
+
+
+def _stored(row: tuple) -> StoredMessage:
+    *head, own, gaps = row
+    return StoredMessage(*head, own=bool(own), gaps=tuple(g for g in gaps.split(",") if g))
