@@ -161,7 +161,9 @@ class Store:
         try:
             if delivered:
                 conn.executemany(
-                    f"INSERT OR IGNORE INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                    # only a duplicate id is skipped; any other constraint fails the step
+                    f"INSERT INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 14)}) "
+                    "ON CONFLICT (channel, message_id) DO NOTHING",
                     [m.row() for m in delivered],
                 )
             if state is not None:

@@ -1,0 +1,113 @@
+"""Real `sds-chat --headless` processes on loopback, driven line by line."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class HeadlessPeer:
+    def __init__(self, data_dir: Path, nick: str, *args: str) -> None:
+        self.data_dir, self.nick, self.args = data_dir, nick, args
+        self.events: list[dict] = []
+        self._queue: queue.Queue[dict] = queue.Queue()
+        self.proc: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
+               "--data-dir", str(self.data_dir), "--bind", "127.0.0.1", *self.args]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
+        self.ready = self.wait_for(lambda e: e["event"] == "ready", timeout=30)
+        self.peer_id, self.port = self.ready["peer_id"], self.ready["port"]
+
+    def _pump(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            try:
+                self._queue.put(json.loads(line))
+            except json.JSONDecodeError:
+                self._queue.put({"event": "garbage-output", "line": line})
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, predicate, timeout: float = 20.0) -> dict:
+        """The first event (already seen or arriving) that satisfies ``predicate``."""
+        for event in self.events:
+            if predicate(event):
+                return event
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{self.nick}: timed out; last events: {self.events[-8:]}")
+            try:
+                event = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.events.append(event)
+            if predicate(event):
+                return event
+
+    def drain(self, seconds: float = 0.0) -> None:
+        end = time.monotonic() + seconds
+        while True:
+            try:
+                self.events.append(self._queue.get(timeout=max(0.0, end - time.monotonic())))
+            except queue.Empty:
+                if time.monotonic() >= end:
+                    return
+
+    def delivered(self, channel: str = "general") -> list[dict]:
+        self.drain()
+        return [e for e in self.events if e["event"] == "delivered" and e["channel"] == channel]
+
+    def wait_delivered(self, count: int, timeout: float = 30.0, channel: str = "general") -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while len(self.delivered(channel)) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.nick}: {len(self.delivered(channel))} of {count} delivered")
+            self.drain(0.1)
+        return self.delivered(channel)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.send("/quit")
+            except (BrokenPipeError, OSError):
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def log_order(peer: HeadlessPeer, channel: str = "general") -> list[str]:
+    """The channel's log as stored in the peer's SQLite file."""
+    import sqlite3
+
+    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
+    try:
+        return [r[0] for r in conn.execute(
+            "SELECT message_id FROM messages WHERE channel = ? ORDER BY lamport, message_id", (channel,))]
+    finally:
+        conn.close()

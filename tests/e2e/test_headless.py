@@ -1,0 +1,135 @@
+"""Real processes, real UDP sockets, real mDNS on loopback, real SQLite."""
+
+import random
+import socket
+import time
+
+import pytest
+
+from .harness import log_order
+
+pytestmark = pytest.mark.slow
+
+
+def _introduced(*peers):
+    """Wait until every peer has discovered every other one."""
+    for me in peers:
+        for other in peers:
+            if other is not me:
+                me.wait_for(lambda e, o=other: e["event"] == "peer_joined" and e["peer_id"] == o.peer_id, 15)
+
+
+def test_three_peers_discover_each_other_and_agree_on_the_order(spawn):
+    peers = [spawn(nick) for nick in ("alice", "bob", "carol")]
+    start = time.monotonic()
+    _introduced(*peers)
+    discovered_in = time.monotonic() - start
+    for round_ in range(4):
+        for me in peers:
+            me.send(f"{me.nick} says {round_}")
+    for p in peers:
+        assert len({e["message_id"] for e in p.wait_delivered(12)}) == 12
+    for p in peers:
+        p.stop()
+    stored = [log_order(p) for p in peers]
+    assert stored[0] == stored[1] == stored[2] and len(stored[0]) == 12
+    texts = {e["text"] for e in peers[0].delivered()}
+    assert {f"{n} says {r}" for n in ("alice", "bob", "carol") for r in range(4)} == texts
+    assert discovered_in < 10
+
+
+def test_a_peer_killed_mid_conversation_restarts_and_loses_nothing(spawn, tmp_path):
+    alice = spawn("alice")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    for i in range(10):
+        alice.send(f"before {i}")
+        bob.send(f"bob {i}")
+    bob.wait_delivered(5)
+    bob.kill9()  # mid-conversation: some of its own messages may be unacknowledged
+    for i in range(10):
+        alice.send(f"while bob is down {i}")
+    alice.wait_delivered(20)  # her own 20, at least
+    bob.start()  # same data directory: same identity, same history
+    expected = 30
+    alice_log = [e["message_id"] for e in alice.wait_delivered(expected, timeout=60)]
+    deadline = time.monotonic() + 60
+    while len(log_order(bob)) < expected and time.monotonic() < deadline:
+        time.sleep(0.3)
+    alice.stop()
+    bob.stop()
+    assert len(set(alice_log)) == expected
+    assert log_order(bob) == log_order(alice)
+    assert len(log_order(bob)) == expected  # nothing lost, nothing twice
+
+
+def test_unacknowledged_messages_are_resent_after_a_crash(spawn):
+    bob = spawn("bob")
+    for i in range(3):
+        bob.send(f"into the void {i}")
+    bob.wait_delivered(3)
+    bob.kill9()  # nobody heard them: all three are unacknowledged
+    alice = spawn("alice")
+    bob.start()
+    got = alice.wait_delivered(3, timeout=30)
+    assert sorted(e["text"] for e in got) == [f"into the void {i}" for i in range(3)]
+    bob.wait_for(lambda e: e["event"] == "ack" and e["state"] == "acknowledged", 30)
+    bob.stop()
+    assert len(log_order(bob)) == 3
+
+
+def test_garbage_datagrams_cause_no_crash_and_no_lost_message(spawn):
+    alice = spawn("alice")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    bob.send("a real message")
+    sample = bob.wait_delivered(1)[0]
+    alice.wait_delivered(1)
+    rng = random.Random(7)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(300):
+        junk = rng.randbytes(rng.randint(0, 1500)) if i % 2 else bytes(
+            b ^ (rng.randint(1, 255) if rng.random() < 0.05 else 0) for b in sample["message_id"].encode() * 20)
+        sock.sendto(junk, ("127.0.0.1", alice.port))
+    sock.sendto(b"\x12" * 60_000, ("127.0.0.1", alice.port))  # oversized
+    sock.close()
+    bob.send("still talking")
+    texts = [e["text"] for e in alice.wait_delivered(2)]
+    assert texts == ["a real message", "still talking"]
+    assert alice.proc.poll() is None
+    rejected = [e for e in alice.events if e["event"] == "rejected"]
+    assert len(rejected) > 100 and all("\n" not in e["reason"] for e in rejected)
+    alice.stop()
+    assert len(log_order(alice)) == 2
+
+
+def test_typing_reaches_others_and_expires(spawn):
+    alice = spawn("alice")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    alice.send("/typing")
+    typing = bob.wait_for(lambda e: e["event"] == "typing", 10)
+    assert typing["nick"] == "alice" and typing["peer_id"] == alice.peer_id
+    shown = time.monotonic()
+    bob.wait_for(lambda e: e["event"] == "typing_stopped" and e["peer_id"] == alice.peer_id, 10)
+    assert 4.5 < time.monotonic() - shown < 8.5
+
+
+def test_no_typing_sends_no_indicator(spawn):
+    alice = spawn("alice", "--no-typing")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    alice.send("/typing")
+    alice.send("a message, so we know the line got through")
+    bob.wait_delivered(1)
+    bob.drain(1.0)
+    assert not [e for e in bob.events if e["event"] == "typing"]
+
+
+def test_static_peers_without_discovery(spawn):
+    alice = spawn("alice", "--no-discovery")
+    bob = spawn("bob", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
+    bob.send("hello by address")
+    assert alice.wait_delivered(1)[0]["text"] == "hello by address"
+    alice.send("and back")  # alice learned bob's address from his datagram
+    assert bob.wait_delivered(2)[1]["text"] == "and back"
