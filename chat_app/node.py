@@ -48,7 +48,10 @@ log = logging.getLogger(__name__)
 TYPING_EVERY_MS = 3_000
 TYPING_EXPIRES_MS = 6_000
 FETCH_RETRY_MS = 2_000
-PEER_SILENT_MS = 90_000
+PEER_SILENT_MS = 45_000
+"""A peer sharing a channel with us syncs at least every ~23 s (the engine's
+keep-alive); this long without a datagram and it has gone (crashed, or its
+goodbye was lost)."""
 
 Emit = Callable[[dict], None]
 
@@ -131,6 +134,11 @@ class Node:
             self._step(channel, now)  # a restored engine may have datagrams due
 
     async def stop(self) -> None:
+        """Leave politely: tell each channel, then close everything."""
+        now = self._now()
+        for channel, engine in self.engines.items():
+            engine.send_ephemeral(Payload("leave", self.nick, sent_at=now).encode(), now)
+            self._step(channel, now, rearm=False)
         if self._timer is not None:
             self._timer.cancel()
         if self._discovery is not None:
@@ -169,7 +177,8 @@ class Node:
         """The user is typing: tell the channel, at most once per 3 s."""
         engine = self.engines.get(channel)
         now = self._now()
-        if not self.send_typing or engine is None or now - self._typing_sent.get(channel, -TYPING_EVERY_MS) < TYPING_EVERY_MS:
+        recently = now - self._typing_sent.get(channel, -TYPING_EVERY_MS) < TYPING_EVERY_MS
+        if not self.send_typing or engine is None or recently:
             return
         self._typing_sent[channel] = now
         engine.send_ephemeral(Payload("typing", self.nick, sent_at=now).encode(), now)
@@ -372,6 +381,9 @@ class Node:
             payload = Payload.decode(event.content)
         except PayloadError:
             return None
+        if payload.kind == "leave":
+            self._on_peer_gone(event.sender_id)
+            return None
         if payload.kind != "typing":
             return None
         key = (channel, event.sender_id)
@@ -387,6 +399,7 @@ class Node:
     def _rearm(self) -> None:
         deadlines = [e.get_timer() for e in self.engines.values()]
         deadlines += self._typing_seen.values()
+        deadlines += [t for t in map(self._silent_since, self.peers.values()) if t != float("inf")]
         if not deadlines:
             return
         delay = max(0.0, (min(deadlines) - self._now()) / 1000)
@@ -405,9 +418,16 @@ class Node:
                 del self._typing_seen[(channel, peer_id)]
                 self._emit({"event": "typing_stopped", "channel": channel, "peer_id": peer_id})
         for peer in list(self.peers.values()):
-            if not peer.announced and now - peer.last_seen > PEER_SILENT_MS:
+            if self._silent_since(peer) <= now:
                 self._on_peer_gone(peer.peer_id)
         self._rearm()
+
+    def _silent_since(self, peer: Peer) -> float:
+        """When ``peer`` counts as gone if nothing is heard from it: only a
+        peer that shares a channel with us (or whose channels we do not
+        know) is expected to keep talking."""
+        shares = peer.channels is None or any(c in self.engines for c in peer.channels)
+        return peer.last_seen + PEER_SILENT_MS if shares else float("inf")
 
 
 def _hint(message_id: str, sender_id: str, content: bytes) -> bytes | None:

@@ -3,7 +3,8 @@
     {"kind": "text" | "me" | "typing", "nick": str, "text": str,
      "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
 
-``typing`` payloads travel as SDS ephemeral messages and carry no text or seq.
+``typing`` and ``leave`` (sent on a clean exit) travel as SDS ephemeral
+messages and carry no text or seq.
 Decoding is strict: a payload from the network that does not fit is refused
 with a one-line reason and the message is shown as undecodable, never crashes.
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 import cbor2
 
-KINDS = ("text", "me", "typing")
+KINDS = ("text", "me", "typing", "leave")
+EPHEMERAL_KINDS = ("typing", "leave")
 MAX_NICK = 32
 MAX_TEXT = 4000
 
@@ -38,12 +40,12 @@ class Payload:
             raise PayloadError(f"nick must be 1 to {MAX_NICK} characters")
         if len(self.text) > MAX_TEXT:
             raise PayloadError(f"text longer than {MAX_TEXT} characters")
-        if self.kind != "typing" and (self.seq < 1 or not self.text):
+        if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text):
             raise PayloadError("a chat message needs text and a sequence number >= 1")
 
     def encode(self) -> bytes:
         data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}
-        if self.kind != "typing":
+        if self.kind not in EPHEMERAL_KINDS:
             data |= {"text": self.text, "seq": self.seq}
         return cbor2.dumps(data, canonical=True)
 

@@ -17,7 +17,9 @@ def test_demo_shows_a_converged_log_and_says_the_client_is_not_built():
 
 
 def test_user_errors_get_a_message_not_a_traceback():
-    for args in (("demo", "--loss", "1.5"), ("demo", "--peers", "zero"), ("--peer", "nohost"), ("--port", "70000"), ("bogus",)):
+    bad = (("demo", "--loss", "1.5"), ("demo", "--peers", "zero"), ("--peer", "nohost"), ("--port", "70000"),
+           ("bogus",))
+    for args in bad:
         out = sds_chat(*args)
         assert out.returncode == 2
         assert "Traceback" not in out.stderr and "error:" in out.stderr

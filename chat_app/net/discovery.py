@@ -57,6 +57,7 @@ class Discovery:
             f"{me.peer_id}.{SERVICE_TYPE}",
             addresses=[socket.inet_aton(me.host)],
             port=me.port,
+            server=f"{me.peer_id}.local.",
             properties={"id": me.peer_id, "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
         )
 

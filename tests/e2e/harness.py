@@ -24,21 +24,27 @@ class HeadlessPeer:
         self.start()
 
     def start(self) -> None:
+        """Start (or restart) the process; events of an earlier run are kept in
+        ``previous_events``."""
+        self.previous_events = getattr(self, "previous_events", []) + self.events
+        self.events = []
+        self._queue = queue.Queue()
         cmd = [sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
                "--data-dir", str(self.data_dir), "--bind", "127.0.0.1", *self.args]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, bufsize=1,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        threading.Thread(target=self._pump, args=(self.proc,), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc, self._queue), daemon=True).start()
         self.ready = self.wait_for(lambda e: e["event"] == "ready", timeout=30)
         self.peer_id, self.port = self.ready["peer_id"], self.ready["port"]
 
-    def _pump(self, proc: subprocess.Popen) -> None:
+    @staticmethod
+    def _pump(proc: subprocess.Popen, events: queue.Queue) -> None:
         for line in proc.stdout:
             try:
-                self._queue.put(json.loads(line))
+                events.put(json.loads(line))
             except json.JSONDecodeError:
-                self._queue.put({"event": "garbage-output", "line": line})
+                events.put({"event": "garbage-output", "line": line})
 
     def send(self, line: str) -> None:
         self.proc.stdin.write(line + "\n")

@@ -133,3 +133,29 @@ def test_static_peers_without_discovery(spawn):
     assert alice.wait_delivered(1)[0]["text"] == "hello by address"
     alice.send("and back")  # alice learned bob's address from his datagram
     assert bob.wait_delivered(2)[1]["text"] == "and back"
+
+
+def test_a_peer_that_leaves_is_noticed(spawn):
+    alice = spawn("alice")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    bob.stop()  # /quit unregisters its mDNS service
+    left = alice.wait_for(lambda e: e["event"] == "peer_left", 15)
+    assert left["peer_id"] == bob.peer_id and left["nick"] == "bob"
+
+
+def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
+    alice = spawn("alice")
+    bob = spawn("bob")
+    _introduced(alice, bob)
+    alice.send("/nick alicia")
+    alice.send("/join #random")
+    updated = bob.wait_for(lambda e: e["event"] == "peer_updated" and e["nick"] == "alicia"
+                           and "random" in e["channels"], 15)
+    assert updated["peer_id"] == alice.peer_id
+    alice.send("hello random")
+    alice.wait_delivered(1, channel="random")
+    alice.stop()
+    alice.start()  # no --nick, no --channel: the data directory remembers
+    assert alice.ready["nick"] == "alice"  # --nick on the command line wins
+    assert set(alice.ready["channels"]) == {"general", "random"}
