@@ -665,8 +665,6 @@ class Channel:
             "channel_id": self.channel_id,
             "sender_id": self.sender_id,
             "lamport": self._lamport,
-            "log": [[lamport, mid, self._log[mid].sender_id, self._log[mid].retrieval_hint]
-                    for lamport, mid in self._order],
             "lost": sorted(self._lost),
             "recent": list(self._recent),
             "bloom": self._bloom.export(),
@@ -679,14 +677,15 @@ class Channel:
             "next_sweep": self._next_sweep,
             "repair_out": [[*_entry_state(self._repair_entries[mid]), at] for mid, at in self._repair_out.items()],
             "repair_in": [[mid, at] for mid, at in self._repair_in.items()],
-            "repair_cache": [[mid, wire] for mid, wire in self._repair_cache.items()],
             "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity, self._last_sent],
             "heard": [[peer, at] for peer, at in self._heard.items()],
             "outbox": list(self._outbox),
             "stats": dict(self.stats),
         }
-        if not include_log:
-            del state["log"], state["repair_cache"]
+        if include_log:
+            state["log"] = [[lamport, mid, self._log[mid].sender_id, self._log[mid].retrieval_hint]
+                            for lamport, mid in self._order]
+            state["repair_cache"] = [[mid, wire] for mid, wire in self._repair_cache.items()]
         return state
 
     @classmethod
