@@ -24,6 +24,7 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sds_engine.py
 	$(BIN)/python benchmarks/sim_curves.py
+	$(BIN)/python benchmarks/store_step.py
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto
