@@ -48,6 +48,10 @@ log = logging.getLogger(__name__)
 TYPING_EVERY_MS = 3_000
 TYPING_EXPIRES_MS = 6_000
 FETCH_RETRY_MS = 2_000
+FETCH_BUDGET = 128
+"""Messages served per requesting address per second: a fetch request is tiny
+and its answer is not, so without a budget a spoofed request would turn us
+into an amplifier."""
 PEER_SILENT_MS = 45_000
 """A peer sharing a channel with us syncs at least every ~23 s (the engine's
 keep-alive); this long without a datagram and it has gone (crashed, or its
@@ -108,6 +112,7 @@ class Node:
         self._typing_sent: dict[str, int] = {}
         self._typing_seen: dict[tuple[str, str], int] = {}
         self._asked: dict[str, int] = {}
+        self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
         self._udp: UdpEndpoint | None = None
         self._discovery: Discovery | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -228,7 +233,7 @@ class Node:
         self.stats["datagrams_in"] += 1
         fetch = decode_fetch(data)
         if fetch is not None:
-            self._serve_fetch(*fetch, addr)
+            self._serve_fetch(*fetch, addr, now)
             return
         try:
             msg = SdsMessage.FromString(data)
@@ -255,14 +260,24 @@ class Node:
         for address in targets:
             self._udp.send(data, address)
 
-    def _serve_fetch(self, channel: str, message_ids: list[str], addr: Address) -> None:
+    def _serve_fetch(self, channel: str, message_ids: list[str], addr: Address, now: int) -> None:
         if channel not in self.engines:
             return
+        second, served = self._served.get(addr, (now // 1000, 0))
+        if second != now // 1000:
+            second, served = now // 1000, 0
+            if len(self._served) > 1024:
+                self._served.clear()
         for mid in message_ids:
+            if served >= FETCH_BUDGET:
+                self.stats["fetch_refused"] += 1
+                break
             wire = self.store.wire(channel, mid)
             if wire is not None:
+                served += 1
                 self.stats["fetch_served"] += 1
                 self._udp.send(wire, addr)
+        self._served[addr] = (second, served)
 
     def _fetch(self, channel: str, missing: Missing, now: int) -> None:
         """Ask for missing messages: their author if we know where it is,

@@ -159,3 +159,34 @@ def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
     alice.start()  # no --nick, no --channel: the data directory remembers
     assert alice.ready["nick"] == "alice"  # --nick on the command line wins
     assert set(alice.ready["channels"]) == {"general", "random"}
+
+
+def test_fetch_requests_are_answered_within_a_budget(spawn):
+    """A fetch for stored messages gets their original datagrams back, but no
+    address can draw more than the per-second budget."""
+    from chat_app.net.frames import encode_fetch
+    from proto.sds_pb2 import SdsMessage
+
+    alice = spawn("alice", "--no-discovery")
+    for i in range(3):
+        alice.send(f"stored {i}")
+    ids = [e["message_id"] for e in alice.wait_delivered(3)]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2)
+    sock.bind(("127.0.0.1", 0))
+    sock.sendto(encode_fetch("general", ids), ("127.0.0.1", alice.port))
+    got = set()
+    for _ in range(3):
+        got.add(SdsMessage.FromString(sock.recv(65_535)).message_id)
+    assert got == set(ids)
+    for _ in range(200):  # 600 asks in well under a second; the budget is 128 a second
+        sock.sendto(encode_fetch("general", ids), ("127.0.0.1", alice.port))
+    answers = 0
+    try:
+        while True:
+            sock.recv(65_535)
+            answers += 1
+    except TimeoutError:
+        pass
+    sock.close()
+    assert 100 <= answers <= 128 * 2  # capped (the burst may straddle a second boundary)
