@@ -19,6 +19,16 @@ from chat_app.store import Store, StoredMessage  # noqa: E402
 from sync.sds import Channel, Delivered  # noqa: E402
 
 
+def step(carol: Channel, store: Store, wire: bytes, now: int) -> None:
+    """What the node does per datagram: engine, state export, one commit."""
+    carol.receive(wire, now)
+    rows = [StoredMessage("general", e.message_id, e.lamport, e.sender_id, None, None, None, None,
+                          None, e.wire, e.received_at, now, e.own)
+            for e in carol.events() if isinstance(e, Delivered)]
+    carol.datagrams_to_send()
+    store.commit_step("general", carol.export_state(include_log=False), rows, now)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--history", type=int, nargs="+", default=[1_000, 10_000])
@@ -30,22 +40,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "bench.sqlite3")
             carol = Channel("general", "carol", T0)
-
-            def step(wire: bytes, now: int) -> int:
-                carol.receive(wire, now)
-                rows = [StoredMessage("general", e.message_id, e.lamport, e.sender_id, None, None, None, None,
-                                      None, e.wire, e.received_at, now, e.own)
-                        for e in carol.events() if isinstance(e, Delivered)]
-                carol.datagrams_to_send()
-                state = carol.export_state(include_log=False)
-                store.commit_step("general", state, rows, now)
-                return len(rows)
-
             for i, wire in enumerate(wires[:history]):
-                step(wire, T0 + i)
+                step(carol, store, wire, T0 + i)
             start = time.perf_counter()
             for i, wire in enumerate(wires[history:]):
-                step(wire, T0 + history + i)
+                step(carol, store, wire, T0 + history + i)
             elapsed = time.perf_counter() - start
             size = len(__import__("cbor2").dumps(carol.export_state(include_log=False)))
             assert store.count("general") == history + args.measure

@@ -80,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--no-typing", action="store_true", help="do not tell others when you are typing")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
+    exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
+    exp.add_argument("--data-dir", type=Path, default=None, help="the peer's data directory (default: as for chat)")
+    exp.add_argument("--out", type=Path, required=True, help="file to write")
+    exp.add_argument("--format", choices=("parquet", "jsonl"), default=None,
+                     help="default: from the file name (.jsonl/.json), else parquet")
+    exp.add_argument("--channel", action="append", dest="export_channels", metavar="NAME",
+                     help="only this channel (repeatable; default: every channel with history)")
     for p in (demo,):
         p.add_argument("--peers", type=_positive, default=5, help="simulated participants (default 5)")
         p.add_argument("--messages", type=_positive, default=12, help="messages to exchange (default 12)")
@@ -135,11 +142,37 @@ def run_headless(args: argparse.Namespace) -> int:
         store.close()
 
 
+def run_export(args: argparse.Namespace) -> int:
+    from chat_app.export import ExportError, export
+    from chat_app.identity import peer_id
+    from chat_app.store import Store
+
+    data_dir = args.data_dir or default_data_dir()
+    database = data_dir / "sds-chat.sqlite3"
+    if not database.is_file():
+        print(f"sds-chat: no history in {data_dir} (expected {database.name})", file=sys.stderr)
+        return 2
+    fmt = args.format or ("jsonl" if args.out.suffix in (".jsonl", ".json") else "parquet")
+    store = Store(database)
+    try:
+        channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
+        count = export(store, peer_id(store.secret()), args.out, fmt, channels)
+    except ExportError as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    print(f"wrote {count} rows to {args.out} ({fmt})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
     args = build_parser().parse_args(argv)
     if args.headless:
         return run_headless(args)
+    if args.command == "export":
+        return run_export(args)
     if args.command is None:
         print("(the terminal client is not built yet; `sds-chat --headless` runs a real peer)\n")
         return run_demo(5, 12, 0.3, 1)

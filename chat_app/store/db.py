@@ -194,13 +194,20 @@ class Store:
     def messages(self, channel: str, limit: int | None = None) -> list[StoredMessage]:
         """The channel's log in order (the last ``limit`` messages if given)."""
         if limit is None:
-            sql = f"SELECT {_COLUMNS} FROM messages WHERE channel = ? ORDER BY lamport, message_id"
-            args: tuple = (channel,)
-        else:
-            sql = (f"SELECT * FROM (SELECT {_COLUMNS} FROM messages WHERE channel = ? "
-                   "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
-            args = (channel, limit)
-        return [_stored(row) for row in self._conn.execute(sql, args)]
+            return list(self.iter_messages(channel))
+        sql = (f"SELECT * FROM (SELECT {_COLUMNS} FROM messages WHERE channel = ? "
+               "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
+        return [_stored(row) for row in self._conn.execute(sql, (channel, limit))]
+
+    def iter_messages(self, channel: str) -> Iterator[StoredMessage]:
+        """The channel's whole log in order, streamed from a cursor."""
+        sql = f"SELECT {_COLUMNS} FROM messages WHERE channel = ? ORDER BY lamport, message_id"
+        for row in self._conn.execute(sql, (channel,)):
+            yield _stored(row)
+
+    def all_channels(self) -> list[str]:
+        """Every channel with history, joined or not."""
+        return [r[0] for r in self._conn.execute("SELECT DISTINCT channel FROM messages ORDER BY channel")]
 
     def wire(self, channel: str, message_id: str) -> bytes | None:
         row = self._conn.execute(
