@@ -1,9 +1,9 @@
 """The ``sds-chat`` command.
 
-``sds-chat --headless`` runs a peer that reads commands on stdin and writes
-JSON events on stdout. The terminal client is not built yet; until it is,
-plain ``sds-chat`` (and ``sds-chat demo``) runs a conversation between
-simulated peers over a lossy network with the real SDS engine.
+``sds-chat`` opens the terminal client; ``sds-chat --headless`` runs the same
+peer reading commands on stdin and writing JSON events on stdout;
+``sds-chat export`` writes a peer's history; ``sds-chat demo`` runs a
+conversation between simulated peers over a lossy network.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a peer to talk to directly, for networks that block multicast (repeatable)")
     peer.add_argument("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
     peer.add_argument("--no-typing", action="store_true", help="do not tell others when you are typing")
+    peer.add_argument("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
     exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
@@ -96,8 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
-    print(f"sds-chat: the terminal client is not built yet - here is the SDS engine at work instead.\n"
-          f"{peers} simulated peers exchange {messages} messages over links that drop {loss:.0%} of datagrams.\n")
+    print(f"{peers} simulated peers exchange {messages} messages over links that drop {loss:.0%} of datagrams.\n")
     sim = Simulator(Scenario(peers=peers, messages=messages, send_window_ms=30_000, link=Link(loss=loss), seed=seed))
     report = sim.run()
     first = sim.peers[0]
@@ -113,8 +113,8 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
     return 0 if converged else 1
 
 
-def run_headless(args: argparse.Namespace) -> int:
-    from chat_app.headless import Headless
+def run_peer(args: argparse.Namespace) -> int:
+    """The chat itself: the Textual client, or the headless JSON mode."""
     from chat_app.node import Node
     from chat_app.store import Store
 
@@ -134,7 +134,16 @@ def run_headless(args: argparse.Namespace) -> int:
                     send_typing=not args.no_typing)
 
     try:
-        return asyncio.run(Headless(node).run())
+        if args.headless:
+            from chat_app.headless import Headless
+
+            return asyncio.run(Headless(node).run())
+        from chat_app.tui.app import ChatApp
+
+        # the client draws on the terminal: warnings go to a file, not over the screen
+        logging.getLogger().handlers[:] = [logging.FileHandler(data_dir / "sds-chat.log")]
+        ChatApp(node, data_dir, bell=not args.no_bell).run()
+        return 0
     except OSError as exc:
         print(f"sds-chat: {exc.strerror or exc} (port {args.port} on {args.bind})", file=sys.stderr)
         return 2
@@ -169,14 +178,11 @@ def run_export(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
     args = build_parser().parse_args(argv)
-    if args.headless:
-        return run_headless(args)
     if args.command == "export":
         return run_export(args)
-    if args.command is None:
-        print("(the terminal client is not built yet; `sds-chat --headless` runs a real peer)\n")
-        return run_demo(5, 12, 0.3, 1)
-    return run_demo(args.peers, args.messages, args.loss, args.seed)
+    if args.command == "demo":
+        return run_demo(args.peers, args.messages, args.loss, args.seed)
+    return run_peer(args)
 
 
 if __name__ == "__main__":

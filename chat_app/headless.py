@@ -84,10 +84,7 @@ class Headless:
         elif name == "typing" and self.current:
             node.typing(self.current)
         elif name == "peers":
-            self.emit({"event": "peers", "peers": [
-                {"peer_id": p.peer_id, "nick": p.nick, "address": list(p.address),
-                 "channels": list(p.channels) if p.channels is not None else None}
-                for p in node.peers.values()]})
+            self.emit({"event": "peers", "peers": node.peer_snapshot()})
         elif name == "quit":
             self._done.set()
         else:

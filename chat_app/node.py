@@ -32,6 +32,7 @@ from chat_app.store import Store, StoredMessage, retrieval_hint
 from proto.sds_pb2 import SdsMessage
 from sync.sds import (
     Acknowledged,
+    Buffered,
     Channel,
     Config,
     Delivered,
@@ -342,6 +343,8 @@ class Node:
                 state = "acknowledged" if isinstance(event, Acknowledged) else "possibly_acknowledged"
                 out.append({"event": "ack", "channel": channel, "message_id": event.message_id, "state": state,
                             "peers": event.peers, **({"via": event.via} if isinstance(event, Acknowledged) else {})})
+            elif isinstance(event, Buffered):
+                out.append(self._waiting(channel, event))
             elif isinstance(event, Missing):
                 self._fetch(channel, event, now)
                 out.append({"event": "missing", "channel": channel, "waiting": event.waiting,
@@ -390,6 +393,22 @@ class Node:
         if problem:
             shown["undecodable"] = problem
         return row, shown
+
+    def _waiting(self, channel: str, event: Buffered) -> dict:
+        try:
+            payload: Payload | None = Payload.decode(event.content)
+        except PayloadError:
+            payload = None
+        return {"event": "waiting", "channel": channel, "message_id": event.message_id,
+                "sender_id": event.sender_id, "lamport": event.lamport,
+                "nick": payload.nick if payload else None, "kind": payload.kind if payload else None,
+                "text": payload.text if payload else None, "waiting_for": len(event.waiting_for)}
+
+    def peer_snapshot(self) -> list[dict]:
+        """The peers we know, for a UI to list (called on the node's loop)."""
+        return [{"peer_id": p.peer_id, "nick": p.nick, "address": list(p.address), "last_seen": p.last_seen,
+                 "channels": list(p.channels) if p.channels is not None else None}
+                for p in self.peers.values()]
 
     def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> dict | None:
         try:

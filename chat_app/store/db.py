@@ -199,6 +199,12 @@ class Store:
                "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
         return [_stored(row) for row in self._conn.execute(sql, (channel, limit))]
 
+    def messages_before(self, channel: str, lamport: int, message_id: str, limit: int) -> list[StoredMessage]:
+        """Up to ``limit`` messages just before (lamport, message_id), in log order."""
+        sql = (f"SELECT * FROM (SELECT {_COLUMNS} FROM messages WHERE channel = ? AND (lamport, message_id) < (?, ?) "
+               "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
+        return [_stored(row) for row in self._conn.execute(sql, (channel, lamport, message_id, limit))]
+
     def iter_messages(self, channel: str) -> Iterator[StoredMessage]:
         """The channel's whole log in order, streamed from a cursor."""
         sql = f"SELECT {_COLUMNS} FROM messages WHERE channel = ? ORDER BY lamport, message_id"

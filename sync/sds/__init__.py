@@ -14,6 +14,7 @@ from .config import Config
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
     Acknowledged,
+    Buffered,
     Delivered,
     EphemeralReceived,
     Event,
@@ -28,7 +29,7 @@ from .events import (
 from .wire import compute_message_id
 
 __all__ = [
-    "Acknowledged", "Channel", "Config", "Delivered", "EphemeralReceived", "Event",
+    "Acknowledged", "Buffered", "Channel", "Config", "Delivered", "EphemeralReceived", "Event",
     "HistoryEntry", "LocalProtocolError", "LogView", "Lost", "Missing",
     "PossiblyAcknowledged", "ProtocolError", "Rejected", "RemoteProtocolError",
     "RepairRequested", "RepairSent", "compute_message_id",

@@ -63,6 +63,7 @@ from .config import Config
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import (
     Acknowledged,
+    Buffered,
     Delivered,
     EphemeralReceived,
     Event,
@@ -356,6 +357,7 @@ class Channel:
             for dep in unmet:
                 self._waiters.setdefault(dep, []).append(mid)
             self.stats["buffered"] += 1
+            self._events.append(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
         else:
             self._deliver([_Pending(msg, data, now, set())])
 

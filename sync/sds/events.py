@@ -58,6 +58,18 @@ class Delivered(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Buffered(Event):
+    """A content message arrived but waits for earlier history (``missing``
+    names what it waits for); ``Delivered`` follows once that is in."""
+
+    message_id: str
+    sender_id: str
+    lamport: int
+    content: bytes
+    waiting_for: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PossiblyAcknowledged(Event):
     """Another participant's bloom filter holds one of our messages."""
 

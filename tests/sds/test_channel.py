@@ -5,6 +5,7 @@ import pytest
 
 from sync.sds import (
     Acknowledged,
+    Buffered,
     Channel,
     Delivered,
     EphemeralReceived,
@@ -289,6 +290,8 @@ def test_unmet_dependencies_buffer_and_report_missing_with_hint_and_sender():
     b.receive(wires[1], T0 + 10)
     events = list(b.events())
     assert of(events, Delivered) == [] and b.waiting == 1
+    (buffered,) = of(events, Buffered)
+    assert (buffered.message_id, buffered.content, buffered.waiting_for) == (ids[1], b"m1", (ids[0],))
     (missing,) = of(events, Missing)
     assert [(e.message_id, e.sender_id) for e in missing.entries] == [(ids[0], "alice")]
     assert missing.waiting == 1

@@ -1,0 +1,1 @@
+"""The Textual client: ``sds-chat`` with no ``--headless``."""

@@ -1,0 +1,529 @@
+"""The sds-chat terminal client.
+
+Layout (styles in ``assets/chat.tcss``): a sidebar with the joined channels
+and the members of the current one; the channel's history; a search bar
+(Ctrl+F); who is typing; the input line; a status bar; the footer.
+
+The node runs on its own thread (``NodeThread``); its events arrive here as
+``NodeEvent`` messages. History is read from SQLite in worker threads, a
+page at a time, through a connection of their own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from chat_app.node import Emit, Node
+from chat_app.store import Store, StoredMessage
+from chat_app.tui.bridge import NodeThread
+from chat_app.tui.model import ChannelModel, Entry, Member, mentions
+from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.widgets.channel_list import ChannelList
+from chat_app.tui.widgets.channel_view import ChannelView
+from chat_app.tui.widgets.chat_input import COMMANDS, ChatInput
+from chat_app.tui.widgets.member_list import MemberList
+from chat_app.tui.widgets.status_bar import StatusBar
+from chat_app.tui.widgets.typing_line import TypingLine
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+PAGE = 500
+THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
+
+
+class NodeEvent(Message):
+    def __init__(self, event: dict) -> None:
+        super().__init__()
+        self.event = event
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def entry_from_row(m: StoredMessage) -> Entry:
+    return Entry(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8], m.text or "(undecodable message)",
+                 m.kind or "text", m.lamport, m.own, gaps=len(m.gaps))
+
+
+class ChatApp(App):
+    CSS_PATH = ASSETS / "chat.tcss"
+    TITLE = "sds-chat"
+    BINDINGS = [
+        Binding("ctrl+f", "search", "Search"),
+        Binding("ctrl+n", "next_unread", "Next unread"),
+        Binding("ctrl+t", "toggle_typing", "Typing on/off"),
+        Binding("f2", "next_theme", "Theme"),
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, make_node: Callable[[Emit], Node], data_dir: Path, *, bell: bool = True,
+                 show_typing: bool = True) -> None:
+        super().__init__()
+        self.make_node = make_node
+        self.data_dir = data_dir
+        self.bell_on_mention = bell
+        self.show_typing = show_typing
+        self.models: dict[str, ChannelModel] = {}
+        self.members: dict[str, Member] = {}
+        self.member_channels: dict[str, tuple[str, ...] | None] = {}
+        self.current: str | None = None
+        self.nick = ""
+        self.peer_id = ""
+        self.bridge: NodeThread | None = None
+        self._search_from: tuple[float, bool] | None = None
+
+    # ------------------------------------------------------------- layout
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            with Vertical(id="sidebar"):
+                yield ChannelList(id="channels")
+                yield MemberList(id="members")
+            with Vertical(id="main"):
+                yield ChannelView(id="history")
+                yield Input(placeholder="Search this channel (Enter: older match, Esc: back)", id="search")
+                yield TypingLine(id="typing")
+                yield ChatInput(self._completion_candidates, id="input")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#search").display = False
+        self.query_one("#input").focus()
+        self.start_node()
+        self.set_interval(2.0, self.refresh_status)
+        self.set_interval(5.0, self.poll_peers)
+
+    @work(thread=True, exclusive=True, group="node")
+    def start_node(self) -> None:
+        self.bridge = NodeThread(self.make_node, lambda event: self.post_message(NodeEvent(event)))
+        try:
+            self.bridge.start()
+        except Exception as exc:  # e.g. the port is taken
+            self.call_from_thread(self.notify, f"could not start: {exc}", severity="error", timeout=30)
+
+    async def on_unmount(self) -> None:
+        if self.bridge is not None:
+            self.bridge.stop()
+
+    # ------------------------------------------------------- node events
+
+    @on(NodeEvent)
+    def node_event(self, message: NodeEvent) -> None:
+        event = message.event
+        handler = getattr(self, f"_node_{event['event']}", None)
+        if handler is not None:
+            handler(event)
+
+    def _node_ready(self, event: dict) -> None:
+        self.nick, self.peer_id = event["nick"], event["peer_id"]
+        self.sub_title = f"{self.nick} · port {event['port']}"
+        self.query_one(ChannelView).my_nick = self.nick
+        for channel in event["channels"]:
+            self._add_channel(channel)
+        if event["channels"]:
+            self.switch_to(event["channels"][0])
+
+    def _add_channel(self, channel: str) -> None:
+        if channel not in self.models:
+            self.models[channel] = ChannelModel(channel)
+            self.load_history(channel)
+        self.refresh_channels()
+
+    def _node_joined(self, event: dict) -> None:
+        self._add_channel(event["channel"])
+        self.switch_to(event["channel"])
+
+    def _node_parted(self, event: dict) -> None:
+        self.models.pop(event["channel"], None)
+        if self.current == event["channel"]:
+            self.current = None
+            if self.models:
+                self.switch_to(next(iter(self.models)))
+        self.refresh_channels()
+
+    def _node_nick(self, event: dict) -> None:
+        self.nick = event["nick"]
+        self.sub_title = self.sub_title.replace(event["old"], event["nick"], 1)
+        self.query_one(ChannelView).my_nick = self.nick
+        self.notify(f"you are now {self.nick}")
+
+    def _node_error(self, event: dict) -> None:
+        self.notify(event["reason"], severity="error")
+
+    def _node_delivered(self, event: dict) -> None:
+        self._show_message(event, waiting_for=0)
+
+    def _node_waiting(self, event: dict) -> None:
+        self._show_message(event, waiting_for=event["waiting_for"])
+
+    def _show_message(self, event: dict, waiting_for: int) -> None:
+        model = self.models.get(event["channel"])
+        if model is None:
+            return
+        entry = Entry(event["lamport"], event["message_id"], event["sender_id"],
+                      event.get("nick") or event["sender_id"][:8], event.get("text") or "(undecodable message)",
+                      event.get("kind") or "text", event["lamport"], event.get("own", False),
+                      ack="unacknowledged" if event.get("own") else None,
+                      waiting_for=waiting_for, gaps=len(event.get("gaps", ())))
+        known = event["message_id"] in model.by_id
+        model.upsert(entry)
+        model.typing.pop(event["sender_id"], None)
+        if event["sender_id"] in self.members:
+            self.members[event["sender_id"]].last_seen = now_ms()
+        view = self.query_one(ChannelView)
+        visible = model.name == self.current
+        following = visible and view.following
+        if not known and not entry.own:
+            mentioned = mentions(entry.text, self.nick)
+            if not visible or not following:
+                model.unread += 1
+                if visible and view.marker_id is None:
+                    view.marker_id = entry.message_id
+            if mentioned:
+                if not visible:
+                    model.mentions += 1
+                if self.bell_on_mention:
+                    self.bell()
+            self.refresh_channels()
+        if visible:
+            view.relayout()
+            if following or entry.own:
+                view.scroll_end(animate=False, immediate=True)
+            self.refresh_typing()
+
+    def _node_ack(self, event: dict) -> None:
+        model = self.models.get(event["channel"])
+        if model is not None and model.acknowledge(event["message_id"], event["state"], event["peers"]):
+            if model.name == self.current:
+                self.query_one(ChannelView).refresh()
+
+    def _node_typing(self, event: dict) -> None:
+        model = self.models.get(event["channel"])
+        if model is not None:
+            model.typing[event["peer_id"]] = (event["nick"], event["expires_at"])
+            self.refresh_typing()
+
+    def _node_typing_stopped(self, event: dict) -> None:
+        model = self.models.get(event["channel"])
+        if model is not None:
+            model.typing.pop(event["peer_id"], None)
+            self.refresh_typing()
+
+    def _node_peer_joined(self, event: dict) -> None:
+        member = self.members.get(event["peer_id"])
+        if member is None:
+            self.members[event["peer_id"]] = Member(event["peer_id"], event.get("nick"), now_ms())
+        else:
+            member.present, member.last_seen = True, now_ms()
+            member.nick = event.get("nick") or member.nick
+        if "channels" in event:
+            self.member_channels[event["peer_id"]] = tuple(event["channels"])
+        self.refresh_members()
+
+    _node_peer_updated = _node_peer_joined
+
+    def _node_peer_left(self, event: dict) -> None:
+        member = self.members.get(event["peer_id"])
+        if member is not None:
+            member.present = False
+        for model in self.models.values():
+            model.typing.pop(event["peer_id"], None)
+        self.refresh_members()
+        self.refresh_typing()
+
+    # ------------------------------------------------------------ history
+
+    @work(thread=True, group="history")
+    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
+        store = Store(self.data_dir / "sds-chat.sqlite3")
+        try:
+            rows = (store.messages(channel, limit=PAGE) if before is None
+                    else store.messages_before(channel, *before, PAGE))
+        finally:
+            store.close()
+        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before)
+
+    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None) -> None:
+        model = self.models.get(channel)
+        if model is None:
+            return
+        anchor = model.oldest().message_id if before is not None and model.oldest() else None
+        for entry in entries:
+            if entry.message_id not in model.by_id:
+                model.upsert(entry)
+        if len(entries) < PAGE:
+            model.history_complete = True
+        if channel == self.current:
+            view = self.query_one(ChannelView)
+            if before is None:
+                view.relayout()
+                view.scroll_end(animate=False, immediate=True)
+            else:
+                view.relayout(anchor=anchor)
+                view.older_loaded()
+
+    @on(ChannelView.NeedOlder)
+    def older(self, event: ChannelView.NeedOlder) -> None:
+        model = self.models.get(event.channel)
+        if model is not None and model.oldest() is not None:
+            self.load_history(event.channel, model.oldest().key)
+
+    # ----------------------------------------------------------- channels
+
+    def switch_to(self, channel: str) -> None:
+        model = self.models[channel]
+        self.current = channel
+        model.unread = model.mentions = 0
+        self.query_one(ChannelView).show(model)
+        self.refresh_channels()
+        self.refresh_members()
+        self.refresh_typing()
+        self.title = f"sds-chat · #{channel}"
+
+    def refresh_channels(self) -> None:
+        rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
+        self.query_one(ChannelList).update_channels(rows, self.current)
+
+    @on(ChannelList.Selected)
+    def channel_selected(self, event: ChannelList.Selected) -> None:
+        if event.channel != self.current:
+            self.switch_to(event.channel)
+        self.query_one("#input").focus()
+
+    def action_next_unread(self) -> None:
+        names = list(self.models)
+        if not names:
+            return
+        start = names.index(self.current) + 1 if self.current in names else 0
+        for name in names[start:] + names[:start]:
+            if self.models[name].unread:
+                self.switch_to(name)
+                return
+        self.notify("no unread messages")
+
+    # ------------------------------------------------------------ members
+
+    def current_members(self) -> list[Member]:
+        return [m for pid, m in self.members.items()
+                if self.member_channels.get(pid) is None or self.current in self.member_channels[pid]]
+
+    def refresh_members(self) -> None:
+        self.query_one(MemberList).show(self.nick or "you", self.current_members())
+
+    def poll_peers(self) -> None:
+        if self.bridge is None or self.bridge.node is None:
+            return
+        future = self.bridge.call(self.bridge.node.peer_snapshot)
+        future.add_done_callback(lambda f: self.call_later(self._peers_polled, f) if not f.exception() else None)
+
+    def _peers_polled(self, future) -> None:
+        for p in future.result():
+            member = self.members.get(p["peer_id"])
+            if member is not None and member.present:
+                member.last_seen = max(member.last_seen, p["last_seen"])
+                member.nick = p["nick"] or member.nick
+        self.refresh_members()
+
+    def refresh_status(self) -> None:
+        waiting = sum(1 for m in self.models.values() for e in m.entries if e.waiting_for)
+        received = sum(len(m) for m in self.models.values())
+        present = sum(1 for m in self.members.values() if m.present)
+        self.query_one(StatusBar).show(present, waiting, received, str(self.data_dir))
+        self.refresh_members()
+
+    # ------------------------------------------------------------- typing
+
+    def refresh_typing(self) -> None:
+        model = self.models.get(self.current) if self.current else None
+        nicks = model.typing_now(now_ms()) if model and self.show_typing else []
+        self.query_one(TypingLine).show(nicks)
+
+    def action_toggle_typing(self) -> None:
+        self.show_typing = not self.show_typing
+        self.refresh_typing()
+        self.notify(f"typing indicators {'shown' if self.show_typing else 'hidden'}")
+
+    @on(Input.Changed, "#input")
+    def typed(self, event: Input.Changed) -> None:
+        if event.value and not event.value.startswith("/") and self.current and self.bridge and self.bridge.node:
+            self.bridge.call(self.bridge.node.typing, self.current)
+
+    # ------------------------------------------------------------- input
+
+    def _completion_candidates(self) -> tuple[list[str], list[str]]:
+        nicks = sorted({m.nick for m in self.members.values() if m.nick})
+        return list(self.models), nicks
+
+    @on(Input.Submitted, "#input")
+    def submitted(self, event: Input.Submitted) -> None:
+        line = event.value.strip()
+        event.input.value = ""
+        if line:
+            self.run_line(line)
+
+    @on(ChatInput.PastedLines)
+    def pasted(self, event: ChatInput.PastedLines) -> None:
+        def answer(send: bool | None) -> None:
+            if send:
+                for line in event.lines:
+                    self.say(line)
+
+        self.push_screen(ConfirmPaste(event.lines), answer)
+
+    def say(self, text: str, kind: str = "text") -> None:
+        if self.current is None:
+            self.notify("join a channel first: /join #name", severity="warning")
+        elif self.bridge is not None and self.bridge.node is not None:
+            self.bridge.call(self.bridge.node.say, self.current, text, kind)
+            view = self.query_one(ChannelView)
+            view.marker_id = None
+
+    def run_line(self, line: str) -> None:
+        if not line.startswith("/") or line.startswith("//"):
+            self.say(line[1:] if line.startswith("//") else line)
+            return
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        node = self.bridge.node if self.bridge else None
+        if name == "/help":
+            self.action_help()
+        elif name == "/quit":
+            self.exit()
+        elif node is None:
+            self.notify("still starting…", severity="warning")
+        elif name == "/join" and arg:
+            self.bridge.call(node.join, arg.lstrip("#"))
+        elif name == "/part":
+            channel = arg.lstrip("#") or self.current
+            if channel:
+                self.bridge.call(node.part, channel)
+        elif name == "/nick" and arg:
+            self.bridge.call(node.set_nick, arg)
+        elif name == "/me" and arg:
+            self.say(arg, kind="me")
+        elif name == "/peers":
+            future = self.bridge.call(node.peer_snapshot)
+            future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen(f.result())))
+        elif name == "/export":
+            self.export(Path(arg).expanduser() if arg else None)
+        elif name in COMMANDS:
+            self.notify(f"{name} needs an argument; see /help", severity="warning")
+        else:
+            self.notify(f"unknown command {name}; see /help", severity="error")
+
+    @work(thread=True, group="export")
+    def export(self, out: Path | None) -> None:
+        from chat_app.export import ExportError, export
+
+        out = out or Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
+        fmt = "jsonl" if out.suffix in (".jsonl", ".json") else "parquet"
+        store = Store(self.data_dir / "sds-chat.sqlite3")
+        try:
+            count = export(store, self.peer_id, out, fmt)
+        except ExportError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        finally:
+            store.close()
+        self.call_from_thread(self.notify, f"exported {count} messages to {out}")
+
+    # ------------------------------------------------------------ search
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        view = self.query_one(ChannelView)
+        if not search.display:
+            self._search_from = (view.scroll_y, view.following)
+            search.display = True
+        search.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self._find(event.value, older_than=None)
+
+    @on(Input.Submitted, "#search")
+    def search_next(self, event: Input.Submitted) -> None:
+        view = self.query_one(ChannelView)
+        self._find(event.value, older_than=view.search_hit)
+
+    def _find(self, term: str, older_than: str | None) -> None:
+        view = self.query_one(ChannelView)
+        model = self.models.get(self.current) if self.current else None
+        view.search_term = term or None
+        if model is None or not term:
+            view.search_hit = None
+            view.relayout()
+            return
+        start = model.index(older_than) - 1 if older_than in model.by_id else len(model) - 1
+        needle = term.lower()
+        for index in range(start, -1, -1):
+            if needle in model[index].text.lower():
+                view.search_hit = model[index].message_id
+                view.relayout()
+                view.scroll_to_message(view.search_hit)
+                return
+        self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
+
+    def on_key(self, event) -> None:
+        search = self.query_one("#search", Input)
+        if event.key == "escape" and search.display:
+            event.stop()
+            self.close_search()
+
+    def close_search(self) -> None:
+        search = self.query_one("#search", Input)
+        view = self.query_one(ChannelView)
+        search.display = False
+        search.value = ""
+        view.search_term = view.search_hit = None
+        view.relayout()
+        if self._search_from is not None:
+            scroll_y, following = self._search_from
+            if following:
+                view.scroll_end(animate=False, immediate=True)
+            else:
+                view.scroll_to(y=scroll_y, animate=False, immediate=True)
+        self._search_from = None
+        self.query_one("#input").focus()
+
+    # ------------------------------------------------------- the palette
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_next_theme(self) -> None:
+        index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
+        self.theme = THEMES[index % len(THEMES)]
+
+    def _prefill(self, text: str) -> None:
+        field = self.query_one("#input", ChatInput)
+        field.value = text
+        field.cursor_position = len(text)
+        field.focus()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Join a channel", "/join #name: join and switch to it", lambda: self._prefill("/join #"))
+        yield SystemCommand("Leave this channel", "/part", lambda: self.run_line("/part"))
+        yield SystemCommand("Change nick", "/nick name", lambda: self._prefill("/nick "))
+        yield SystemCommand("Action", "/me does something", lambda: self._prefill("/me "))
+        yield SystemCommand("Peers", "/peers: who is on the network", lambda: self.run_line("/peers"))
+        yield SystemCommand("Export history", "/export [file]: Parquet, or .jsonl", lambda: self.run_line("/export"))
+        yield SystemCommand("Search", "Ctrl+F: search this channel", self.action_search)
+        yield SystemCommand("Next unread channel", "Ctrl+N", self.action_next_unread)
+        yield SystemCommand("Toggle typing indicators", "Ctrl+T", self.action_toggle_typing)
+        yield SystemCommand("Next theme", "F2", self.action_next_theme)
+        yield SystemCommand("Help", "/help", self.action_help)

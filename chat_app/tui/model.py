@@ -1,0 +1,119 @@
+"""What the client shows of a channel, kept apart from how it is drawn.
+
+Entries are ordered by (lamport, message_id) - the log order every peer
+agrees on - so a message that waited for earlier history, or that arrives
+late, simply takes its place. Only a window of the history is loaded; older
+pages are read from SQLite when the user scrolls up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from sortedcontainers import SortedKeyList
+
+PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
+           "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
+
+ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
+
+
+def nick_colour(sender_id: str) -> str:
+    """A colour that stays the same for a sender, whatever nick it uses."""
+    try:
+        return PALETTE[int(sender_id[:8], 16) % len(PALETTE)]
+    except ValueError:
+        return PALETTE[sum(map(ord, sender_id)) % len(PALETTE)]
+
+
+@dataclass
+class Entry:
+    lamport: int
+    message_id: str
+    sender_id: str
+    nick: str
+    text: str
+    kind: str = "text"
+    time_ms: int = 0
+    own: bool = False
+    ack: str | None = None  # for own messages: one of ACK_STATES
+    peers: int = 0
+    waiting_for: int = 0  # > 0: buffered, waiting for earlier history
+    gaps: int = 0  # earlier messages given up as lost
+    version: int = 0  # bumped on every change, for the renderer's cache
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.lamport, self.message_id)
+
+
+@dataclass
+class Member:
+    peer_id: str
+    nick: str | None
+    last_seen: int
+    present: bool = True
+
+
+@dataclass
+class ChannelModel:
+    name: str
+    entries: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda e: e.key))
+    by_id: dict[str, Entry] = field(default_factory=dict)
+    unread: int = 0
+    mentions: int = 0
+    history_complete: bool = False  # every older message is loaded
+    typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index: int) -> Entry:
+        return self.entries[index]
+
+    def upsert(self, entry: Entry) -> Entry:
+        """Add an entry, or update the one with its id (waiting -> delivered)."""
+        old = self.by_id.get(entry.message_id)
+        if old is not None:
+            if old.ack is not None and entry.ack in (None, "unacknowledged"):
+                entry.ack, entry.peers = old.ack, old.peers  # keep what acknowledgements told us
+            self.entries.remove(old)
+            entry.version = old.version + 1
+        self.entries.add(entry)
+        self.by_id[entry.message_id] = entry
+        return entry
+
+    def index(self, message_id: str) -> int:
+        return self.entries.index(self.by_id[message_id])
+
+    def acknowledge(self, message_id: str, state: str, peers: int) -> bool:
+        entry = self.by_id.get(message_id)
+        if entry is None or not entry.own:
+            return False
+        if ACK_STATES.index(state) < ACK_STATES.index(entry.ack or "sending"):
+            return False  # never step back
+        entry.ack, entry.peers = state, peers
+        entry.version += 1
+        return True
+
+    def oldest(self) -> Entry | None:
+        return self.entries[0] if self.entries else None
+
+    def typing_now(self, now: int) -> list[str]:
+        return sorted(nick for nick, expires in self.typing.values() if expires > now)
+
+
+def typing_line(nicks: list[str]) -> str:
+    if not nicks:
+        return ""
+    if len(nicks) == 1:
+        return f"{nicks[0]} is typing…"
+    if len(nicks) == 2:
+        return f"{nicks[0]} and {nicks[1]} are typing…"
+    return "several people are typing…"
+
+
+def mentions(text: str, nick: str) -> bool:
+    """Does ``text`` mention ``nick`` as a word (case-insensitive)?"""
+    return bool(nick) and re.search(rf"(?<![\w@]){re.escape(nick)}(?!\w)", text, re.IGNORECASE) is not None

@@ -1,0 +1,110 @@
+"""Modal screens: help, confirming a multi-line paste, the peer list."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Markdown
+
+HELP = """\
+# sds-chat
+
+Serverless chat: peers on this network find each other, and every peer ends
+with the same messages in the same order.
+
+| command | what it does |
+|---|---|
+| `/join #name` | join a channel (and switch to it) |
+| `/part` | leave the current channel |
+| `/nick name` | change your nick |
+| `/me waves` | an action |
+| `/peers` | who is on the network |
+| `/export [file]` | write this peer's history (Parquet, or `.jsonl`) |
+| `/help` | this screen |
+| `/quit` | leave |
+
+**Keys**: `Tab` completes commands, channels and nicks; `Ctrl+F` searches
+this channel (`Enter` for the next older match, `Esc` returns you where you
+were); `Ctrl+N` jumps to the next channel with unread messages;
+`Ctrl+T` shows or hides typing indicators; `Ctrl+P` opens the command palette
+(themes too); `Ctrl+Q` quits.
+
+**Your messages**: ○ not yet acknowledged, ◐ *n* possibly received by *n*
+peers, ● *n* acknowledged. A message shown *waiting for earlier messages*
+moves into place when the history it depends on arrives.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical { width: 80; max-width: 95%; height: auto; max-height: 90%;
+                            border: thick $accent; background: $surface; padding: 1 2; }
+    """
+    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Markdown(HELP)
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmPaste(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmPaste { align: center middle; }
+    ConfirmPaste > Vertical { width: 60; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ConfirmPaste Button { margin-left: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send", "Send")]
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        preview = "\n".join(line[:56] for line in self.lines[:5])
+        more = f"\n… and {len(self.lines) - 5} more" if len(self.lines) > 5 else ""
+        with Vertical():
+            yield Label(f"Send {len(self.lines)} lines as {len(self.lines)} messages?")
+            yield Label(preview + more, classes="preview")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Send", id="send", variant="warning")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "send")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    def action_send(self) -> None:
+        self.dismiss(True)
+
+
+class PeersScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    PeersScreen { align: center middle; }
+    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; border: thick $accent;
+                             background: $surface; padding: 1 2; }
+    """
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, peers: list[dict]) -> None:
+        super().__init__()
+        self.peers = peers
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
+            for p in self.peers:
+                channels = ", ".join(f"#{c}" for c in p["channels"]) if p["channels"] else "channels unknown"
+                host, port = p["address"]
+                yield Label(f"{p['nick'] or '?':<16} {p['peer_id'][:12]}  {host}:{port}  {channels}")
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,41 @@
+"""Joined channels with unread counts; selecting one switches to it."""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+
+class ChannelList(OptionList):
+    DEFAULT_CSS = """
+    ChannelList {
+        height: auto;
+        max-height: 50%;
+        border: none;
+        padding: 0;
+        background: $panel;
+    }
+    """
+
+    class Selected(Message):
+        def __init__(self, channel: str) -> None:
+            super().__init__()
+            self.channel = channel
+
+    def update_channels(self, channels: list[tuple[str, int, int]], current: str | None) -> None:
+        """``channels``: (name, unread, mentions), in sidebar order."""
+        self.clear_options()
+        for name, unread, mentions in channels:
+            label = f"#{name}"
+            if mentions:
+                label += f"  [b red]@{mentions}[/]"
+            if unread:
+                label += f"  [b]{unread}[/]"
+            self.add_option(Option(label, id=name))
+        if current is not None:
+            self.highlighted = [n for n, _, _ in channels].index(current)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Selected(event.option.id))

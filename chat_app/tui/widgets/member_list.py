@@ -1,0 +1,53 @@
+"""Members of the current channel: online, away or offline, and last seen."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.widgets import Static
+
+from chat_app.tui.model import Member, nick_colour
+
+ONLINE_MS = 30_000
+
+
+def status(member: Member, now: int) -> str:
+    if not member.present:
+        return "offline"
+    return "online" if now - member.last_seen < ONLINE_MS else "away"
+
+
+def ago(ms: int) -> str:
+    seconds = max(0, ms // 1000)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+class MemberList(Static):
+    DEFAULT_CSS = """
+    MemberList {
+        height: 1fr;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
+    def show(self, me: str, members: list[Member], now: int | None = None) -> None:
+        now = now if now is not None else int(time.time() * 1000)
+        text = Text("members\n", style="bold dim")
+        text.append("● ", style="green")
+        text.append(f"{me} (you)\n")
+        order = {"online": 0, "away": 1, "offline": 2}
+        for m in sorted(members, key=lambda m: (order[status(m, now)], (m.nick or "").lower())):
+            state = status(m, now)
+            dot, style = {"online": ("●", "green"), "away": ("◐", "yellow"), "offline": ("○", "dim")}[state]
+            text.append(f"{dot} ", style=style)
+            text.append(m.nick or m.peer_id[:8], style=nick_colour(m.peer_id) if state != "offline" else "dim")
+            if state != "online":
+                text.append(f"  {state}, {ago(now - m.last_seen)} ago", style="dim")
+            text.append("\n")
+        self.update(text)

@@ -1,0 +1,21 @@
+"""One line under the history: who is typing in this channel."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from chat_app.tui.model import typing_line
+
+
+class TypingLine(Static):
+    DEFAULT_CSS = """
+    TypingLine {
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def show(self, nicks: list[str]) -> None:
+        self.update(typing_line(nicks))
