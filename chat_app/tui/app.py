@@ -129,7 +129,7 @@ class ChatApp(App):
 
     def _node_ready(self, event: dict) -> None:
         self.nick, self.peer_id = event["nick"], event["peer_id"]
-        self.sub_title = f"{self.nick} · port {event['port']}"
+        self.sub_title = self.nick
         self.query_one(ChannelView).my_nick = self.nick
         for channel in event["channels"]:
             self._add_channel(channel)
@@ -156,7 +156,7 @@ class ChatApp(App):
 
     def _node_nick(self, event: dict) -> None:
         self.nick = event["nick"]
-        self.sub_title = self.sub_title.replace(event["old"], event["nick"], 1)
+        self.sub_title = self.nick
         self.query_one(ChannelView).my_nick = self.nick
         self.notify(f"you are now {self.nick}")
 
@@ -201,7 +201,7 @@ class ChatApp(App):
         if visible:
             view.relayout()
             if following or entry.own:
-                view.scroll_end(animate=False, immediate=True)
+                view.follow()
             self.refresh_typing()
 
     def _node_ack(self, event: dict) -> None:
@@ -260,17 +260,20 @@ class ChatApp(App):
         model = self.models.get(channel)
         if model is None:
             return
-        anchor = model.oldest().message_id if before is not None and model.oldest() else None
+        view = self.query_one(ChannelView)
+        anchor = None
+        if before is not None and model.oldest() is not None and channel == self.current:
+            oldest = model.oldest().message_id
+            anchor = (oldest, view.line_of(oldest) or 0)
         for entry in entries:
             if entry.message_id not in model.by_id:
                 model.upsert(entry)
         if len(entries) < PAGE:
             model.history_complete = True
         if channel == self.current:
-            view = self.query_one(ChannelView)
             if before is None:
                 view.relayout()
-                view.scroll_end(animate=False, immediate=True)
+                view.follow()
             else:
                 view.relayout(anchor=anchor)
                 view.older_loaded()
@@ -493,9 +496,9 @@ class ChatApp(App):
         if self._search_from is not None:
             scroll_y, following = self._search_from
             if following:
-                view.scroll_end(animate=False, immediate=True)
+                view.follow()
             else:
-                view.scroll_to(y=scroll_y, animate=False, immediate=True)
+                view.scroll_to(y=scroll_y, animate=False)
         self._search_from = None
         self.query_one("#input").focus()
 

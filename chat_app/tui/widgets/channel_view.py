@@ -31,6 +31,8 @@ class ChannelView(ScrollView, can_focus=True):
     ChannelView {
         height: 1fr;
         padding: 0 1;
+        overflow-x: hidden;
+        scrollbar-gutter: stable;
         scrollbar-size-vertical: 1;
     }
     """
@@ -53,6 +55,7 @@ class ChannelView(ScrollView, can_focus=True):
         self._offsets: list[int] = [0]
         self._width = 0
         self._asked_older = False
+        self._following = True  # the user's intent: stay at the newest message
 
     # ------------------------------------------------------------ layout
 
@@ -63,16 +66,23 @@ class ChannelView(ScrollView, can_focus=True):
         self.search_term = self.search_hit = None
         self._asked_older = False
         self.relayout()
-        self.scroll_end(animate=False, immediate=True)
+        self.follow()
 
     @property
     def following(self) -> bool:
-        return self.scroll_y >= self.max_scroll_y - 1
+        """Stay at the bottom as messages arrive? True until the user scrolls
+        up, and again once they scroll back down."""
+        return self._following
 
-    def relayout(self, anchor: str | None = None) -> None:
-        """Recompute line offsets; keep ``anchor`` (a message id) where it was
-        on screen (used when older history is prepended)."""
-        before = self._line_of(anchor) if anchor else None
+    def follow(self) -> None:
+        """Scroll to the newest message once the new layout is in place."""
+        self._following = True
+        self.scroll_end(animate=False)
+
+    def relayout(self, anchor: tuple[str, int] | None = None) -> None:
+        """Recompute line offsets. ``anchor`` - (message id, the line it was on,
+        from ``line_of`` before the model changed) - keeps that message where
+        it was on screen when older history is prepended above it."""
         width = max(10, self.scrollable_content_region.width or self.size.width or 80)
         if width != self._width:
             self._cache.clear()
@@ -80,24 +90,28 @@ class ChannelView(ScrollView, can_focus=True):
         heights = (len(self._lines(e)) for e in (self.model.entries if self.model else ()))
         self._offsets = [0, *itertools.accumulate(heights)]
         self.virtual_size = Size(width, self._offsets[-1])
-        if anchor and before is not None:
-            self.scroll_to(y=self.scroll_y + self._line_of(anchor) - before, animate=False, immediate=True)
+        if anchor is not None:
+            message_id, before = anchor
+            after = self.line_of(message_id)
+            if after is not None:
+                self.scroll_to(y=self.scroll_y + after - before, animate=False, immediate=True)
         self.refresh()
 
-    def _line_of(self, message_id: str) -> int | None:
+    def line_of(self, message_id: str) -> int | None:
+        """The first line of a message in the current layout."""
         if self.model is None or message_id not in self.model.by_id:
             return None
         index = self.model.index(message_id)
         return self._offsets[index] if index < len(self._offsets) else None
 
     def on_resize(self) -> None:
-        follow = self.following
         self.relayout()
-        if follow:
-            self.scroll_end(animate=False, immediate=True)
+        if self._following:
+            self.follow()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        self._following = new >= self.max_scroll_y - 1
         if (self.model is not None and new <= LOAD_WHEN_WITHIN and not self.model.history_complete
                 and not self._asked_older and len(self.model)):
             self._asked_older = True
@@ -107,9 +121,10 @@ class ChannelView(ScrollView, can_focus=True):
         self._asked_older = False
 
     def scroll_to_message(self, message_id: str) -> None:
-        line = self._line_of(message_id)
+        line = self.line_of(message_id)
         if line is not None:
-            self.scroll_to(y=max(0, line - self.size.height // 2), animate=False, immediate=True)
+            self._following = False
+            self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
 
     # --------------------------------------------------------- rendering
 

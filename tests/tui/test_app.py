@@ -1,0 +1,248 @@
+"""The client driven with Pilot, against real nodes on loopback."""
+
+import socket
+
+import pytest
+from textual import events
+
+from chat_app.payload import Payload
+from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.widgets.channel_list import ChannelList
+from chat_app.tui.widgets.channel_view import ChannelView
+from chat_app.tui.widgets.typing_line import TypingLine
+from sync.sds import Channel
+
+from .conftest import until
+
+SIZE = (110, 32)
+
+
+def started(app):
+    return app.bridge is not None and app.bridge.node is not None and app.current is not None
+
+
+def texts(app, channel="general"):
+    return [e.text for e in app.models[channel].entries]
+
+
+def screen_text(app) -> str:
+    view = app.query_one(ChannelView)
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))
+
+
+async def type_line(pilot, text: str) -> None:
+    app = pilot.app
+    app.query_one("#input").value = text
+    await pilot.press("enter")
+
+
+@pytest.mark.asyncio
+async def test_send_then_receive_and_see_delivery_state(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi alice")
+        await until(pilot, lambda: texts(app) == ["hi alice"])
+        await type_line(pilot, "hello bob")
+        await until(pilot, lambda: texts(app) == ["hi alice", "hello bob"])
+        mine = app.models["general"].entries[-1]
+        assert mine.own and mine.ack in ("unacknowledged", "possibly_acknowledged", "acknowledged")
+        bob.wait_for(lambda e: e["event"] == "delivered" and e.get("text") == "hello bob")
+        bob.say("fine thanks")  # names "hello bob" in its causal history
+        await until(pilot, lambda: app.models["general"].by_id[mine.message_id].ack == "acknowledged")
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "bob  hi alice" in shown and "alice  hello bob  ● 1" in shown
+
+
+@pytest.mark.asyncio
+async def test_typing_indicator_appears_and_expires(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("here")
+        await until(pilot, lambda: texts(app) == ["here"])
+        bob.call(bob.node.typing, "general")
+        typing = app.query_one(TypingLine)
+        await until(pilot, lambda: str(typing.render()) == "bob is typing…")
+        await until(pilot, lambda: str(typing.render()) == "", timeout=10)
+        await pilot.press("ctrl+t")  # hide typing indicators
+        bob.node._typing_sent.clear()
+        bob.call(bob.node.typing, "general")
+        await pilot.pause(0.5)
+        assert str(typing.render()) == ""
+
+
+@pytest.mark.asyncio
+async def test_unread_counts_and_jump_to_next_unread(make_app, bob_for):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        assert app.current == "general"
+        bob = bob_for(app, channels=("general", "random"))
+        bob.say("over here", channel="random")
+        bob.say("and here", channel="random")
+        await until(pilot, lambda: app.models["random"].unread == 2)
+        labels = [str(o.prompt) for o in app.query_one(ChannelList).options]
+        assert any("#random" in label and "2" in label for label in labels)
+        await pilot.press("ctrl+n")
+        assert app.current == "random" and app.models["random"].unread == 0
+
+
+@pytest.mark.asyncio
+async def test_commands(make_app, bob_for, tmp_path):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hello")
+        await until(pilot, lambda: texts(app) == ["hello"])
+        await type_line(pilot, "/join #random")
+        await until(pilot, lambda: app.current == "random")
+        await type_line(pilot, "/me waves")
+        await until(pilot, lambda: [e.kind for e in app.models["random"].entries] == ["me"])
+        assert "* alice waves" in screen_text(app)
+        await type_line(pilot, "/part")
+        await until(pilot, lambda: "random" not in app.models and app.current == "general")
+        await type_line(pilot, "/nick alicia")
+        await until(pilot, lambda: app.nick == "alicia")
+        await type_line(pilot, "/peers")
+        await until(pilot, lambda: isinstance(app.screen, PeersScreen))
+        assert app.screen.peers[0]["nick"] == "bob"
+        await pilot.press("escape")
+        await type_line(pilot, "/help")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        out = tmp_path / "export.jsonl"
+        await type_line(pilot, f"/export {out}")
+        await until(pilot, lambda: out.exists() and len(out.read_text().splitlines()) == 2)  # general + random
+        await type_line(pilot, "/bogus")
+        await type_line(pilot, "/quit")
+        await until(pilot, lambda: not app.is_running)
+
+
+@pytest.mark.asyncio
+async def test_tab_completes_commands_channels_and_nicks(make_app, bob_for):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi")
+        await until(pilot, lambda: "bob" in {m.nick for m in app.members.values()})
+        field = app.query_one("#input")
+        field.value = "/jo"
+        await pilot.press("tab")
+        assert field.value == "/join "
+        field.value = "/join #ra"
+        await pilot.press("tab")
+        assert field.value == "/join #random "
+        field.value = "bo"
+        await pilot.press("tab")
+        assert field.value == "bob: "
+
+
+@pytest.mark.asyncio
+async def test_a_multiline_paste_asks_before_sending(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        app.query_one("#input").post_message(events.Paste("first line\nsecond line"))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.press("y")
+        await until(pilot, lambda: texts(app) == ["first line", "second line"])
+
+
+@pytest.mark.asyncio
+async def test_search_finds_and_returns_you_where_you_were(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=(110, 16)) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        for i in range(30):
+            bob.say(f"line {i}" + (" needle" if i in (3, 7) else ""))
+        await until(pilot, lambda: len(texts(app)) == 30)
+        view = app.query_one(ChannelView)
+        await pilot.pause(0.1)
+        assert view.following and view.scroll_y == view.max_scroll_y > 0
+        await pilot.press("ctrl+f")
+        for ch in "needle":
+            await pilot.press(ch)
+        hit = app.models["general"].by_id[view.search_hit]
+        assert hit.text == "line 7 needle" and not view.following
+        await pilot.press("enter")
+        assert app.models["general"].by_id[view.search_hit].text == "line 3 needle"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert view.search_hit is None and view.following and view.scroll_y == view.max_scroll_y
+
+
+@pytest.mark.asyncio
+async def test_waiting_for_history_then_moving_into_place(make_app):
+    """A message whose predecessor is missing shows as waiting, then takes its
+    place when the predecessor arrives."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        carol = Channel("general", "c" * 32, 1_700_000_000_000)
+        first = carol.send(Payload("text", "carol", "first", 1, 0).encode(), 1_700_000_000_000)
+        second = carol.send(Payload("text", "carol", "second", 2, 0).encode(), 1_700_000_000_001)
+        wire_first, wire_second = carol.datagrams_to_send()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        address = ("127.0.0.1", app.bridge.node.port)
+        sock.sendto(wire_second, address)
+        model = app.models["general"]
+        await until(pilot, lambda: second in model.by_id)
+        assert model.by_id[second].waiting_for == 1
+        await pilot.pause(0.1)
+        assert "(waiting for 1 earlier message…)" in screen_text(app)
+        sock.sendto(wire_first, address)
+        await until(pilot, lambda: first in model.by_id and model.by_id[second].waiting_for == 0)
+        assert [e.message_id for e in model.entries] == [first, second]
+        sock.close()
+
+
+@pytest.mark.asyncio
+async def test_mentions_are_highlighted_and_ring_the_bell(make_app, bob_for):
+    app = make_app()
+    rang = []
+    app.bell = lambda: rang.append(True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hey Alice, lunch?")
+        bob.say("no mention here")
+        await until(pilot, lambda: len(texts(app)) == 2)
+        assert len(rang) == 1
+
+
+def fill_history(data_dir, n: int, channel: str = "general") -> None:
+    """n stored messages from "dave", as the node would have stored them."""
+    from chat_app.store import Store, StoredMessage
+
+    store = Store(data_dir / "sds-chat.sqlite3")
+    base = 1_700_000_000_000
+    rows = [StoredMessage(channel, f"{i:032x}", base + i, "d" * 32, "dave", "text", f"message number {i}", i + 1,
+                          base + i, b"-", base + i, base + i, False) for i in range(n)]
+    for start in range(0, n, 50_000):
+        store.commit_step(channel, None, rows[start:start + 50_000], base)
+    store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_long_history_loads_a_page_at_a_time(make_app, tmp_path):
+    fill_history(tmp_path / "alice", 100_000)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
+        view = app.query_one(ChannelView)
+        await pilot.pause(0.1)
+        assert "message number 99999" in screen_text(app)  # opens at the newest
+        oldest = app.models["general"].oldest().message_id
+        view.scroll_home(animate=False)
+        await until(pilot, lambda: len(app.models["general"]) == 1000)
+        await pilot.pause(0.1)
+        # the page arrived above; what was the top is still on screen
+        assert "message number 99500" in screen_text(app)
+        assert app.models["general"].index(oldest) == 500
