@@ -53,7 +53,7 @@ async def test_send_then_receive_and_see_delivery_state(make_app, bob_for):
         await until(pilot, lambda: app.models["general"].by_id[mine.message_id].ack == "acknowledged")
         await pilot.pause(0.1)
         shown = screen_text(app)
-        assert "bob  hi alice" in shown and "alice  hello bob  ● 1" in shown
+        assert "bob │ hi alice" in shown and "alice │ hello bob  ● 1" in shown
 
 
 @pytest.mark.asyncio
@@ -103,7 +103,7 @@ async def test_commands(make_app, bob_for, tmp_path):
         await until(pilot, lambda: app.current == "random")
         await type_line(pilot, "/me waves")
         await until(pilot, lambda: [e.kind for e in app.models["random"].entries] == ["me"])
-        assert "* alice waves" in screen_text(app)
+        assert "* │ alice waves" in screen_text(app)
         await type_line(pilot, "/part")
         await until(pilot, lambda: "random" not in app.models and app.current == "general")
         await type_line(pilot, "/nick alicia")

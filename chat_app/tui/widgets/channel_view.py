@@ -24,6 +24,7 @@ from chat_app.tui.model import ChannelModel, Entry, mentions, nick_colour
 
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 LOAD_WHEN_WITHIN = 10  # lines from the top
+NICK_WIDTH = 10
 
 
 class ChannelView(ScrollView, can_focus=True):
@@ -136,7 +137,7 @@ class ChannelView(ScrollView, can_focus=True):
         index = bisect_right(self._offsets, line) - 1
         strips = self._lines(self.model.entries[index])
         strip = strips[line - self._offsets[index]]
-        return strip.crop_extend(0, width, self.rich_style)
+        return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
     def _lines(self, entry: Entry) -> list[Strip]:
         marker = entry.message_id == self.marker_id
@@ -155,42 +156,50 @@ class ChannelView(ScrollView, can_focus=True):
             strips.append(_rule(f" {entry.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
         if marker:
             strips.append(_rule(" new messages ", width, "bold magenta"))
-        text = self._text(entry)
+        head, body = self._head(entry), self._body(entry)
         if hit:
-            text.highlight_words([hit], style="reverse", case_sensitive=False)
+            body.highlight_words([hit], style="reverse", case_sensitive=False)
         console = self.app.console
-        lines = console.render_lines(text, console.options.update_width(width), pad=False)
-        strips.extend(Strip(segments) for segments in lines)
+        indent = Text(" " * (head.cell_len - 2) + "│ ", style="dim")
+        lines = body.wrap(console, max(10, width - head.cell_len)) or [Text("")]
+        for i, line in enumerate(lines):
+            row = Text.assemble(head if i == 0 else indent, line)
+            if mentions(entry.text, self.my_nick) and not entry.own:
+                row.stylize("on #3a2d00")
+            strips.append(Strip(row.render(console, end="")))
         return strips
 
-    def _text(self, entry: Entry) -> Text:
+    def _head(self, entry: Entry) -> Text:
+        """Time, then the nick right-aligned in its column, then a rule."""
         stamp = time.strftime("%H:%M", time.localtime(entry.time_ms / 1000)) if entry.time_ms else "--:--"
-        colour = nick_colour(entry.sender_id)
-        text = Text(f"{stamp} ", style="dim")
-        body_style = ""
-        if entry.waiting_for:
-            body_style = "dim italic"
+        head = Text(f"{stamp} ", style="dim")
+        nick = entry.nick if len(entry.nick) <= NICK_WIDTH else entry.nick[: NICK_WIDTH - 1] + "…"
         if entry.kind == "me":
-            text.append("* ", style="bold")
-            text.append(entry.nick, style=f"bold {colour}")
-            text.append(" ")
-            text.append(entry.text, style=f"italic {body_style}")
+            head.append(" " * (NICK_WIDTH - 1) + "*", style="bold")
         else:
-            text.append(entry.nick, style=f"bold {colour}")
-            text.append("  ")
-            text.append(entry.text, style=body_style)
+            head.append(nick.rjust(NICK_WIDTH), style=f"bold {nick_colour(entry.sender_id)}")
+        head.append(" │ ", style="dim")
+        return head
+
+    def _body(self, entry: Entry) -> Text:
+        style = "dim italic" if entry.waiting_for else ""
+        body = Text(style=style)
+        if entry.kind == "me":
+            body.append(entry.nick, style=f"bold {nick_colour(entry.sender_id)}")
+            body.append(" ")
+            body.append(entry.text, style="italic")
+        else:
+            body.append(entry.text)
         if not entry.own and mentions(entry.text, self.my_nick):
-            text.stylize("on #3a2d00")
-            text.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
+            body.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
         if entry.waiting_for:
             noun = "message" if entry.waiting_for == 1 else "messages"
-            text.append(f"  (waiting for {entry.waiting_for} earlier {noun}…)", style="yellow italic")
+            body.append(f"  (waiting for {entry.waiting_for} earlier {noun}…)", style="yellow italic")
         if entry.own and entry.ack:
-            glyph = GLYPHS[entry.ack]
             peers = f" {entry.peers}" if entry.peers else ""
-            style = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
-            text.append(f"  {glyph}{peers}", style=style)
-        return text
+            tone = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
+            body.append(f"  {GLYPHS[entry.ack]}{peers}", style=tone)
+        return body
 
 
 def _rule(label: str, width: int, style: str) -> Strip:
