@@ -351,7 +351,7 @@ class ChatApp(App):
 
     def refresh_typing(self) -> None:
         model = self.models.get(self.current) if self.current else None
-        nicks = model.typing_now(now_ms()) if model and self.show_typing else []
+        nicks = model.typing_now(now_ms()) if model is not None and self.show_typing else []
         self.query_one(TypingLine).show(nicks)
 
     def action_toggle_typing(self) -> None:

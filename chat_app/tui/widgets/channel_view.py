@@ -88,7 +88,7 @@ class ChannelView(ScrollView, can_focus=True):
         if width != self._width:
             self._cache.clear()
             self._width = width
-        heights = (len(self._lines(e)) for e in (self.model.entries if self.model else ()))
+        heights = (len(self._lines(e)) for e in (self.model.entries if self.model is not None else ()))
         self._offsets = [0, *itertools.accumulate(heights)]
         self.virtual_size = Size(width, self._offsets[-1])
         if anchor is not None:
