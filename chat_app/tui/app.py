@@ -273,7 +273,8 @@ class ChatApp(App):
         if channel == self.current:
             if before is None:
                 view.relayout()
-                view.follow()
+                if view.following:  # a late first page must not yank a reader who scrolled up
+                    view.follow()
             else:
                 view.relayout(anchor=anchor)
                 view.older_loaded()

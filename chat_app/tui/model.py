@@ -9,6 +9,7 @@ pages are read from SQLite when the user scrolls up.
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass, field
 
 from sortedcontainers import SortedKeyList
@@ -21,10 +22,7 @@ ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledge
 
 def nick_colour(sender_id: str) -> str:
     """A colour that stays the same for a sender, whatever nick it uses."""
-    try:
-        return PALETTE[int(sender_id[:8], 16) % len(PALETTE)]
-    except ValueError:
-        return PALETTE[sum(map(ord, sender_id)) % len(PALETTE)]
+    return PALETTE[zlib.crc32(sender_id.encode()) % len(PALETTE)]
 
 
 @dataclass

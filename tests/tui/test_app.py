@@ -244,3 +244,53 @@ async def test_a_long_history_loads_a_page_at_a_time(make_app, tmp_path):
         # the page arrived above; what was the top is still on screen
         assert "message number 99500" in screen_text(app)
         assert app.models["general"].index(oldest) == 500
+
+
+@pytest.mark.asyncio
+async def test_scrolled_up_the_view_stays_put_and_marks_new_messages(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=(110, 16)) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        for i in range(20):
+            bob.say(f"old {i}")
+        await until(pilot, lambda: len(texts(app)) == 20)
+        view = app.query_one(ChannelView)
+        await pilot.pause(0.1)
+        view.scroll_home(animate=False)
+        await pilot.pause(0.1)
+        assert not view.following
+        bob.say("something new")
+        await until(pilot, lambda: len(texts(app)) == 21)
+        await pilot.pause(0.1)
+        assert view.scroll_y == 0  # not dragged to the bottom
+        assert view.marker_id == app.models["general"].entries[-1].message_id
+        view.scroll_end(animate=False)
+        await pilot.pause(0.1)
+        assert "── new messages ──" in screen_text(app).replace("─" * 3, "──")
+
+
+@pytest.mark.asyncio
+async def test_lost_history_is_marked_in_the_log(make_app):
+    from chat_app.tui.model import Entry
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        app.models["general"].upsert(Entry(1, "m1", "d" * 32, "dave", "after a gap", gaps=2))
+        app.query_one(ChannelView).relayout()
+        await pilot.pause(0.1)
+        assert "2 earlier messages could not be retrieved" in screen_text(app)
+
+
+@pytest.mark.asyncio
+async def test_palette_has_every_command_and_f2_switches_theme(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Join a channel", "Leave this channel", "Change nick", "Action", "Peers", "Export history",
+                "Search", "Next unread channel", "Toggle typing indicators", "Help"} <= titles
+        before = app.theme
+        await pilot.press("f2")
+        assert app.theme != before

@@ -1,0 +1,56 @@
+from chat_app.tui.model import ChannelModel, Entry, Member, mentions, nick_colour, typing_line
+from chat_app.tui.widgets.chat_input import COMMANDS, complete
+from chat_app.tui.widgets.member_list import status
+
+
+def test_typing_line_phrasing():
+    assert typing_line([]) == ""
+    assert typing_line(["alice"]) == "alice is typing…"
+    assert typing_line(["alice", "bob"]) == "alice and bob are typing…"
+    assert typing_line(["alice", "bob", "carol"]) == "several people are typing…"
+
+
+def test_entries_keep_log_order_and_waiting_ones_move_into_place():
+    model = ChannelModel("general")
+    model.upsert(Entry(30, "c", "s", "n", "third", waiting_for=1))
+    model.upsert(Entry(10, "a", "s", "n", "first"))
+    model.upsert(Entry(30, "c", "s", "n", "third"))  # its history arrived
+    model.upsert(Entry(20, "b", "s", "n", "second"))
+    assert [e.text for e in model.entries] == ["first", "second", "third"]
+    assert model.by_id["c"].waiting_for == 0 and model.by_id["c"].version == 1
+
+
+def test_acknowledgement_never_steps_back_and_only_for_own_messages():
+    model = ChannelModel("general")
+    model.upsert(Entry(1, "mine", "me", "me", "x", own=True, ack="unacknowledged"))
+    model.upsert(Entry(2, "theirs", "you", "you", "y"))
+    assert model.acknowledge("mine", "acknowledged", 2)
+    assert not model.acknowledge("mine", "possibly_acknowledged", 1)
+    assert (model.by_id["mine"].ack, model.by_id["mine"].peers) == ("acknowledged", 2)
+    assert not model.acknowledge("theirs", "acknowledged", 1)
+
+
+def test_mentions_match_whole_words_only():
+    assert mentions("hey Alice, lunch?", "alice")
+    assert mentions("alice: review?", "alice")
+    assert not mentions("malice aforethought", "alice")
+    assert not mentions("email alice@example.com", "example")
+
+
+def test_nick_colour_is_stable_per_sender():
+    assert nick_colour("ab12" * 8) == nick_colour("ab12" * 8)
+    assert len({nick_colour(f"{i:032x}") for i in range(50)}) > 5
+
+
+def test_completion():
+    assert complete("/p", COMMANDS, [], []) == ["/part ", "/peers "]
+    assert complete("/join #ge", COMMANDS, ["general", "games", "gentoo"], []) == ["/join #general ", "/join #gentoo "]
+    assert complete("hi al", COMMANDS, [], ["alice", "bob"]) == ["hi alice "]
+    assert complete("al", COMMANDS, [], ["alice"]) == ["alice: "]
+    assert complete("", COMMANDS, [], ["alice"]) == []
+
+
+def test_member_status():
+    assert status(Member("p", "x", last_seen=1_000), now=5_000) == "online"
+    assert status(Member("p", "x", last_seen=1_000), now=60_000) == "away"
+    assert status(Member("p", "x", last_seen=1_000, present=False), now=2_000) == "offline"
