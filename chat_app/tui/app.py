@@ -100,8 +100,17 @@ class ChatApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#search").display = False
-        self.query_one("#input").focus()
+        # Held, not queried: App.query_one searches the *active* screen, and
+        # node events keep arriving while a modal screen is open.
+        self.view = self.query_one(ChannelView)
+        self.channel_list = self.query_one(ChannelList)
+        self.member_list = self.query_one(MemberList)
+        self.typing_line = self.query_one(TypingLine)
+        self.status_bar = self.query_one(StatusBar)
+        self.search = self.query_one("#search", Input)
+        self.input = self.query_one("#input", ChatInput)
+        self.search.display = False
+        self.input.focus()
         self.start_node()
         self.set_interval(2.0, self.refresh_status)
         self.set_interval(5.0, self.poll_peers)
@@ -130,7 +139,7 @@ class ChatApp(App):
     def _node_ready(self, event: dict) -> None:
         self.nick, self.peer_id = event["nick"], event["peer_id"]
         self.sub_title = self.nick
-        self.query_one(ChannelView).my_nick = self.nick
+        self.view.my_nick = self.nick
         for channel in event["channels"]:
             self._add_channel(channel)
         if event["channels"]:
@@ -157,7 +166,7 @@ class ChatApp(App):
     def _node_nick(self, event: dict) -> None:
         self.nick = event["nick"]
         self.sub_title = self.nick
-        self.query_one(ChannelView).my_nick = self.nick
+        self.view.my_nick = self.nick
         self.notify(f"you are now {self.nick}")
 
     def _node_error(self, event: dict) -> None:
@@ -183,7 +192,7 @@ class ChatApp(App):
         model.typing.pop(event["sender_id"], None)
         if event["sender_id"] in self.members:
             self.members[event["sender_id"]].last_seen = now_ms()
-        view = self.query_one(ChannelView)
+        view = self.view
         visible = model.name == self.current
         following = visible and view.following
         if not known and not entry.own:
@@ -208,7 +217,7 @@ class ChatApp(App):
         model = self.models.get(event["channel"])
         if model is not None and model.acknowledge(event["message_id"], event["state"], event["peers"]):
             if model.name == self.current:
-                self.query_one(ChannelView).refresh()
+                self.view.refresh()
 
     def _node_typing(self, event: dict) -> None:
         model = self.models.get(event["channel"])
@@ -260,7 +269,7 @@ class ChatApp(App):
         model = self.models.get(channel)
         if model is None:
             return
-        view = self.query_one(ChannelView)
+        view = self.view
         anchor = None
         if before is not None and model.oldest() is not None and channel == self.current:
             oldest = model.oldest().message_id
@@ -291,7 +300,7 @@ class ChatApp(App):
         model = self.models[channel]
         self.current = channel
         model.unread = model.mentions = 0
-        self.query_one(ChannelView).show(model)
+        self.view.show(model)
         self.refresh_channels()
         self.refresh_members()
         self.refresh_typing()
@@ -299,13 +308,13 @@ class ChatApp(App):
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
-        self.query_one(ChannelList).update_channels(rows, self.current)
+        self.channel_list.update_channels(rows, self.current)
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:
         if event.channel != self.current:
             self.switch_to(event.channel)
-        self.query_one("#input").focus()
+        self.input.focus()
 
     def action_next_unread(self) -> None:
         names = list(self.models)
@@ -325,7 +334,7 @@ class ChatApp(App):
                 if self.member_channels.get(pid) is None or self.current in self.member_channels[pid]]
 
     def refresh_members(self) -> None:
-        self.query_one(MemberList).show(self.nick or "you", self.current_members())
+        self.member_list.show(self.nick or "you", self.current_members())
 
     def poll_peers(self) -> None:
         if self.bridge is None or self.bridge.node is None:
@@ -345,7 +354,7 @@ class ChatApp(App):
         waiting = sum(1 for m in self.models.values() for e in m.entries if e.waiting_for)
         received = sum(len(m) for m in self.models.values())
         present = sum(1 for m in self.members.values() if m.present)
-        self.query_one(StatusBar).show(present, waiting, received, str(self.data_dir))
+        self.status_bar.show(present, waiting, received, str(self.data_dir))
         self.refresh_members()
 
     # ------------------------------------------------------------- typing
@@ -353,7 +362,7 @@ class ChatApp(App):
     def refresh_typing(self) -> None:
         model = self.models.get(self.current) if self.current else None
         nicks = model.typing_now(now_ms()) if model is not None and self.show_typing else []
-        self.query_one(TypingLine).show(nicks)
+        self.typing_line.show(nicks)
 
     def action_toggle_typing(self) -> None:
         self.show_typing = not self.show_typing
@@ -392,7 +401,7 @@ class ChatApp(App):
             self.notify("join a channel first: /join #name", severity="warning")
         elif self.bridge is not None and self.bridge.node is not None:
             self.bridge.call(self.bridge.node.say, self.current, text, kind)
-            view = self.query_one(ChannelView)
+            view = self.view
             view.marker_id = None
 
     def run_line(self, line: str) -> None:
@@ -447,8 +456,8 @@ class ChatApp(App):
     # ------------------------------------------------------------ search
 
     def action_search(self) -> None:
-        search = self.query_one("#search", Input)
-        view = self.query_one(ChannelView)
+        search = self.search
+        view = self.view
         if not search.display:
             self._search_from = (view.scroll_y, view.following)
             search.display = True
@@ -460,11 +469,11 @@ class ChatApp(App):
 
     @on(Input.Submitted, "#search")
     def search_next(self, event: Input.Submitted) -> None:
-        view = self.query_one(ChannelView)
+        view = self.view
         self._find(event.value, older_than=view.search_hit)
 
     def _find(self, term: str, older_than: str | None) -> None:
-        view = self.query_one(ChannelView)
+        view = self.view
         model = self.models.get(self.current) if self.current else None
         view.search_term = term or None
         if model is None or not term:
@@ -482,14 +491,14 @@ class ChatApp(App):
         self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
 
     def on_key(self, event) -> None:
-        search = self.query_one("#search", Input)
+        search = self.search
         if event.key == "escape" and search.display:
             event.stop()
             self.close_search()
 
     def close_search(self) -> None:
-        search = self.query_one("#search", Input)
-        view = self.query_one(ChannelView)
+        search = self.search
+        view = self.view
         search.display = False
         search.value = ""
         view.search_term = view.search_hit = None
@@ -501,7 +510,7 @@ class ChatApp(App):
             else:
                 view.scroll_to(y=scroll_y, animate=False)
         self._search_from = None
-        self.query_one("#input").focus()
+        self.input.focus()
 
     # ------------------------------------------------------- the palette
 
@@ -513,7 +522,7 @@ class ChatApp(App):
         self.theme = THEMES[index % len(THEMES)]
 
     def _prefill(self, text: str) -> None:
-        field = self.query_one("#input", ChatInput)
+        field = self.input
         field.value = text
         field.cursor_position = len(text)
         field.focus()

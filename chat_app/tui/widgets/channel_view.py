@@ -76,9 +76,18 @@ class ChannelView(ScrollView, can_focus=True):
         return self._following
 
     def follow(self) -> None:
-        """Scroll to the newest message once the new layout is in place."""
+        """Scroll to the newest message once the new layout is in place.
+
+        Forced, and checked again after the refresh: a scroll issued before
+        layout has enabled vertical scrolling is otherwise dropped, leaving a
+        "following" view stuck at the top."""
         self._following = True
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False, force=True)
+        self.call_after_refresh(self._settle_at_end)
+
+    def _settle_at_end(self) -> None:
+        if self._following and self.scroll_y < self.max_scroll_y:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def relayout(self, anchor: tuple[str, int] | None = None) -> None:
         """Recompute line offsets. ``anchor`` - (message id, the line it was on,
