@@ -190,8 +190,12 @@ class ChatApp(App):
         known = event["message_id"] in model.by_id
         model.upsert(entry)
         model.typing.pop(event["sender_id"], None)
-        if event["sender_id"] in self.members:
-            self.members[event["sender_id"]].last_seen = now_ms()
+        member = self.members.get(event["sender_id"])
+        if member is not None:
+            member.last_seen = now_ms()
+            if member.nick != entry.nick and event.get("nick"):
+                member.nick = entry.nick  # learned from the message (no mDNS, or a new nick)
+                self.refresh_members()
         view = self.view
         visible = model.name == self.current
         following = visible and view.following

@@ -1,0 +1,70 @@
+"""The client with a long history: time to open a channel, time per older
+page, time to draw a screen. Runs the real app headless (Textual's test
+driver) on a data directory holding N messages.
+
+    python benchmarks/tui_history.py [--messages 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.tui.conftest import node_factory  # noqa: E402
+from tests.tui.test_app import fill_history  # noqa: E402
+
+from chat_app.tui.app import ChatApp  # noqa: E402
+from chat_app.tui.widgets.channel_view import ChannelView  # noqa: E402
+
+
+async def until(predicate, pilot, timeout: float = 60.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise SystemExit("benchmark: the client did not get there in time")
+        await pilot.pause(0.001)
+
+
+async def measure(n: int) -> dict[str, float]:
+    data = Path(tempfile.mkdtemp()) / "alice"
+    fill_history(data, n)
+    app = ChatApp(node_factory(data, "alice"), data, bell=False)
+    start = time.perf_counter()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(lambda: app.current and len(app.models["general"]) >= min(n, 500), pilot)
+        view = app.query_one(ChannelView)
+        await until(lambda: view.scroll_y == view.max_scroll_y > 0, pilot)  # opened at the newest
+        opened = time.perf_counter() - start
+        pages = []
+        for _ in range(5):
+            before = len(app.models["general"])
+            t = time.perf_counter()
+            view.scroll_home(animate=False)
+            await until(lambda: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
+            pages.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for _ in range(20):
+            view.scroll_relative(y=-30, animate=False)
+            await pilot.pause(0.001)
+        draw = (time.perf_counter() - t) / 20
+    return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 100_000])
+    args = parser.parse_args()
+    print(f"{'messages':>9}  {'open (s)':>9}  {'older page (ms)':>15}  {'scroll step (ms)':>16}")
+    for n in args.messages:
+        r = asyncio.run(measure(n))
+        print(f"{n:>9,}  {r['open_s']:>9.2f}  {r['page_ms']:>15.0f}  {r['scroll_ms']:>16.1f}")
+
+
+if __name__ == "__main__":
+    main()
