@@ -46,7 +46,7 @@ async def measure(n: int) -> dict[str, float]:
             before = len(app.models["general"])
             t = time.perf_counter()
             view.scroll_home(animate=False)
-            await until(lambda: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
+            await until(lambda before=before: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
             pages.append(time.perf_counter() - t)
         t = time.perf_counter()
         for _ in range(20):
