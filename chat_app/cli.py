@@ -81,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
+    sub.add_parser("verify", add_help=False,
+                   help="check exports from many peers for ordering consistency (Spark); verify --help for more")
+    sim = sub.add_parser("simulate", help="simulate a lossy conversation and write one export per peer")
+    sim.add_argument("--peers", type=_positive, default=10)
+    sim.add_argument("--messages", type=_positive, default=1000)
+    sim.add_argument("--loss", type=_probability, default=0.2)
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--out", type=Path, required=True, help="directory to write peerNNN.parquet files into")
     exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
     exp.add_argument("--data-dir", type=Path, default=None, help="the peer's data directory (default: as for chat)")
     exp.add_argument("--out", type=Path, required=True, help="file to write")
@@ -177,9 +185,20 @@ def run_export(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["verify"]:  # its own parser: paths, --report, --master
+        from chat_app.verify.job import main as verify
+
+        return verify(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "export":
         return run_export(args)
+    if args.command == "simulate":
+        from chat_app.simulate import simulate_exports
+
+        files = simulate_exports(args.peers, args.messages, args.loss, args.seed, args.out)
+        print(f"wrote {len(files)} exports to {args.out}")
+        return 0
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
     return run_peer(args)

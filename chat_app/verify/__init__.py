@@ -1,0 +1,1 @@
+"""The PySpark job that checks exports from many peers for ordering consistency."""

@@ -1,0 +1,177 @@
+"""Each anomaly kind, injected into clean exports, is reported with its
+witness; clean exports report nothing."""
+
+import copy
+import json
+
+import pytest
+
+from chat_app.verify.job import check
+from chat_app.verify.schema import EXPORT
+from proto.sds_pb2 import SdsMessage
+from sync.sim import Scenario, Simulator
+
+pytestmark = pytest.mark.slow  # a local Spark
+
+
+@pytest.fixture(scope="module")
+def clean_logs():
+    """Three peers' logs of one lossless simulated conversation: {peer: [row, ...]}."""
+    sim = Simulator(Scenario(peers=3, messages=20, seed=4))
+    assert sim.run().identical_logs
+    logs = {}
+    for peer in sim.peers:
+        logs[peer.id] = []
+        for pos, mid in enumerate(peer.channel.log):
+            msg = SdsMessage.FromString(peer.store[mid])
+            logs[peer.id].append({
+                "peer_id": peer.id, "channel_id": "general", "pos": pos, "message_id": mid,
+                "sender_id": msg.sender_id, "lamport_timestamp": msg.lamport_timestamp,
+                "causal_history": [e.message_id for e in msg.causal_history],
+                "content": msg.content.decode(), "received_at_ms": 0, "delivered_at_ms": 0})
+    return logs
+
+
+def verify(spark, logs) -> dict:
+    rows = [row for log in logs.values() for row in log]
+    return check(spark, spark.createDataFrame(rows, EXPORT))
+
+
+def renumber(log):
+    for pos, row in enumerate(log):
+        row["pos"] = pos
+    return log
+
+
+def examples(report, kind):
+    assert kind in report["anomalies"], f"{kind} not reported: {json.dumps(report['anomalies'])[:500]}"
+    return report["anomalies"][kind]["examples"]
+
+
+@pytest.fixture
+def logs(clean_logs):
+    return copy.deepcopy(clean_logs)
+
+
+def ids(logs, peer):
+    return [r["message_id"] for r in logs[peer]]
+
+
+def test_clean_exports_report_nothing(spark, logs):
+    report = verify(spark, logs)
+    assert report["verdict"] == "consistent" and report["anomalies"] == {}
+    assert report["rows"] == 60 and [p["rows"] for p in report["peers"]] == [20, 20, 20]
+
+
+def test_missing_message(spark, logs):
+    a, b, _ = logs
+    gone = logs[b].pop(7)
+    renumber(logs[b])
+    report = verify(spark, logs)
+    (example,) = examples(report, "missing_message")
+    assert (example["peer_id"], example["message_id"]) == (b, gone["message_id"])
+    assert example["other_peer_id"] in (a, "peer002") and "which 2 of 3 peers hold" in example["explanation"]
+    assert "minority_message" not in report["anomalies"]
+
+
+def test_minority_message(spark, logs):
+    a, b, c = logs
+    gone = logs[b].pop(3)["message_id"]
+    logs[c].pop(3)
+    renumber(logs[b]), renumber(logs[c])
+    report = verify(spark, logs)
+    (example,) = examples(report, "minority_message")
+    assert example["message_id"] == gone and example["peer_id"] == a
+    assert "held by only 1 of 3 peers" in example["explanation"]
+    assert report["anomalies"]["missing_message"]["count"] == 2
+
+
+def test_duplicate_delivery(spark, logs):
+    _, b, _ = logs
+    logs[b].append(dict(logs[b][4], pos=20))
+    (example,) = examples(verify(spark, logs), "duplicate_delivery")
+    assert (example["peer_id"], example["message_id"]) == (b, logs[b][4]["message_id"])
+    assert "2 times (positions 4 and 20)" in example["explanation"]
+
+
+def test_position_gap(spark, logs):
+    _, b, _ = logs
+    for row in logs[b][6:]:
+        row["pos"] += 1
+    (example,) = examples(verify(spark, logs), "position_gap")
+    assert example["peer_id"] == b and "skips positions 6..6" in example["explanation"]
+    assert example["message_id"] == logs[b][6]["message_id"]
+
+
+def test_position_collision(spark, logs):
+    _, b, _ = logs
+    logs[b][6]["pos"] = 5
+    (example,) = examples(verify(spark, logs), "position_collision")
+    assert example["peer_id"] == b and "2 messages at position 5" in example["explanation"]
+    assert {example["message_id"], example["other_message_id"]} == {logs[b][5]["message_id"], logs[b][6]["message_id"]}
+
+
+def test_payload_conflict(spark, logs):
+    _, _, c = logs
+    logs[c][9]["causal_history"] = ["somebody-else"]
+    (example,) = examples(verify(spark, logs), "payload_conflict")
+    assert example["message_id"] == logs[c][9]["message_id"]
+    assert c in (example["peer_id"], example["other_peer_id"])
+    assert "disagree on its causal history" in example["explanation"]
+
+
+def test_order_disagreement_with_a_two_message_witness(spark, logs):
+    a, b, _ = logs
+    log = logs[b]
+    log[10], log[11] = log[11], log[10]
+    renumber(log)
+    report = verify(spark, logs)
+    (example,) = examples(report, "order_disagreement")
+    first, second = log[10]["message_id"], log[11]["message_id"]  # b's (wrong) order
+    assert (example["peer_id"], example["message_id"], example["other_message_id"]) == (b, first, second)
+    assert example["other_peer_id"] == a
+    assert example["explanation"] == (f"peer {b[:12]} has {first[:12]} before {second[:12]}, "
+                                      f"peer {a[:12]} has {second[:12]} before {first[:12]}")
+    assert examples(report, "lamport_order_violation")[0]["peer_id"] == b
+
+
+def test_lamport_order_violation_that_every_peer_shares(spark, logs):
+    """All peers agree, so no disagreement - but the order breaks (lamport, id)."""
+    for log in logs.values():
+        log[10], log[11] = log[11], log[10]
+        renumber(log)
+    report = verify(spark, logs)
+    assert report["anomalies"]["lamport_order_violation"]["count"] == 3
+    assert "order_disagreement" not in report["anomalies"]
+
+
+def test_causal_gap(spark, logs):
+    _, b, _ = logs
+    dependent = next(r for r in logs[b] if r["causal_history"] and r["pos"] > 5)
+    dep = dependent["causal_history"][-1]
+    logs[b] = renumber([r for r in logs[b] if r["message_id"] != dep])
+    found = [e for e in examples(verify(spark, logs), "causal_gap") if e["message_id"] == dependent["message_id"]]
+    assert found and found[0]["peer_id"] == b and found[0]["other_message_id"] == dep
+
+
+def test_causal_inversion(spark, logs):
+    _, b, _ = logs
+    log = logs[b]
+    index = next(i for i, r in enumerate(log) if i > 5 and log[i - 1]["message_id"] in r["causal_history"])
+    log[index - 1], log[index] = log[index], log[index - 1]
+    renumber(log)
+    (example,) = [e for e in examples(verify(spark, logs), "causal_inversion")]
+    assert (example["peer_id"], example["message_id"], example["other_message_id"]) == (
+        b, log[index - 1]["message_id"], log[index]["message_id"])
+
+
+def test_lamport_clock_violation(spark, logs):
+    victim = next(r for r in logs["peer000"] if r["causal_history"] and r["pos"] > 5)
+    dep = victim["causal_history"][0]
+    dep_lamport = next(r["lamport_timestamp"] for r in logs["peer000"] if r["message_id"] == dep)
+    for log in logs.values():
+        for row in log:
+            if row["message_id"] == victim["message_id"]:
+                row["lamport_timestamp"] = dep_lamport  # not above its dependency
+    found = [e for e in examples(verify(spark, logs), "lamport_clock_violation") if e["other_message_id"] == dep]
+    assert found and found[0]["message_id"] == victim["message_id"]
