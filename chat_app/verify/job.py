@@ -194,7 +194,8 @@ def render(report: dict) -> str:
             for example in found["examples"][:5]:
                 lines.append(f"  - {example['explanation']}")
             if found["count"] > 5:
-                lines.append(f"  … {found['count'] - 5:,} more" + (" (32 in the report)" if found["count"] > 32 else ""))
+                note = " (32 in the report)" if found["count"] > EXAMPLES else ""
+                lines.append(f"  … {found['count'] - 5:,} more{note}")
     else:
         lines += ["", "no anomalies: every peer holds the same messages in the same order"]
     return "\n".join(lines)
