@@ -143,15 +143,15 @@ def check(spark, rows) -> dict:
     from .checks import all_checks
     from .schema import REQUIRED
 
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     progress("reading exports and counting rows")
-    bad = rows.where(" OR ".join(f"{c} IS NULL" for c in REQUIRED))
-    totals = rows.agg(F.count("*").alias("rows"), F.countDistinct("channel_id").alias("channels")).first()
-    invalid = bad.count()
+    invalid_row = F.expr(" OR ".join(f"{c} IS NULL" for c in REQUIRED))
+    totals = rows.agg(F.count("*").alias("rows"), F.countDistinct("channel_id").alias("channels"),
+                      F.count(F.when(invalid_row, 1)).alias("invalid")).first()
+    invalid = totals["invalid"]
     if invalid:
         raise InputError(f"{invalid} row{'s' if invalid > 1 else ''} lack required fields ({', '.join(REQUIRED)})")
 
-    checks = all_checks(rows)
+    checks = all_checks(rows, persist=lambda df: df.persist(StorageLevel.MEMORY_AND_DISK))
     progress(f"running {len(checks)} checks over {totals['rows']:,} rows: " + ", ".join(n for n, _ in checks))
     found = checks[0][1]
     for _, df in checks[1:]:

@@ -107,7 +107,7 @@ def test_position_collision(spark, logs):
     _, b, _ = logs
     logs[b][6]["pos"] = 5
     (example,) = examples(verify(spark, logs), "position_collision")
-    assert example["peer_id"] == b and "2 messages at position 5" in example["explanation"]
+    assert example["peer_id"] == b and "two messages at position 5" in example["explanation"]
     assert {example["message_id"], example["other_message_id"]} == {logs[b][5]["message_id"], logs[b][6]["message_id"]}
 
 
