@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sim_curves.py
 	$(BIN)/python benchmarks/store_step.py
 	$(BIN)/python benchmarks/tui_history.py
+	$(BIN)/python benchmarks/verify.py
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto
