@@ -44,7 +44,7 @@ def find_inputs(paths: list[str]) -> Inputs:
     cheaply (a Parquet footer, the first JSON line) before Spark starts."""
     import pyarrow.parquet as pq
 
-    from .schema import REQUIRED
+    from chat_app.verify.schema import REQUIRED
 
     found = Inputs()
     for raw in paths:
@@ -121,7 +121,7 @@ def _in_spark_submit() -> bool:
 
 def read(spark, inputs: Inputs):
     """Every export as one DataFrame with the explicit export schema."""
-    from .schema import EXPORT
+    from chat_app.verify.schema import EXPORT
 
     frames = []
     if inputs.parquet:
@@ -140,8 +140,8 @@ def check(spark, rows) -> dict:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from .checks import all_checks
-    from .schema import REQUIRED
+    from chat_app.verify.checks import all_checks
+    from chat_app.verify.schema import REQUIRED
 
     progress("reading exports and counting rows")
     invalid_row = F.expr(" OR ".join(f"{c} IS NULL" for c in REQUIRED))
