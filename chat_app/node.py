@@ -395,10 +395,7 @@ class Node:
         return row, shown
 
     def _waiting(self, channel: str, event: Buffered) -> dict:
-        try:
-            payload: Payload | None = Payload.decode(event.content)
-        except PayloadError:
-            payload = None
+        payload = Payload.try_decode(event.content)
         return {"event": "waiting", "channel": channel, "message_id": event.message_id,
                 "sender_id": event.sender_id, "lamport": event.lamport,
                 "nick": payload.nick if payload else None, "kind": payload.kind if payload else None,
@@ -411,9 +408,8 @@ class Node:
                 for p in self.peers.values()]
 
     def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> dict | None:
-        try:
-            payload = Payload.decode(event.content)
-        except PayloadError:
+        payload = Payload.try_decode(event.content)
+        if payload is None:
             return None
         if payload.kind == "leave":
             self._on_peer_gone(event.sender_id)
@@ -465,7 +461,5 @@ class Node:
 
 
 def _hint(message_id: str, sender_id: str, content: bytes) -> bytes | None:
-    try:
-        return retrieval_hint(Payload.decode(content).seq)
-    except PayloadError:
-        return None
+    payload = Payload.try_decode(content)
+    return retrieval_hint(payload.seq) if payload else None

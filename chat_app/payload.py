@@ -50,6 +50,14 @@ class Payload:
         return cbor2.dumps(data, canonical=True)
 
     @classmethod
+    def try_decode(cls, content: bytes) -> Payload | None:
+        """The payload, or None when the content is not one of ours."""
+        try:
+            return cls.decode(content)
+        except PayloadError:
+            return None
+
+    @classmethod
     def decode(cls, content: bytes) -> Payload:
         try:
             data = cbor2.loads(content)
