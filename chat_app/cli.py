@@ -58,29 +58,47 @@ def default_data_dir() -> Path:
     return Path(base) / "sds-chat"
 
 
+def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
+    """The options of a running peer. On a subcommand (``defaults=False``)
+    an option not given leaves the value from before the subcommand alone."""
+
+    def option(*names, **kwargs):
+        if not defaults:
+            kwargs["default"] = argparse.SUPPRESS
+        peer.add_argument(*names, **kwargs)
+
+    peer = parser.add_argument_group("peer")
+    option("--headless", action="store_true",
+           help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
+    option("--nick", help="your name in the channels (default: the last one used, else your login)")
+    option("--channel", action="append", dest="channels", metavar="NAME",
+           help="join this channel (repeatable; default: the channels joined last time, else general)")
+    option("--data-dir", type=Path, default=None,
+           help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
+    option("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
+    option("--bind", default="0.0.0.0", metavar="HOST",
+           help="address to listen on; a specific one also limits discovery to it (e.g. 127.0.0.1)")
+    option("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
+           help="a peer to talk to directly, for networks that block multicast (repeatable)")
+    option("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
+    option("--no-typing", action="store_true", help="do not tell others when you are typing")
+    option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
+    option("--live", action="store_true",
+           help="keep replication streams open and push new messages over them too (both sides must "
+                           "set it; carries a channel where datagrams are dropped)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sds-chat",
         description="Serverless group chat for the terminal.",
     )
-    peer = parser.add_argument_group("peer")
-    peer.add_argument("--headless", action="store_true",
-                      help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
-    peer.add_argument("--nick", help="your name in the channels (default: the last one used, else your login)")
-    peer.add_argument("--channel", action="append", dest="channels", metavar="NAME",
-                      help="join this channel (repeatable; default: the channels joined last time, else general)")
-    peer.add_argument("--data-dir", type=Path, default=None,
-                      help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
-    peer.add_argument("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
-    peer.add_argument("--bind", default="0.0.0.0", metavar="HOST",
-                      help="address to listen on; a specific one also limits discovery to it (e.g. 127.0.0.1)")
-    peer.add_argument("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
-                      help="a peer to talk to directly, for networks that block multicast (repeatable)")
-    peer.add_argument("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
-    peer.add_argument("--no-typing", action="store_true", help="do not tell others when you are typing")
-    peer.add_argument("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
+    _peer_options(parser)
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
+    serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
+                                         "for everyone (peer options as for chat)")
+    _peer_options(serve, defaults=False)
     sub.add_parser("verify", add_help=False,
                    help="check exports from many peers for ordering consistency (Spark); verify --help for more")
     sim = sub.add_parser("simulate", help="simulate a lossy conversation and write one export per peer")
@@ -132,20 +150,20 @@ def run_peer(args: argparse.Namespace) -> int:
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
-    nick = args.nick or store.nick() or getpass.getuser()
+    nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
     channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
     interface = args.bind if args.bind not in ("0.0.0.0", "") else None
 
     def node(emit):
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
                     static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
-                    send_typing=not args.no_typing)
+                    send_typing=not args.no_typing, live=args.live)
 
     try:
-        if args.headless:
+        if args.headless or args.command == "serve":
             from chat_app.headless import Headless
 
-            return asyncio.run(Headless(node).run())
+            return asyncio.run(Headless(node, read_stdin=args.command != "serve").run())
         from chat_app.tui.app import ChatApp
 
         # the client draws on the terminal: warnings go to a file, not over the screen

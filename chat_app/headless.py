@@ -20,8 +20,9 @@ def channel_name(text: str) -> str:
 
 
 class Headless:
-    def __init__(self, node_factory) -> None:
+    def __init__(self, node_factory, read_stdin: bool = True) -> None:
         self.node: Node = node_factory(self.emit)
+        self.read_stdin = read_stdin
         self.current: str | None = None
         self._done = asyncio.Event()
 
@@ -35,11 +36,14 @@ class Headless:
             loop.add_signal_handler(sig, self._done.set)
         await self.node.start()
         self.current = next(iter(self.node.engines), None)
-        reader = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        lines = asyncio.ensure_future(self._read(reader))
+        lines = None
+        if self.read_stdin:  # a store peer (serve) runs until it is signalled
+            reader = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+            lines = asyncio.ensure_future(self._read(reader))
         await self._done.wait()
-        lines.cancel()
+        if lines is not None:
+            lines.cancel()
         await self.node.stop()
         self.emit({"event": "bye"})
         return 0

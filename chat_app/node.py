@@ -26,10 +26,12 @@ from google.protobuf.message import DecodeError
 from chat_app.identity import peer_id as derive_peer_id
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.frames import decode_fetch, encode_fetch
+from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.net.udp import Address, UdpEndpoint, open_udp
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store, StoredMessage, retrieval_hint
 from proto.sds_pb2 import SdsMessage
+from sync.replication import Closed, Connection, EntryReceived, RemoteAnnounced, ReplicationError, SessionFinished
 from sync.sds import (
     Acknowledged,
     Buffered,
@@ -53,6 +55,10 @@ FETCH_BUDGET = 128
 """Messages served per requesting address per second: a fetch request is tiny
 and its answer is not, so without a budget a spoofed request would turn us
 into an amplifier."""
+REPLICATE_EVERY_MS = 5_000
+"""At most one replication with a peer this often (it is also how Missing
+messages are fetched when no rebroadcast or fetch answer arrives)."""
+LINK_IDLE_S = 60
 PEER_SILENT_MS = 45_000
 """A peer sharing a channel with us syncs at least every ~23 s (the engine's
 keep-alive); this long without a datagram and it has gone (crashed, or its
@@ -89,6 +95,7 @@ class Node:
         discovery: bool = True,
         discovery_interface: str | None = None,
         send_typing: bool = True,
+        live: bool = False,
         config: Config | None = None,
         clock: Callable[[], int] = wall_ms,
     ) -> None:
@@ -99,6 +106,7 @@ class Node:
         self.port = port
         self.config = config or Config()
         self.send_typing = send_typing
+        self.live = live
         self._emit = emit
         self._now = clock
         self._wanted_channels = list(dict.fromkeys(channels))
@@ -115,6 +123,11 @@ class Node:
         self._asked: dict[str, int] = {}
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
         self._udp: UdpEndpoint | None = None
+        self._tcp: asyncio.AbstractServer | None = None
+        self._links: dict[Connection, asyncio.StreamWriter] = {}
+        self._dialing: set[Address] = set()
+        self._replicated_at: dict[Address, int] = {}
+        self._tasks: set[asyncio.Task] = set()
         self._discovery: Discovery | None = None
         self._timer: asyncio.TimerHandle | None = None
 
@@ -123,6 +136,8 @@ class Node:
     async def start(self) -> None:
         self._udp = await open_udp(self.host, self.port, self._on_datagram)
         self.port = self._udp.port
+        # replication streams: TCP on the same port number as the datagrams
+        self._tcp = await asyncio.start_server(self._accept, self.host, self.port)
         self.store.set_nick(self.nick)
         now = self._now()
         for channel in self._wanted_channels:
@@ -138,6 +153,8 @@ class Node:
                     "channels": list(self.engines)})
         for channel in list(self.engines):
             self._step(channel, now)  # a restored engine may have datagrams due
+        for address in self._static:
+            self._replicate(address)
 
     async def stop(self) -> None:
         """Leave politely: tell each channel, then close everything."""
@@ -147,6 +164,14 @@ class Node:
             self._step(channel, now, rearm=False)
         if self._timer is not None:
             self._timer.cancel()
+        for conn, writer in list(self._links.items()):
+            conn.stop_live()
+            self._flush(conn, writer)
+            writer.close()
+        if self._tcp is not None:
+            self._tcp.close()
+        for task in list(self._tasks):
+            task.cancel()
         if self._discovery is not None:
             await self._discovery.stop()
         if self._udp is not None:
@@ -292,12 +317,16 @@ class Node:
             author = self.peers.get(entry.sender_id or "")
             by_target.setdefault(author.address if author else None, []).append(mid)
         for target, ids in by_target.items():
-            frame = encode_fetch(channel, ids)
+            request = encode_fetch(channel, ids)
             if target is None:
-                self._broadcast(channel, frame)
+                self._broadcast(channel, request)
             else:
-                self._udp.send(frame, target)
+                self._udp.send(request, target)
             self.stats["fetch_sent"] += len(ids)
+        # and replicate the channel (throttled): this also finds what nobody references
+        for peer in self.peers.values():
+            if peer.channels is None or channel in peer.channels:
+                self._replicate(peer.address)
 
     # ---------------------------------------------------------------- peers
 
@@ -306,6 +335,7 @@ class Node:
         if peer is None:
             self.peers[peer_id] = Peer(peer_id, addr, last_seen=now)
             self._emit({"event": "peer_joined", "peer_id": peer_id, "nick": None, "address": list(addr)})
+            self._replicate(addr)
         else:
             peer.last_seen = now
             if not peer.announced:
@@ -322,11 +352,96 @@ class Node:
         self.store.saw_peer(info.peer_id, info.nick, info.host, info.port, list(info.channels), now)
         self._emit({"event": "peer_updated" if known else "peer_joined", "peer_id": info.peer_id,
                     "nick": info.nick, "address": [info.host, info.port], "channels": list(info.channels)})
+        if not known:
+            self._replicate((info.host, info.port))
 
     def _on_peer_gone(self, peer_id: str) -> None:
         peer = self.peers.pop(peer_id, None)
         if peer is not None:
             self._emit({"event": "peer_left", "peer_id": peer_id, "nick": peer.nick})
+
+    # ----------------------------------------------------------- replication
+
+    def _replicate(self, address: Address) -> None:
+        """Catch up with the peer at ``address`` over TCP (at most once per
+        REPLICATE_EVERY_MS per address, and one link at a time)."""
+        now = self._now()
+        if (not self.engines or address in self._dialing
+                or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS):
+            return
+        self._replicated_at[address] = now
+        self._dialing.add(address)
+        task = asyncio.ensure_future(self._dial(address))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _dial(self, address: Address) -> None:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), 5)
+        except (TimeoutError, OSError) as exc:
+            log.info("replication with %s:%s: cannot connect (%s)", *address, exc)
+            self._dialing.discard(address)
+            return
+        try:
+            await self._run_link(address, reader, writer, initiator=True)
+        finally:
+            self._dialing.discard(address)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False)
+
+    async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
+        conn = Connection(self.store, tuple(self.engines), _validate_entry, initiator=initiator,
+                          now=self._now(), live=self.live)
+        self._links[conn] = writer
+        try:
+            self._flush(conn, writer)
+            while conn.closed is None:
+                data = await asyncio.wait_for(read_frame(reader), None if self.live else LINK_IDLE_S)
+                if data is None:
+                    conn.close("the peer closed the stream")
+                    break
+                conn.receive(data)
+                if self._link_events(conn, address) and initiator:
+                    break  # our session is over: hang up
+                self._flush(conn, writer)
+        except FrameError as exc:
+            conn.close(str(exc))
+        except (TimeoutError, OSError, ConnectionError) as exc:
+            conn.close(f"stream failed ({exc.__class__.__name__})")
+        finally:
+            self._link_events(conn, address)
+            self._links.pop(conn, None)
+            writer.close()
+
+    def _flush(self, conn: Connection, writer: asyncio.StreamWriter) -> None:
+        for data in conn.messages_to_send():
+            writer.write(frame(data))
+
+    def _link_events(self, conn: Connection, address: Address) -> bool:
+        """Handle a link's events; True once a session we started is over."""
+        over = False
+        for event in conn.events():
+            if isinstance(event, RemoteAnnounced) and conn.initiator:
+                if conn.sync() is not None:
+                    self._emit({"event": "catchup_started", "address": list(address),
+                                "channels": sorted(set(conn.channels) & set(event.channels))})
+                else:
+                    over = True  # nothing in common
+            elif isinstance(event, EntryReceived) and event.channel in self.engines:
+                now = self._now()
+                self.engines[event.channel].receive(event.entry, now)
+                self.stats["replicated_in"] += 1
+                self._step(event.channel, now)
+            elif isinstance(event, SessionFinished):
+                self._emit({"event": "catchup", "address": list(address), "channels": list(event.channels),
+                            "received": event.received, "sent": event.sent,
+                            "state": "live" if event.live else "done"})
+                over = over or not event.live
+            elif isinstance(event, Closed) and event.reason != "the peer closed the stream":
+                log.warning("replication with %s:%s closed: %s", *address, event.reason)
+                self._emit({"event": "replication_closed", "address": list(address), "reason": event.reason})
+        return over
 
     # ------------------------------------------------------------ the step
 
@@ -363,6 +478,11 @@ class Node:
         self.store.commit_step(channel, engine.export_state(include_log=False), rows, now)
         for data in datagrams:
             self._broadcast(channel, data)
+        if self.live and rows:
+            for conn, writer in list(self._links.items()):
+                for row in rows:
+                    conn.push(channel, row.wire)
+                self._flush(conn, writer)
         for shown in out:
             self._emit(shown)
         if rearm:
@@ -458,6 +578,21 @@ class Node:
         know) is expected to keep talking."""
         shares = peer.channels is None or any(c in self.engines for c in peer.channels)
         return peer.last_seen + PEER_SILENT_MS if shares else float("inf")
+
+
+def _validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
+    """A replicated entry must be a chat message (with its author's sequence
+    number) for a channel the session is about."""
+    try:
+        msg = SdsMessage.FromString(entry)
+    except (DecodeError, ValueError, RuntimeError):
+        raise ReplicationError("entry is not an SDS message") from None
+    if msg.channel_id not in channels:
+        raise ReplicationError(f"entry for channel {msg.channel_id!r}, which was not requested")
+    payload = Payload.try_decode(msg.content) if msg.content else None
+    if not msg.HasField("lamport_timestamp") or payload is None or payload.seq < 1:
+        raise ReplicationError("entry is not a chat message with a sequence number")
+    return msg.channel_id
 
 
 def _hint(message_id: str, sender_id: str, content: bytes) -> bytes | None:

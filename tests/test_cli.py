@@ -22,3 +22,12 @@ def test_user_errors_get_a_message_not_a_traceback():
         out = sds_chat(*args)
         assert out.returncode == 2
         assert "Traceback" not in out.stderr and "error:" in out.stderr
+
+
+def test_peer_options_work_before_and_after_serve():
+    from chat_app.cli import build_parser
+
+    before = build_parser().parse_args(["--data-dir", "/x", "--nick", "s", "serve", "--channel", "general"])
+    after = build_parser().parse_args(["serve", "--channel", "general", "--data-dir", "/x", "--nick", "s"])
+    for args in (before, after):
+        assert (str(args.data_dir), args.nick, args.channels, args.command) == ("/x", "s", ["general"], "serve")

@@ -211,6 +211,30 @@ class Store:
         for row in self._conn.execute(sql, (channel,)):
             yield _stored(row)
 
+    def heights(self, channel: str) -> list[tuple[str, int]]:
+        """(author, height) per author: the highest seq up to which the
+        author's log in this channel has no holes (0 if seq 1 is missing)."""
+        out: list[tuple[str, int]] = []
+        author, height, expected = None, 0, 1
+        for sender, seq in self._conn.execute(
+                "SELECT sender_id, seq FROM messages WHERE channel = ? AND seq IS NOT NULL "
+                "ORDER BY sender_id, seq", (channel,)):
+            if sender != author:
+                if author is not None:
+                    out.append((author, height))
+                author, height, expected = sender, 0, 1
+            if seq == expected:
+                height, expected = seq, seq + 1
+        if author is not None:
+            out.append((author, height))
+        return out
+
+    def entries_after(self, channel: str, author: str, seq: int) -> list[bytes]:
+        """The author's SDS datagrams in the channel with seq > ``seq``, in order."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT wire FROM messages WHERE channel = ? AND sender_id = ? AND seq > ? ORDER BY seq",
+            (channel, author, seq))]
+
     def all_channels(self) -> list[str]:
         """Every channel with history, joined or not."""
         return [r[0] for r in self._conn.execute("SELECT DISTINCT channel FROM messages ORDER BY channel")]

@@ -100,10 +100,14 @@ class HeadlessPeer:
             except (BrokenPipeError, OSError):
                 pass
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.proc.terminate()  # a store peer reads no stdin: it leaves on SIGTERM
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
         return self.proc.returncode
 
 
