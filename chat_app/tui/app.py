@@ -82,6 +82,7 @@ class ChatApp(App):
         self.peer_id = ""
         self.bridge: NodeThread | None = None
         self._search_from: tuple[float, bool] | None = None
+        self.catching_up: dict[tuple[str, int], list[str]] = {}
 
     # ------------------------------------------------------------- layout
 
@@ -216,6 +217,19 @@ class ChatApp(App):
             if following or entry.own:
                 view.follow()
             self.refresh_typing()
+
+    def _node_catchup_started(self, event: dict) -> None:
+        host, port = event["address"]
+        self.catching_up[(host, port)] = event["channels"]
+        self.refresh_status()
+
+    def _node_catchup(self, event: dict) -> None:
+        host, port = event["address"]
+        self.catching_up.pop((host, port), None)
+        if event["received"]:
+            noun = "message" if event["received"] == 1 else "messages"
+            self.notify(f"caught up: {event['received']} {noun} from {host}:{port}")
+        self.refresh_status()
 
     def _node_ack(self, event: dict) -> None:
         model = self.models.get(event["channel"])
@@ -358,7 +372,7 @@ class ChatApp(App):
         waiting = sum(1 for m in self.models.values() for e in m.entries if e.waiting_for)
         received = sum(len(m) for m in self.models.values())
         present = sum(1 for m in self.members.values() if m.present)
-        self.status_bar.show(present, waiting, received, str(self.data_dir))
+        self.status_bar.show(present, waiting, received, str(self.data_dir), len(self.catching_up))
         self.refresh_members()
 
     # ------------------------------------------------------------- typing

@@ -12,7 +12,7 @@ from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.typing_line import TypingLine
 from sync.sds import Channel
 
-from .conftest import until
+from .conftest import Bob, node_factory, until
 
 SIZE = (110, 32)
 
@@ -313,3 +313,21 @@ async def test_messages_arriving_under_a_modal_screen_are_shown_after(make_app, 
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert "while you were reading" in screen_text(app)
+
+
+@pytest.mark.asyncio
+async def test_catch_up_from_a_peer_shows_and_fills_the_history(make_app, tmp_path):
+    """Bob talked while we were away; when we start, replication brings his
+    messages over TCP and the client says so."""
+    bob = Bob(tmp_path / "bob-first", peers=[])
+    for i in range(3):
+        bob.say(f"while you were away {i}")
+    app = make_app()
+    app.make_node = node_factory(tmp_path / "alice", "alice", peers=[("127.0.0.1", bob.node.port)])
+    notes = []
+    app.notify = lambda message, **kw: notes.append(message)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await until(pilot, lambda: len(texts(app)) == 3)
+        await until(pilot, lambda: any("caught up: 3 messages" in n for n in notes))
+    bob.thread.stop()

@@ -26,13 +26,17 @@ class StatusBar(Horizontal):
         yield ProgressBar(id="sync-progress", show_eta=False, show_percentage=True)
         yield Label("", id="data-dir")
 
-    def show(self, peers: int, waiting: int, received: int, data_dir: str) -> None:
+    def show(self, peers: int, waiting: int, received: int, data_dir: str, replicating: int = 0) -> None:
         self.query_one("#peers", Label).update(f"{peers} peer{'s' if peers != 1 else ''} connected")
         bar = self.query_one("#sync-progress", ProgressBar)
         if waiting:
             self.query_one("#sync", Label).update(f"catching up: {waiting} waiting for history")
             bar.add_class("active")
             bar.update(total=received + waiting, progress=received)
+        elif replicating:
+            plural = "s" if replicating > 1 else ""
+            self.query_one("#sync", Label).update(f"catching up with {replicating} peer{plural}…")
+            bar.remove_class("active")
         else:
             self.query_one("#sync", Label).update("in sync")
             bar.remove_class("active")
