@@ -29,22 +29,33 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from .messages import (
     LOG_HEIGHT,
+    SET_RECONCILIATION,
     Announce,
+    Done,
+    EmptyPayload,
+    EmptySet,
     Entry,
+    Fingerprint,
     Have,
     Item,
+    LowerBound,
+    Payload,
     ReplicationError,
     SyncDone,
     SyncRequest,
+    Terminal,
     decode,
     encode,
     log_id,
 )
+from .reconcile import Reconciler
+
+RECONCILIATION = (EmptySet, LowerBound, Payload, EmptyPayload, Done, Fingerprint, Terminal)
 
 
 class LogStore(Protocol):
@@ -101,13 +112,14 @@ class _Session:
     sent: int = 0
     received: int = 0
     finished: bool = False
-    heights: dict[str, dict[str, int]] = field(default_factory=dict)
+    reconciler: Reconciler | None = None
 
 
 class Connection:
     def __init__(self, store: LogStore, channels: Iterable[str], validate: Validate, *, initiator: bool,
-                 now: int, live: bool = False) -> None:
+                 now: int, live: bool = False, mode: int = SET_RECONCILIATION) -> None:
         self.store = store
+        self.mode = mode
         self.validate = validate
         self.initiator = initiator
         self.live = live
@@ -162,8 +174,13 @@ class Connection:
             return None
         session = _Session(next(self._next_id), chosen, initiator=True, live_wanted=self.live)
         self._sessions[session.session_id] = session
-        self._send(SyncRequest(session.session_id, LOG_HEIGHT, chosen))
-        self._send(Have(session.session_id, self._heights(chosen)))
+        self._send(SyncRequest(session.session_id, self.mode, chosen))
+        if self.mode == SET_RECONCILIATION:
+            session.reconciler = Reconciler(session.session_id, list(self._heights(chosen)))
+            session.reconciler.start()
+            self._flush_reconciler(session)
+        else:
+            self._send(Have(session.session_id, self._heights(chosen)))
         return session.session_id
 
     def push(self, channel: str, entry: bytes) -> None:
@@ -203,7 +220,12 @@ class Connection:
         session = self._sessions.get(msg.session_id)
         if session is None:
             raise ReplicationError(f"message for unknown session {msg.session_id}")
-        if isinstance(msg, Have):
+        if isinstance(msg, RECONCILIATION):
+            if session.reconciler is None:
+                raise ReplicationError(f"{type(msg).__name__} in a log-height session")
+            session.reconciler.receive(msg)
+            self._flush_reconciler(session)
+        elif isinstance(msg, Have):
             self._have(session, msg)
         elif isinstance(msg, Entry):
             if session.finished:
@@ -214,7 +236,7 @@ class Connection:
         elif isinstance(msg, SyncDone):
             self._done(session, msg)
         else:
-            raise ReplicationError(f"{type(msg).__name__} is not supported (log-height mode only)")
+            raise ReplicationError(f"unexpected {type(msg).__name__}")
 
     def _requested(self, msg: SyncRequest) -> None:
         if self.initiator:
@@ -227,7 +249,23 @@ class Connection:
             raise ReplicationError(f"session id {msg.session_id} reused")
         session = _Session(msg.session_id, msg.schemas, initiator=False, live_wanted=self.live)
         self._sessions[msg.session_id] = session
-        self._send(Have(msg.session_id, self._heights(msg.schemas)))
+        if msg.mode == SET_RECONCILIATION:
+            session.reconciler = Reconciler(msg.session_id, list(self._heights(msg.schemas)))
+        elif msg.mode == LOG_HEIGHT:
+            self._send(Have(msg.session_id, self._heights(msg.schemas)))
+        else:
+            raise ReplicationError(f"unknown sync mode {msg.mode}")
+
+    def _flush_reconciler(self, session: _Session) -> None:
+        for msg in session.reconciler.messages():
+            self._send(msg)
+        if session.reconciler.finished and not session.sent_done:
+            # reconciliation told us which of our logs they are behind on
+            ids = {log_id(c): c for c in session.channels}
+            for author, log, theirs in session.reconciler.plan():
+                if log in ids:
+                    self._send_entries(session, ids[log], author, theirs)
+            self._sync_done(session)
 
     def _have(self, session: _Session, msg: Have) -> None:
         if session.sent_done:
@@ -239,11 +277,17 @@ class Connection:
                 theirs[(ids[log], author)] = seq
         for channel in session.channels:
             for author, _height in self.store.heights(channel):
-                # everything we hold above their height - including what lies
-                # beyond a hole in our own log
-                for entry in self.store.entries_after(channel, author, theirs.get((channel, author), 0)):
-                    self._send(Entry(session.session_id, entry))
-                    session.sent += 1
+                self._send_entries(session, channel, author, theirs.get((channel, author), 0))
+        self._sync_done(session)
+
+    def _send_entries(self, session: _Session, channel: str, author: str, above: int) -> None:
+        """Everything we hold above their height - including what lies beyond
+        a hole in our own log."""
+        for entry in self.store.entries_after(channel, author, above):
+            self._send(Entry(session.session_id, entry))
+            session.sent += 1
+
+    def _sync_done(self, session: _Session) -> None:
         session.sent_done = True
         self._send(SyncDone(session.session_id, session.live_wanted))
         self._maybe_finish(session)

@@ -1,4 +1,5 @@
-"""Replication sessions wired in memory, and every message type's encoding."""
+"""Replication sessions wired in memory (both modes), and every message
+type's encoding."""
 
 import cbor2
 import pytest
@@ -64,14 +65,15 @@ def pump(a: Connection, b: Connection, stores=None, rounds=20):
     return events[id(a)], events[id(b)]
 
 
-def pair(store_a, store_b, channels_a=("general",), channels_b=("general",), live=False):
-    a = Connection(store_a, channels_a, store_a.validate, initiator=True, now=1, live=live)
+def pair(store_a, store_b, channels_a=("general",), channels_b=("general",), live=False, mode=1):
+    a = Connection(store_a, channels_a, store_a.validate, initiator=True, now=1, live=live, mode=mode)
     b = Connection(store_b, channels_b, store_b.validate, initiator=False, now=1, live=live)
     pump(a, b)  # exchange announcements
     return a, b
 
 
-def test_log_height_sync_brings_both_sides_to_the_union():
+@pytest.mark.parametrize("mode", [0, 1], ids=["log-height", "set-reconciliation"])
+def test_sync_brings_both_sides_to_the_union(mode):
     sa, sb = Logs(), Logs()
     for s in range(1, 6):
         sa.add("general", "alice", s)
@@ -79,7 +81,7 @@ def test_log_height_sync_brings_both_sides_to_the_union():
         sb.add("general", "alice", s)
     for s in range(1, 4):
         sb.add("general", "bob", s)
-    a, b = pair(sa, sb)
+    a, b = pair(sa, sb, mode=mode)
     assert a.sync() == 0
     ea, eb = pump(a, b, {id(a): sa, id(b): sb})
     assert sa.data == sb.data and sa.heights("general") == [("alice", 5), ("bob", 3)]
@@ -87,13 +89,14 @@ def test_log_height_sync_brings_both_sides_to_the_union():
     assert (done_a.sent, done_a.received, done_a.live) == (3, 3, False)  # only what b lacked: alice 3..5
 
 
-def test_holes_are_filled_both_ways():
+@pytest.mark.parametrize("mode", [0, 1], ids=["log-height", "set-reconciliation"])
+def test_holes_are_filled_both_ways(mode):
     sa, sb = Logs(), Logs()
     for s in (1, 2, 4):
         sa.add("general", "carol", s)
     for s in (1, 2, 3):
         sb.add("general", "carol", s)
-    a, b = pair(sa, sb)
+    a, b = pair(sa, sb, mode=mode)
     a.sync()
     pump(a, b, {id(a): sa, id(b): sb})
     assert sorted(sa.data["general"]["carol"]) == sorted(sb.data["general"]["carol"]) == [1, 2, 3, 4]
@@ -121,9 +124,10 @@ def test_newer_announcements_replace_older_ones():
     assert b.remote_channels == ()
 
 
-def test_live_mode_streams_new_entries_until_syncdone_false():
+@pytest.mark.parametrize("mode", [0, 1], ids=["log-height", "set-reconciliation"])
+def test_live_mode_streams_new_entries_until_syncdone_false(mode):
     sa, sb = Logs(), Logs()
-    a, b = pair(sa, sb, live=True)
+    a, b = pair(sa, sb, live=True, mode=mode)
     a.sync()
     ea, eb = pump(a, b, {id(a): sa, id(b): sb})
     assert [e.live for e in ea if isinstance(e, SessionFinished)] == [True]
@@ -198,3 +202,17 @@ def test_decode_never_raises_anything_but_replication_error(data):
         decode(data)
     except ReplicationError:
         pass
+
+
+def test_set_reconciliation_against_an_empty_peer_sends_everything():
+    sa, sb = Logs(), Logs()
+    for s in range(1, 4):
+        sa.add("general", "alice", s)
+    a, b = pair(sb, sa)  # the empty side opens: it sends EmptySet
+    a.sync()
+    first = [decode(x) for x in a.messages_to_send()]
+    assert [type(x).__name__ for x in first] == ["SyncRequest", "EmptySet"]
+    for data in map(encode, first):
+        b.receive(data)
+    pump(a, b, {id(a): sb, id(b): sa})
+    assert sb.data == sa.data
