@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/store_step.py
 	$(BIN)/python benchmarks/tui_history.py
 	$(BIN)/python benchmarks/verify.py
+	$(BIN)/python benchmarks/replication.py
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto
