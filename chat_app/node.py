@@ -15,6 +15,7 @@ headless mode prints them as JSON lines, the TUI renders them.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import time
 from collections import Counter
@@ -59,6 +60,7 @@ REPLICATE_EVERY_MS = 5_000
 """At most one replication with a peer this often (it is also how Missing
 messages are fetched when no rebroadcast or fetch answer arrives)."""
 LINK_IDLE_S = 60
+BIND_ATTEMPTS = 20
 PEER_SILENT_MS = 45_000
 """A peer sharing a channel with us syncs at least every ~23 s (the engine's
 keep-alive); this long without a datagram and it has gone (crashed, or its
@@ -134,10 +136,7 @@ class Node:
     # ------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        self._udp = await open_udp(self.host, self.port, self._on_datagram)
-        self.port = self._udp.port
-        # replication streams: TCP on the same port number as the datagrams
-        self._tcp = await asyncio.start_server(self._accept, self.host, self.port)
+        await self._listen()
         self.store.set_nick(self.nick)
         now = self._now()
         for channel in self._wanted_channels:
@@ -155,6 +154,23 @@ class Node:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self._static:
             self._replicate(address)
+
+    async def _listen(self) -> None:
+        """Datagrams and replication streams share one port number. Asked for
+        any free port, the kernel picks one for UDP that may already be taken
+        for TCP (by another program's connection, say): then pick again."""
+        for attempt in range(BIND_ATTEMPTS):
+            udp = await open_udp(self.host, self.port, self._on_datagram)
+            try:
+                self._tcp = await asyncio.start_server(self._accept, self.host, udp.port)
+            except OSError as exc:
+                udp.close()
+                if self.port != 0 or exc.errno != errno.EADDRINUSE or attempt == BIND_ATTEMPTS - 1:
+                    raise
+                log.debug("port %d is free for UDP but not for TCP; trying another", udp.port)
+                continue
+            self._udp, self.port = udp, udp.port
+            return
 
     async def stop(self) -> None:
         """Leave politely: tell each channel, then close everything."""

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+EXITED = "harness:exited"  # put on the queue when the process's stdout closes
 
 
 class HeadlessPeer:
@@ -31,9 +32,13 @@ class HeadlessPeer:
         self._queue = queue.Queue()
         cmd = [sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
                "--data-dir", str(self.data_dir), "--bind", "127.0.0.1", *self.args]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        # stderr goes to a file: a pipe nobody reads would stall a chatty process
+        self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}.stderr"
+        self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.stderr_path, "a") as stderr:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=stderr, text=True, bufsize=1,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         threading.Thread(target=self._pump, args=(self.proc, self._queue), daemon=True).start()
         self.ready = self.wait_for(lambda e: e["event"] == "ready", timeout=30)
         self.peer_id, self.port = self.ready["peer_id"], self.ready["port"]
@@ -45,6 +50,7 @@ class HeadlessPeer:
                 events.put(json.loads(line))
             except json.JSONDecodeError:
                 events.put({"event": "garbage-output", "line": line})
+        events.put({"event": EXITED})
 
     def send(self, line: str) -> None:
         self.proc.stdin.write(line + "\n")
@@ -64,6 +70,11 @@ class HeadlessPeer:
                 event = self._queue.get(timeout=remaining)
             except queue.Empty:
                 continue
+            if event["event"] == EXITED:  # nothing more will come: say why
+                self._queue.put(event)
+                code = self.proc.wait(timeout=10)
+                raise AssertionError(f"{self.nick}: exited ({code}) while waiting; last events: "
+                                     f"{self.events[-8:]}; stderr: {self.stderr_path.read_text()[-2000:]}")
             self.events.append(event)
             if predicate(event):
                 return event
@@ -72,10 +83,15 @@ class HeadlessPeer:
         end = time.monotonic() + seconds
         while True:
             try:
-                self.events.append(self._queue.get(timeout=max(0.0, end - time.monotonic())))
+                event = self._queue.get(timeout=max(0.0, end - time.monotonic()))
             except queue.Empty:
                 if time.monotonic() >= end:
                     return
+                continue
+            if event["event"] == EXITED:
+                self._queue.put(event)  # for wait_for to report
+                return
+            self.events.append(event)
 
     def delivered(self, channel: str = "general") -> list[dict]:
         self.drain()
