@@ -135,6 +135,21 @@ def test_order_disagreement_with_a_two_message_witness(spark, logs):
     assert examples(report, "lamport_order_violation")[0]["peer_id"] == b
 
 
+def test_order_disagreement_across_a_message_only_one_peer_holds(spark, logs):
+    """b swaps two messages and has a third, that no other peer holds, between
+    them: no two *neighbours* of b's log are held in the other order
+    anywhere, yet b disagrees with everyone on the first two."""
+    a, b, c = logs
+    log = logs[b]
+    first, second = log[10], log[11]
+    stray = dict(second, message_id="held-only-by-b", causal_history=[])
+    log[10:12] = [second, stray, first]
+    renumber(log)
+    found = {(e["peer_id"], e["message_id"], e["other_message_id"], e["other_peer_id"])
+             for e in examples(verify(spark, logs), "order_disagreement")}
+    assert found == {(b, second["message_id"], first["message_id"], a)}
+
+
 def test_lamport_order_violation_that_every_peer_shares(spark, logs):
     """All peers agree, so no disagreement - but the order breaks (lamport, id)."""
     for log in logs.values():
