@@ -1,5 +1,7 @@
 """The client with a long history: time to open a channel, time per older
-page, time to draw a screen. Runs the real app headless (Textual's test
+page, time to draw a screen; then a search that reaches the oldest message
+(loading everything), the cost of one arriving message with all of it
+loaded (the median of 50), and re-measuring all of it for a new width. Runs the real app headless (Textual's test
 driver) on a data directory holding N messages.
 
     python benchmarks/tui_history.py [--messages 100000]
@@ -53,17 +55,43 @@ async def measure(n: int) -> dict[str, float]:
             view.scroll_relative(y=-30, animate=False)
             await pilot.pause(0.001)
         draw = (time.perf_counter() - t) / 20
-    return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw}
+
+        # search for the oldest message: found in SQLite, everything down to it loaded
+        app.action_search()
+        t = time.perf_counter()
+        app.search.value = "message number 0"
+        await until(lambda: view.search_hit == f"{0:032x}", pilot)
+        search = time.perf_counter() - t
+        app.close_search()
+        await pilot.pause(0.05)
+        assert len(app.models["general"]) == n
+
+        # with the whole history loaded: a message arriving, and a new width
+        arrivals = []
+        for i in range(50):
+            t = time.perf_counter()
+            app._node_delivered({"channel": "general", "message_id": f"new{i:029x}", "sender_id": "e" * 32,
+                                 "nick": "erin", "text": f"arriving {i}", "lamport": 2_000_000_000_000 + i})
+            arrivals.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        await pilot.resize_terminal(100, 40)
+        await until(lambda: view._width != 0 and len(view._heights) == len(app.models["general"]), pilot)
+        view.relayout()
+        resize = time.perf_counter() - t
+    return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw,
+            "search_s": search, "arrival_ms": 1000 * sorted(arrivals)[len(arrivals) // 2], "resize_s": resize}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
-    print(f"{'messages':>9}  {'open (s)':>9}  {'older page (ms)':>15}  {'scroll step (ms)':>16}")
+    print(f"{'messages':>9}  {'open (s)':>9}  {'older page (ms)':>15}  {'scroll step (ms)':>16}  "
+          f"{'search to the oldest (s)':>24}  {'arrival, all loaded (ms)':>24}  {'re-measure all (s)':>18}")
     for n in args.messages:
         r = asyncio.run(measure(n))
-        print(f"{n:>9,}  {r['open_s']:>9.2f}  {r['page_ms']:>15.0f}  {r['scroll_ms']:>16.1f}")
+        print(f"{n:>9,}  {r['open_s']:>9.2f}  {r['page_ms']:>15.0f}  {r['scroll_ms']:>16.1f}  "
+              f"{r['search_s']:>24.2f}  {r['arrival_ms']:>24.2f}  {r['resize_s']:>18.2f}")
 
 
 if __name__ == "__main__":

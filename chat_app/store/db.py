@@ -99,6 +99,7 @@ class Store:
         self.db = Database(self._conn)
         self.db.enable_wal()
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
         self._migrate()
 
     def close(self) -> None:
@@ -204,6 +205,22 @@ class Store:
         sql = (f"SELECT * FROM (SELECT {_COLUMNS} FROM messages WHERE channel = ? AND (lamport, message_id) < (?, ?) "
                "ORDER BY lamport DESC, message_id DESC LIMIT ?) ORDER BY lamport, message_id")
         return [_stored(row) for row in self._conn.execute(sql, (channel, lamport, message_id, limit))]
+
+    def find_before(self, channel: str, term: str, lamport: int, message_id: str) -> StoredMessage | None:
+        """The newest message before (lamport, message_id) whose text contains
+        ``term``, ignoring case (Python's idea of case, as the client's own
+        search of what it has loaded). Walks the log backwards from there."""
+        sql = (f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND (lamport, message_id) < (?, ?) "
+               "AND instr(py_lower(text), ?) > 0 ORDER BY lamport DESC, message_id DESC LIMIT 1")
+        row = self._conn.execute(sql, (channel, lamport, message_id, term.lower())).fetchone()
+        return _stored(row) if row else None
+
+    def messages_between(self, channel: str, start: tuple[int, str], end: tuple[int, str]) -> list[StoredMessage]:
+        """The messages from ``start`` (included) to ``end`` (excluded), both
+        (lamport, message_id), in log order."""
+        sql = (f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND (lamport, message_id) >= (?, ?) "
+               "AND (lamport, message_id) < (?, ?) ORDER BY lamport, message_id")
+        return [_stored(row) for row in self._conn.execute(sql, (channel, *start, *end))]
 
     def iter_messages(self, channel: str) -> Iterator[StoredMessage]:
         """The channel's whole log in order, streamed from a cursor."""

@@ -37,6 +37,7 @@ from chat_app.tui.widgets.typing_line import TypingLine
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 PAGE = 500
+CONTEXT = 20  # messages loaded above a search hit found deep in the history
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
 
 
@@ -200,12 +201,14 @@ class ChatApp(App):
         view = self.view
         visible = model.name == self.current
         following = visible and view.following
+        if visible:
+            view.placed(entry, replaced=known)
         if not known and not entry.own:
             mentioned = mentions(entry.text, self.nick)
             if not visible or not following:
                 model.unread += 1
                 if visible and view.marker_id is None:
-                    view.marker_id = entry.message_id
+                    view.set_marker(entry.message_id)
             if mentioned:
                 if not visible:
                     model.mentions += 1
@@ -213,7 +216,6 @@ class ChatApp(App):
                     self.bell()
             self.refresh_channels()
         if visible:
-            view.relayout()
             if following or entry.own:
                 view.follow()
             self.refresh_typing()
@@ -234,8 +236,8 @@ class ChatApp(App):
     def _node_ack(self, event: dict) -> None:
         model = self.models.get(event["channel"])
         if model is not None and model.acknowledge(event["message_id"], event["state"], event["peers"]):
-            if model.name == self.current:
-                self.view.refresh()
+            if model.name == self.current:  # the mark may wrap onto a new line
+                self.view.placed(model.by_id[event["message_id"]], replaced=True)
 
     def _node_typing(self, event: dict) -> None:
         model = self.models.get(event["channel"])
@@ -281,29 +283,38 @@ class ChatApp(App):
                     else store.messages_before(channel, *before, PAGE))
         finally:
             store.close()
-        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before)
+        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before,
+                              len(rows) < PAGE)
 
-    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None) -> None:
+    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None,
+                        complete: bool) -> None:
+        """``entries`` (in log order) were read from the store; ``complete``:
+        nothing older is left there."""
         model = self.models.get(channel)
         if model is None:
             return
         view = self.view
         anchor = None
-        if before is not None and model.oldest() is not None and channel == self.current:
-            oldest = model.oldest().message_id
-            anchor = (oldest, view.line_of(oldest) or 0)
+        oldest = model.oldest()
+        if before is not None and oldest is not None and channel == self.current:
+            anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
+        on_top = oldest is not None and bool(entries) and entries[-1].key < oldest.key
+        added = 0
         for entry in entries:
             if entry.message_id not in model.by_id:
                 model.upsert(entry)
-        if len(entries) < PAGE:
-            model.history_complete = True
+                added += 1
+        model.history_complete |= complete
         if channel == self.current:
             if before is None:
                 view.relayout()
                 if view.following:  # a late first page must not yank a reader who scrolled up
                     view.follow()
             else:
-                view.relayout(anchor=anchor)
+                if on_top:  # the usual case: all older than what was loaded
+                    view.prepended(added, anchor)
+                else:  # another load got there first
+                    view.relayout(anchor)
                 view.older_loaded()
 
     @on(ChannelView.NeedOlder)
@@ -419,8 +430,7 @@ class ChatApp(App):
             self.notify("join a channel first: /join #name", severity="warning")
         elif self.bridge is not None and self.bridge.node is not None:
             self.bridge.call(self.bridge.node.say, self.current, text, kind)
-            view = self.view
-            view.marker_id = None
+            self.view.set_marker(None)
 
     def run_line(self, line: str) -> None:
         if not line.startswith("/") or line.startswith("//"):
@@ -491,21 +501,58 @@ class ChatApp(App):
         self._find(event.value, older_than=view.search_hit)
 
     def _find(self, term: str, older_than: str | None) -> None:
+        """Show the newest match older than ``older_than`` (or than anything):
+        first among the loaded messages, then in the rest of the history."""
         view = self.view
         model = self.models.get(self.current) if self.current else None
         view.search_term = term or None
         if model is None or not term:
-            view.search_hit = None
-            view.relayout()
+            self._show_hit(None)
             return
         start = model.index(older_than) - 1 if older_than in model.by_id else len(model) - 1
         needle = term.lower()
         for index in range(start, -1, -1):
             if needle in model[index].text.lower():
-                view.search_hit = model[index].message_id
-                view.relayout()
-                view.scroll_to_message(view.search_hit)
+                self._show_hit(model[index].message_id)
                 return
+        if model.history_complete or not len(model):
+            self._no_match(term, older_than)
+        else:
+            self.search_history(model.name, term, model.oldest().key, older_than)
+
+    @work(thread=True, exclusive=True, group="search")
+    def search_history(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
+        """Look further back in SQLite; on a match, load everything from a
+        little above it to what is loaded, so the view stays one piece."""
+        store = Store(self.data_dir / "sds-chat.sqlite3")
+        try:
+            hit = store.find_before(channel, term, *before)
+            above = [] if hit is None else store.messages_before(channel, hit.lamport, hit.message_id, CONTEXT)
+            rows = [] if hit is None else [*above, *store.messages_between(channel, (hit.lamport, hit.message_id),
+                                                                           before)]
+        finally:
+            store.close()
+        self.call_from_thread(self._history_searched, channel, term, older_than, before,
+                              hit and hit.message_id, [entry_from_row(r) for r in rows], len(above) < CONTEXT)
+
+    def _history_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
+                          hit: str | None, entries: list[Entry], complete: bool) -> None:
+        if channel != self.current or self.view.search_term != term:
+            return  # the user moved on
+        if hit is None:
+            self._no_match(term, older_than)
+            return
+        self._history_loaded(channel, entries, before, complete)
+        self._show_hit(hit)
+
+    def _show_hit(self, message_id: str | None) -> None:
+        view = self.view
+        view.search_hit = message_id
+        view.refresh()  # the hit's colours; it keeps its height
+        if message_id is not None:
+            view.scroll_to_message(message_id)
+
+    def _no_match(self, term: str, older_than: str | None) -> None:
         self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
 
     def on_key(self, event) -> None:
@@ -520,7 +567,7 @@ class ChatApp(App):
         search.display = False
         search.value = ""
         view.search_term = view.search_hit = None
-        view.relayout()
+        view.refresh()
         if self._search_from is not None:
             scroll_y, following = self._search_from
             if following:

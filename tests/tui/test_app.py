@@ -247,6 +247,85 @@ async def test_a_long_history_loads_a_page_at_a_time(make_app, tmp_path):
 
 
 @pytest.mark.asyncio
+async def test_search_reaches_history_that_is_not_loaded(make_app, tmp_path):
+    """Ctrl+F looks past the loaded pages into SQLite, loads the history down
+    to the match so the view stays one piece, and Esc goes back to the newest."""
+    fill_history(tmp_path / "alice", 5_000)
+    app = make_app()
+    async with app.run_test(size=(110, 16)) as pilot:
+        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
+        model, view = app.models["general"], app.query_one(ChannelView)
+        await pilot.press("ctrl+f")
+        app.search.value = "NUMBER 1234"  # pasted; case does not matter; 12340.. do not exist
+        await until(pilot, lambda: view.search_hit == f"{1234:032x}")
+        await pilot.pause(0.1)
+        assert "message number 1234" in screen_text(app) and not view.following
+        ids = [e.message_id for e in model.entries]
+        first = int(ids[0], 16)
+        assert first <= 1234 - 20 and ids == [f"{i:032x}" for i in range(first, 5_000)]  # one piece, context above
+        assert not model.history_complete
+        assert view._offsets == _full_layout(view)
+        await pilot.press("enter")  # an older match: "number 1234" is nowhere else
+        await pilot.pause(0.3)
+        assert view.search_hit == f"{1234:032x}"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert view.search_hit is None and view.following and view.scroll_y == view.max_scroll_y
+        assert "message number 4999" in screen_text(app)
+
+
+def _full_layout(view) -> list[int]:
+    """The line offsets a layout from scratch gives."""
+    import itertools
+
+    view._measured.clear()
+    return [0, *itertools.accumulate(len(view._lines(e)) for e in view.model.entries)]
+
+
+@pytest.mark.asyncio
+async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app, tmp_path):
+    """New, late, waiting, delivered, acknowledged, long and wide-character
+    messages, a marker and older pages: each updates only part of the layout,
+    and the result is what measuring everything again gives."""
+    from chat_app.tui.model import Entry
+
+    fill_history(tmp_path / "alice", 1_200)
+    app = make_app()
+    async with app.run_test(size=(110, 16)) as pilot:
+        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
+        model, view = app.models["general"], app.query_one(ChannelView)
+        base = 1_700_000_000_000
+        events = [
+            dict(lamport=base + 5_000, message_id="e" * 32, text="a new line at the end"),
+            dict(lamport=base + 1_100, message_id="late", text="a late message lands in the middle"),
+            dict(lamport=base + 6_000, message_id="w" * 32, text="waiting " * 20, waiting_for=2),
+            dict(lamport=base + 6_000, message_id="w" * 32, text="waiting " * 20),  # delivered: shorter
+            dict(lamport=base + 7_000, message_id="f" * 32, text="名前の長い文字列" * 4, nick="長い名前のひと"),
+            dict(lamport=base + 7_500, message_id="g" * 32, text="after a gap", gaps=["lost-1", "lost-2"]),
+            # fits on one line with "  ○", not with "  ● 12"
+            dict(lamport=base + 8_000, message_id="m" * 32, text="m" * (view._text_width - 3), own=True),
+        ]
+        for e in events:
+            app._show_message({"channel": "general", "sender_id": "d" * 32, "nick": e.get("nick", "dave"),
+                               "kind": "text", **e}, waiting_for=e.get("waiting_for", 0))
+            assert view._offsets == _full_layout(view), e["message_id"]
+        lines = view._offsets[-1]
+        app._node_ack({"channel": "general", "message_id": "m" * 32, "state": "acknowledged", "peers": 12})
+        assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
+        view.set_marker("late")
+        assert view._offsets == _full_layout(view)
+        await pilot.pause(0.1)  # the scroll to the end my own message asked for
+        view.scroll_home(animate=False)
+        await until(pilot, lambda: len(model) == 1_006)  # an older page went on top
+        assert view._offsets == _full_layout(view)
+        view.set_marker(None)
+        model.upsert(Entry(base + 9_000, "x" * 32, "d" * 32, "dave", "x"))
+        view.placed(model.by_id["x" * 32], replaced=False)
+        assert view._offsets == _full_layout(view)
+        assert len(view._offsets) == len(model) + 1
+
+
+@pytest.mark.asyncio
 async def test_scrolled_up_the_view_stays_put_and_marks_new_messages(make_app, bob_for):
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:

@@ -2,6 +2,9 @@
 
 Only visible lines are rendered. Each entry is wrapped once per width and
 cached; cumulative line offsets map a screen row to its entry by bisection.
+The layout is kept up to date piece by piece: a message arriving at the end
+costs the same with 100 or 100,000 messages loaded, and an entry's height is
+measured without wrapping it when its text fits on one line.
 The view follows new messages only while scrolled to the bottom, marks where
 unseen messages begin, and asks for older history when scrolled near the top.
 """
@@ -25,6 +28,7 @@ from chat_app.tui.model import ChannelModel, Entry, mentions, nick_colour
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 LOAD_WHEN_WITHIN = 10  # lines from the top
 NICK_WIDTH = 10
+HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every entry's first columns
 
 
 class ChannelView(ScrollView, can_focus=True):
@@ -52,8 +56,10 @@ class ChannelView(ScrollView, can_focus=True):
         self.marker_id: str | None = None  # first message not yet seen
         self.search_term: str | None = None
         self.search_hit: str | None = None
-        self._cache: dict[tuple, list[Strip]] = {}
-        self._offsets: list[int] = [0]
+        self._cache: dict[tuple, list[Strip]] = {}  # wrapped entries
+        self._measured: dict[tuple, int] = {}  # their heights
+        self._heights: list[int] = []  # lines per entry, in model order
+        self._offsets: list[int] = [0]  # first line of each entry, then the total
         self._width = 0
         self._asked_older = False
         self._following = True  # the user's intent: stay at the newest message
@@ -90,16 +96,56 @@ class ChannelView(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     def relayout(self, anchor: tuple[str, int] | None = None) -> None:
-        """Recompute line offsets. ``anchor`` - (message id, the line it was on,
-        from ``line_of`` before the model changed) - keeps that message where
-        it was on screen when older history is prepended above it."""
+        """Measure every entry again (a new channel or width, a search).
+        ``anchor`` - (message id, the line it was on, from ``line_of`` before
+        the model changed) - keeps that message where it was on screen."""
+        self._check_width()
+        self._heights = [self._height(e) for e in (self.model.entries if self.model is not None else ())]
+        self._offsets_from(0, anchor)
+
+    def placed(self, entry: Entry, replaced: bool) -> None:
+        """``entry`` was added to the model, or ``replaced`` its earlier self
+        (delivered after waiting, acknowledged; same place, maybe a new
+        height): the layout changes from there on only."""
+        if self._check_width() or self.model is None or len(self._heights) + (not replaced) != len(self.model):
+            self.relayout()
+            return
+        index = self.model.index(entry.message_id)
+        if replaced:
+            self._heights[index] = self._height(entry)
+        else:
+            self._heights.insert(index, self._height(entry))
+        self._offsets_from(index)
+
+    def prepended(self, count: int, anchor: tuple[str, int] | None) -> None:
+        """``count`` older entries were added above everything loaded."""
+        if self._check_width() or self.model is None or len(self._heights) + count != len(self.model):
+            self.relayout(anchor)
+            return
+        self._heights[:0] = [self._height(self.model.entries[i]) for i in range(count)]
+        self._offsets_from(0, anchor)
+
+    def set_marker(self, message_id: str | None) -> None:
+        """Move the "new messages" rule (None removes it)."""
+        old, self.marker_id = self.marker_id, message_id
+        for changed in (old, message_id):
+            if changed is not None and self.model is not None and changed in self.model.by_id:
+                self.placed(self.model.by_id[changed], replaced=True)
+
+    def _check_width(self) -> bool:
+        """Forget every wrapped entry when the width changed; True if it did."""
         width = max(10, self.scrollable_content_region.width or self.size.width or 80)
-        if width != self._width:
-            self._cache.clear()
-            self._width = width
-        heights = (len(self._lines(e)) for e in (self.model.entries if self.model is not None else ()))
-        self._offsets = [0, *itertools.accumulate(heights)]
-        self.virtual_size = Size(width, self._offsets[-1])
+        if width == self._width:
+            return False
+        self._cache.clear()
+        self._measured.clear()
+        self._width = width
+        return True
+
+    def _offsets_from(self, start: int, anchor: tuple[str, int] | None = None) -> None:
+        """Recompute line offsets from entry ``start`` onwards."""
+        self._offsets[start:] = itertools.accumulate(self._heights[start:], initial=self._offsets[start])
+        self.virtual_size = Size(self._width, self._offsets[-1])
         if anchor is not None:
             message_id, before = anchor
             after = self.line_of(message_id)
@@ -157,6 +203,26 @@ class ChannelView(ScrollView, can_focus=True):
             strips = self._cache[key] = self._render_entry(entry, marker, hit)
         return strips
 
+    def _height(self, entry: Entry) -> int:
+        """Lines ``entry`` takes (a search hit only changes colours). Text that
+        fits on one line, as most chat lines do, is measured without being
+        wrapped, which keeps measuring a long history after a resize cheap."""
+        marker = entry.message_id == self.marker_id
+        key = (entry.message_id, entry.version, marker, self._width)
+        height = self._measured.get(key)
+        if height is None:
+            body = self._body(entry)
+            if "\n" in body.plain or body.cell_len > self._text_width:
+                height = len(self._lines(entry))
+            else:
+                height = 1 + bool(entry.gaps) + marker
+            self._measured[key] = height
+        return height
+
+    @property
+    def _text_width(self) -> int:
+        return max(10, (self._width or 80) - HEAD_WIDTH)
+
     def _render_entry(self, entry: Entry, marker: bool, hit: str | None) -> list[Strip]:
         width = self._width or 80
         strips: list[Strip] = []
@@ -170,7 +236,7 @@ class ChannelView(ScrollView, can_focus=True):
             body.highlight_words([hit], style="reverse", case_sensitive=False)
         console = self.app.console
         indent = Text(" " * (head.cell_len - 2) + "│ ", style="dim")
-        lines = body.wrap(console, max(10, width - head.cell_len)) or [Text("")]
+        lines = body.wrap(console, self._text_width) or [Text("")]
         for i, line in enumerate(lines):
             row = Text.assemble(head if i == 0 else indent, line)
             if mentions(entry.text, self.my_nick) and not entry.own:
@@ -182,11 +248,13 @@ class ChannelView(ScrollView, can_focus=True):
         """Time, then the nick right-aligned in its column, then a rule."""
         stamp = time.strftime("%H:%M", time.localtime(entry.time_ms / 1000)) if entry.time_ms else "--:--"
         head = Text(f"{stamp} ", style="dim")
-        nick = entry.nick if len(entry.nick) <= NICK_WIDTH else entry.nick[: NICK_WIDTH - 1] + "…"
         if entry.kind == "me":
-            head.append(" " * (NICK_WIDTH - 1) + "*", style="bold")
+            nick = Text("*", style="bold")
         else:
-            head.append(nick.rjust(NICK_WIDTH), style=f"bold {nick_colour(entry.sender_id)}")
+            nick = Text(entry.nick, style=f"bold {nick_colour(entry.sender_id)}")
+            nick.truncate(NICK_WIDTH, overflow="ellipsis")
+        nick.align("right", NICK_WIDTH)  # in cells: wide characters count twice
+        head.append_text(nick)
         head.append(" │ ", style="dim")
         return head
 
