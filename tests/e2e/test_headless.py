@@ -144,6 +144,27 @@ def test_a_peer_that_leaves_is_noticed(spawn):
     assert left["peer_id"] == bob.peer_id and left["nick"] == "bob"
 
 
+def test_a_peer_that_vanishes_is_dropped_after_its_silence(spawn):
+    """No goodbye, no mDNS: a crashed peer is dropped once it has been silent
+    for 45 s, while a quiet but running peer stays (its keep-alive syncs)."""
+    alice = spawn("alice", "--no-discovery")
+    bob = spawn("bob", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
+    carol = spawn("carol", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
+    bob.send("bob was here")
+    carol.send("carol was here")
+    alice.wait_delivered(2)
+    for peer in (bob, carol):
+        alice.wait_for(lambda e, p=peer: e["event"] == "peer_joined" and e["peer_id"] == p.peer_id)
+    bob.kill9()
+    killed = time.monotonic()
+    left = alice.wait_for(lambda e: e["event"] == "peer_left", timeout=80)
+    silent_for = time.monotonic() - killed
+    assert left["peer_id"] == bob.peer_id
+    assert 20 < silent_for < 80, silent_for  # not at once: nothing said it left
+    alice.drain(10.0)  # carol said nothing for a minute now, but her engine keeps syncing
+    assert not [e for e in alice.events if e["event"] == "peer_left" and e["peer_id"] == carol.peer_id]
+
+
 def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
     alice = spawn("alice")
     bob = spawn("bob")
