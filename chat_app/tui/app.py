@@ -380,7 +380,7 @@ class ChatApp(App):
         self.refresh_members()
 
     def refresh_status(self) -> None:
-        waiting = sum(1 for m in self.models.values() for e in m.entries if e.waiting_for)
+        waiting = sum(len(m.waiting) for m in self.models.values())
         received = sum(len(m) for m in self.models.values())
         present = sum(1 for m in self.members.values() if m.present)
         self.status_bar.show(present, waiting, received, str(self.data_dir), len(self.catching_up))

@@ -63,6 +63,7 @@ class ChannelModel:
     mentions: int = 0
     history_complete: bool = False  # every older message is loaded
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
+    waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -80,6 +81,10 @@ class ChannelModel:
             entry.version = old.version + 1
         self.entries.add(entry)
         self.by_id[entry.message_id] = entry
+        if entry.waiting_for:
+            self.waiting.add(entry.message_id)
+        else:
+            self.waiting.discard(entry.message_id)
         return entry
 
     def index(self, message_id: str) -> int:

@@ -13,10 +13,13 @@ def test_typing_line_phrasing():
 def test_entries_keep_log_order_and_waiting_ones_move_into_place():
     model = ChannelModel("general")
     model.upsert(Entry(30, "c", "s", "n", "third", waiting_for=1))
+    model.upsert(Entry(40, "d", "s", "n", "fourth", waiting_for=2))
+    assert model.waiting == {"c", "d"}
     model.upsert(Entry(10, "a", "s", "n", "first"))
     model.upsert(Entry(30, "c", "s", "n", "third"))  # its history arrived
+    assert model.waiting == {"d"}
     model.upsert(Entry(20, "b", "s", "n", "second"))
-    assert [e.text for e in model.entries] == ["first", "second", "third"]
+    assert [e.text for e in model.entries] == ["first", "second", "third", "fourth"]
     assert model.by_id["c"].waiting_for == 0 and model.by_id["c"].version == 1
 
 
