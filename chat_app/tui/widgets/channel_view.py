@@ -15,6 +15,7 @@ import itertools
 import time
 from bisect import bisect_right
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -211,8 +212,8 @@ class ChannelView(ScrollView, can_focus=True):
         key = (entry.message_id, entry.version, marker, self._width)
         height = self._measured.get(key)
         if height is None:
-            body = self._body(entry)
-            if "\n" in body.plain or body.cell_len > self._text_width:
+            plain = "".join(text for text, _ in _body_parts(entry))
+            if "\n" in plain or cell_len(plain) > self._text_width:
                 height = len(self._lines(entry))
             else:
                 height = 1 + bool(entry.gaps) + marker
@@ -259,24 +260,27 @@ class ChannelView(ScrollView, can_focus=True):
         return head
 
     def _body(self, entry: Entry) -> Text:
-        style = "dim italic" if entry.waiting_for else ""
-        body = Text(style=style)
-        if entry.kind == "me":
-            body.append(entry.nick, style=f"bold {nick_colour(entry.sender_id)}")
-            body.append(" ")
-            body.append(entry.text, style="italic")
-        else:
-            body.append(entry.text)
+        body = Text.assemble(*_body_parts(entry), style="dim italic" if entry.waiting_for else "")
         if not entry.own and mentions(entry.text, self.my_nick):
             body.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
-        if entry.waiting_for:
-            noun = "message" if entry.waiting_for == 1 else "messages"
-            body.append(f"  (waiting for {entry.waiting_for} earlier {noun}…)", style="yellow italic")
-        if entry.own and entry.ack:
-            peers = f" {entry.peers}" if entry.peers else ""
-            tone = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
-            body.append(f"  {GLYPHS[entry.ack]}{peers}", style=tone)
         return body
+
+
+def _body_parts(entry: Entry) -> list[tuple[str, str]]:
+    """The text after the nick column, as (text, style) pieces: all that
+    decides its length, without building it."""
+    if entry.kind == "me":
+        parts = [(entry.nick, f"bold {nick_colour(entry.sender_id)}"), (" ", ""), (entry.text, "italic")]
+    else:
+        parts = [(entry.text, "")]
+    if entry.waiting_for:
+        noun = "message" if entry.waiting_for == 1 else "messages"
+        parts.append((f"  (waiting for {entry.waiting_for} earlier {noun}…)", "yellow italic"))
+    if entry.own and entry.ack:
+        peers = f" {entry.peers}" if entry.peers else ""
+        tone = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
+        parts.append((f"  {GLYPHS[entry.ack]}{peers}", tone))
+    return parts
 
 
 def _rule(label: str, width: int, style: str) -> Strip:
