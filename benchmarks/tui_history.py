@@ -18,19 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.tui.conftest import node_factory  # noqa: E402
+from tests.tui.conftest import node_factory, until  # noqa: E402
 from tests.tui.test_app import fill_history  # noqa: E402
 
 from chat_app.tui.app import ChatApp  # noqa: E402
 from chat_app.tui.widgets.channel_view import ChannelView  # noqa: E402
 
 
-async def until(predicate, pilot, timeout: float = 60.0) -> None:
-    deadline = time.perf_counter() + timeout
-    while not predicate():
-        if time.perf_counter() > deadline:
-            raise SystemExit("benchmark: the client did not get there in time")
-        await pilot.pause(0.001)
+async def soon(predicate, pilot) -> None:
+    """Wait for ``predicate``, looking often enough not to blur the timings."""
+    await until(pilot, predicate, timeout=60.0, step=0.001)
 
 
 async def measure(n: int) -> dict[str, float]:
@@ -39,16 +36,16 @@ async def measure(n: int) -> dict[str, float]:
     app = ChatApp(node_factory(data, "alice"), data, bell=False)
     start = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(lambda: app.current and len(app.models["general"]) >= min(n, 500), pilot)
+        await soon(lambda: app.current and len(app.models["general"]) >= min(n, 500), pilot)
         view = app.query_one(ChannelView)
-        await until(lambda: view.scroll_y == view.max_scroll_y > 0, pilot)  # opened at the newest
+        await soon(lambda: view.scroll_y == view.max_scroll_y > 0, pilot)  # opened at the newest
         opened = time.perf_counter() - start
         pages = []
         for _ in range(5):
             before = len(app.models["general"])
             t = time.perf_counter()
             view.scroll_home(animate=False)
-            await until(lambda before=before: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
+            await soon(lambda before=before: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
             pages.append(time.perf_counter() - t)
         t = time.perf_counter()
         for _ in range(20):
@@ -60,7 +57,7 @@ async def measure(n: int) -> dict[str, float]:
         app.action_search()
         t = time.perf_counter()
         app.search.value = "message number 0"
-        await until(lambda: view.search_hit == f"{0:032x}", pilot)
+        await soon(lambda: view.search_hit == f"{0:032x}", pilot)
         search = time.perf_counter() - t
         app.close_search()
         await pilot.pause(0.05)
@@ -75,7 +72,7 @@ async def measure(n: int) -> dict[str, float]:
             arrivals.append(time.perf_counter() - t)
         t = time.perf_counter()
         await pilot.resize_terminal(100, 40)
-        await until(lambda: view._width != 0 and len(view._heights) == len(app.models["general"]), pilot)
+        await soon(lambda: view._width != 0 and len(view._heights) == len(app.models["general"]), pilot)
         view.relayout()
         resize = time.perf_counter() - t
     return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw,

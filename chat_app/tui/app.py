@@ -525,11 +525,13 @@ class ChatApp(App):
         """Look further back in SQLite; on a match, load everything from a
         little above it to what is loaded, so the view stays one piece."""
         store = Store(self.data_dir / "sds-chat.sqlite3")
+        above, rows = [], []
         try:
             hit = store.find_before(channel, term, *before)
-            above = [] if hit is None else store.messages_before(channel, hit.lamport, hit.message_id, CONTEXT)
-            rows = [] if hit is None else [*above, *store.messages_between(channel, (hit.lamport, hit.message_id),
-                                                                           before)]
+            if hit is not None:
+                start = (hit.lamport, hit.message_id)
+                above = store.messages_before(channel, *start, CONTEXT)
+                rows = [*above, *store.messages_between(channel, start, before)]
         finally:
             store.close()
         self.call_from_thread(self._history_searched, channel, term, older_than, before,

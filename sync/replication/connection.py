@@ -126,7 +126,6 @@ class Connection:
         self.channels = tuple(sorted(set(channels)))
         self.remote_channels: tuple[str, ...] | None = None
         self._remote_timestamp = -1
-        self._timestamp = now
         self._sessions: dict[int, _Session] = {}
         self._next_id = itertools.count()
         self._out: list[bytes] = []
@@ -154,12 +153,6 @@ class Connection:
             self._events.append(Closed(reason))
 
     # ------------------------------------------------------------- commands
-
-    def announce(self, channels: Iterable[str], now: int) -> None:
-        """Our channels changed: announce them (timestamps only grow)."""
-        self.channels = tuple(sorted(set(channels)))
-        self._timestamp = max(now, self._timestamp + 1)
-        self._send(Announce(self._timestamp, self.channels))
 
     def sync(self, channels: Iterable[str] | None = None) -> int | None:
         """Start a session for ``channels`` (default: every channel both sides

@@ -211,10 +211,6 @@ class Channel:
     def lamport(self) -> int:
         return self._lamport
 
-    def has(self, message_id: str) -> bool:
-        """Is this message in the local log?"""
-        return message_id in self._log
-
     def unacknowledged(self) -> dict[str, int]:
         """Our messages still in the outgoing buffer -> distinct peers whose
         bloom filters hold them (0 means unacknowledged)."""

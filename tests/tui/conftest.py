@@ -71,10 +71,10 @@ def bob_for(tmp_path):
         bob.thread.stop()
 
 
-async def until(pilot, predicate, timeout: float = 10.0) -> None:
-    """Let the app run until ``predicate()`` holds."""
+async def until(pilot, predicate, timeout: float = 10.0, step: float = 0.05) -> None:
+    """Let the app run until ``predicate()`` holds, looking every ``step`` seconds."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
+        await pilot.pause(step)

@@ -236,7 +236,7 @@ class ChannelView(ScrollView, can_focus=True):
         if hit:
             body.highlight_words([hit], style="reverse", case_sensitive=False)
         console = self.app.console
-        indent = Text(" " * (head.cell_len - 2) + "│ ", style="dim")
+        indent = Text(" " * (HEAD_WIDTH - 2) + "│ ", style="dim")
         lines = body.wrap(console, self._text_width) or [Text("")]
         for i, line in enumerate(lines):
             row = Text.assemble(head if i == 0 else indent, line)
