@@ -88,7 +88,8 @@ class Headless:
         elif name == "typing" and self.current:
             node.typing(self.current)
         elif name == "peers":
-            self.emit({"event": "peers", "peers": node.peer_snapshot()})
+            self.emit({"event": "peers", "peers": node.peer_snapshot(), "addresses": node.advertised,
+                       "port": node.port})
         elif name == "quit":
             self._done.set()
         else:

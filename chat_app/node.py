@@ -20,15 +20,16 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
 from chat_app.identity import peer_id as derive_peer_id
+from chat_app.net.addresses import advertised_addresses
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.frames import decode_fetch, encode_fetch
 from chat_app.net.tcp import FrameError, frame, read_frame
-from chat_app.net.udp import Address, UdpEndpoint, open_udp
+from chat_app.net.udp import ANY_INTERFACE, Address, UdpEndpoint, open_udp
+from chat_app.peers import PeerTable
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store, StoredMessage, retrieval_hint
 from proto.sds_pb2 import SdsMessage
@@ -61,26 +62,12 @@ REPLICATE_EVERY_MS = 5_000
 messages are fetched when no rebroadcast or fetch answer arrives)."""
 LINK_IDLE_S = 60
 BIND_ATTEMPTS = 20
-PEER_SILENT_MS = 45_000
-"""A peer sharing a channel with us syncs at least every ~23 s (the engine's
-keep-alive); this long without a datagram and it has gone (crashed, or its
-goodbye was lost)."""
 
 Emit = Callable[[dict], None]
 
 
 def wall_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass
-class Peer:
-    peer_id: str
-    address: Address
-    nick: str | None = None
-    channels: tuple[str, ...] | None = None  # None: not announced (heard or static)
-    last_seen: int = 0
-    announced: bool = False  # present in mDNS
 
 
 class Node:
@@ -91,7 +78,7 @@ class Node:
         nick: str,
         channels: list[str],
         emit: Emit,
-        host: str = "0.0.0.0",
+        host: str = ANY_INTERFACE,
         port: int = 0,
         static_peers: list[Address] = (),
         discovery: bool = True,
@@ -112,12 +99,12 @@ class Node:
         self._emit = emit
         self._now = clock
         self._wanted_channels = list(dict.fromkeys(channels))
-        self._static = list(static_peers)
         self._use_discovery = discovery
         self._discovery_interface = discovery_interface
 
         self.engines: dict[str, Channel] = {}
-        self.peers: dict[str, Peer] = {}
+        self.peers = PeerTable(static_peers)
+        self.advertised: list[str] = []
         self.stats: Counter[str] = Counter()
         self._seq: dict[str, int] = {}
         self._typing_sent: dict[str, int] = {}
@@ -144,15 +131,14 @@ class Node:
         for channel in self.store.joined_channels():
             self._open_channel(channel, now)
         if self._use_discovery:
-            advertised = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-            me = PeerInfo(self.peer_id, self.nick, advertised, self.port, tuple(self.engines))
+            me = PeerInfo(self.peer_id, self.nick, tuple(self.advertised), self.port, tuple(self.engines))
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._discovery_interface)
             await self._discovery.start()
         self._emit({"event": "ready", "peer_id": self.peer_id, "nick": self.nick, "port": self.port,
-                    "channels": list(self.engines)})
+                    "addresses": self.advertised, "channels": list(self.engines)})
         for channel in list(self.engines):
             self._step(channel, now)  # a restored engine may have datagrams due
-        for address in self._static:
+        for address in self.peers.static:
             self._replicate(address)
 
     async def _listen(self) -> None:
@@ -162,7 +148,7 @@ class Node:
         for attempt in range(BIND_ATTEMPTS):
             udp = await open_udp(self.host, self.port, self._on_datagram)
             try:
-                self._tcp = await asyncio.start_server(self._accept, self.host, udp.port)
+                self._tcp = await asyncio.start_server(self._accept, self.host or None, udp.port)
             except OSError as exc:
                 udp.close()
                 if self.port != 0 or exc.errno != errno.EADDRINUSE or attempt == BIND_ATTEMPTS - 1:
@@ -170,6 +156,8 @@ class Node:
                 log.debug("port %d is free for UDP but not for TCP; trying another", udp.port)
                 continue
             self._udp, self.port = udp, udp.port
+            # a host with no usable interface still talks to peers on itself
+            self.advertised = advertised_addresses(self.host, ipv6=udp.dual_stack) or ["127.0.0.1"]
             return
 
     async def stop(self) -> None:
@@ -290,16 +278,14 @@ class Node:
                 self.stats["other_channel"] += 1
             return
         if msg.sender_id and msg.sender_id != self.peer_id:
-            self._heard(msg.sender_id, addr, now)
+            # sync and ephemeral messages only ever come from their author
+            direct = not msg.content or not msg.HasField("lamport_timestamp")
+            self._heard(msg.sender_id, addr, now, direct)
         engine.receive(data, now)
         self._step(msg.channel_id, now)
 
     def _broadcast(self, channel: str, data: bytes) -> None:
-        targets = set(self._static)
-        for peer in self.peers.values():
-            if peer.channels is None or channel in peer.channels:
-                targets.add(peer.address)
-        for address in targets:
+        for address in self.peers.targets(channel):
             self._udp.send(data, address)
 
     def _serve_fetch(self, channel: str, message_ids: list[str], addr: Address, now: int) -> None:
@@ -340,39 +326,33 @@ class Node:
                 self._udp.send(request, target)
             self.stats["fetch_sent"] += len(ids)
         # and replicate the channel (throttled): this also finds what nobody references
-        for peer in self.peers.values():
+        for peer in self.peers:
             if peer.channels is None or channel in peer.channels:
                 self._replicate(peer.address)
 
     # ---------------------------------------------------------------- peers
 
-    def _heard(self, peer_id: str, addr: Address, now: int) -> None:
-        peer = self.peers.get(peer_id)
-        if peer is None:
-            self.peers[peer_id] = Peer(peer_id, addr, last_seen=now)
-            self._emit({"event": "peer_joined", "peer_id": peer_id, "nick": None, "address": list(addr)})
+    def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
+        peer, new = self.peers.heard(peer_id, addr, now, direct)
+        if new:
+            self._emit({"event": "peer_joined", "peer_id": peer_id, "nick": None, "address": list(addr),
+                        "found": sorted(peer.found)})
             self._replicate(addr)
-        else:
-            peer.last_seen = now
-            if not peer.announced:
-                peer.address = addr
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         now = self._now()
-        peer = self.peers.get(info.peer_id)
-        known = peer is not None
-        if peer is None:
-            peer = self.peers[info.peer_id] = Peer(info.peer_id, (info.host, info.port))
-        peer.address, peer.nick, peer.channels = (info.host, info.port), info.nick, info.channels
-        peer.last_seen, peer.announced = now, True
-        self.store.saw_peer(info.peer_id, info.nick, info.host, info.port, list(info.channels), now)
-        self._emit({"event": "peer_updated" if known else "peer_joined", "peer_id": info.peer_id,
-                    "nick": info.nick, "address": [info.host, info.port], "channels": list(info.channels)})
-        if not known:
-            self._replicate((info.host, info.port))
+        peer, new = self.peers.announced(info.peer_id, info.nick, list(info.addresses), info.port,
+                                         info.channels, now)
+        host, port = peer.address
+        self.store.saw_peer(info.peer_id, info.nick, host, port, list(info.channels), now)
+        self._emit({"event": "peer_joined" if new else "peer_updated", "peer_id": info.peer_id,
+                    "nick": info.nick, "address": [host, port], "addresses": [list(a) for a in peer.candidates],
+                    "found": sorted(peer.found), "channels": list(info.channels)})
+        if new:
+            self._replicate(peer.address)
 
     def _on_peer_gone(self, peer_id: str) -> None:
-        peer = self.peers.pop(peer_id, None)
+        peer = self.peers.gone(peer_id)
         if peer is not None:
             self._emit({"event": "peer_left", "peer_id": peer_id, "nick": peer.nick})
 
@@ -538,10 +518,10 @@ class Node:
                 "text": payload.text if payload else None, "waiting_for": len(event.waiting_for)}
 
     def peer_snapshot(self) -> list[dict]:
-        """The peers we know, for a UI to list (called on the node's loop)."""
-        return [{"peer_id": p.peer_id, "nick": p.nick, "address": list(p.address), "last_seen": p.last_seen,
-                 "channels": list(p.channels) if p.channels is not None else None}
-                for p in self.peers.values()]
+        """The peers we know, for a UI to list (called on the node's loop):
+        where each is, how it was found, when it was last heard, whether it
+        answers."""
+        return [p.snapshot() for p in self.peers]
 
     def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> dict | None:
         payload = Payload.try_decode(event.content)
@@ -565,7 +545,8 @@ class Node:
     def _rearm(self) -> None:
         deadlines = [e.get_timer() for e in self.engines.values()]
         deadlines += self._typing_seen.values()
-        deadlines += [t for t in map(self._silent_since, self.peers.values()) if t != float("inf")]
+        peers_due = self.peers.deadline(self.engines)
+        deadlines += [peers_due] if peers_due != float("inf") else []
         if not deadlines:
             return
         delay = max(0.0, (min(deadlines) - self._now()) / 1000)
@@ -583,17 +564,9 @@ class Node:
             if expires <= now:
                 del self._typing_seen[(channel, peer_id)]
                 self._emit({"event": "typing_stopped", "channel": channel, "peer_id": peer_id})
-        for peer in list(self.peers.values()):
-            if self._silent_since(peer) <= now:
-                self._on_peer_gone(peer.peer_id)
+        for peer in self.peers.on_timer(now, self.engines):
+            self._emit({"event": "peer_left", "peer_id": peer.peer_id, "nick": peer.nick})
         self._rearm()
-
-    def _silent_since(self, peer: Peer) -> float:
-        """When ``peer`` counts as gone if nothing is heard from it: only a
-        peer that shares a channel with us (or whose channels we do not
-        know) is expected to keep talking."""
-        shares = peer.channels is None or any(c in self.engines for c in peer.channels)
-        return peer.last_seen + PEER_SILENT_MS if shares else float("inf")
 
 
 def _validate_entry(channels: tuple[str, ...], entry: bytes) -> str:

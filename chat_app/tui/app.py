@@ -456,8 +456,8 @@ class ChatApp(App):
         elif name == "/me" and arg:
             self.say(arg, kind="me")
         elif name == "/peers":
-            future = self.bridge.call(node.peer_snapshot)
-            future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen(f.result())))
+            future = self.bridge.call(lambda: PeersScreen(node.peer_snapshot(), node.advertised, node.port))
+            future.add_done_callback(lambda f: self.call_later(self.push_screen, f.result()))
         elif name == "/export":
             self.export(Path(arg).expanduser() if arg else None)
         elif name in COMMANDS:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
+
+from chat_app.peers import NOBODY_HINT, describe
 
 HELP = """\
 # sds-chat
@@ -94,17 +99,20 @@ class PeersScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, peers: list[dict]) -> None:
+    def __init__(self, peers: list[dict], addresses: list[str], port: int) -> None:
         super().__init__()
-        self.peers = peers
+        self.peers, self.addresses, self.port = peers, addresses, port
 
     def compose(self) -> ComposeResult:
+        now = int(time.time() * 1000)
         with Vertical():
             yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
             for p in self.peers:
-                channels = ", ".join(f"#{c}" for c in p["channels"]) if p["channels"] else "channels unknown"
-                host, port = p["address"]
-                yield Label(f"{p['nick'] or '?':<16} {p['peer_id'][:12]}  {host}:{port}  {channels}")
+                yield Label(escape(describe(p, now)))
+            if not self.peers:
+                yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
+            me = ", ".join(f"{a}:{self.port}" for a in self.addresses)
+            yield Label(f"[dim]Others reach you at {escape(me)}[/dim]")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)
