@@ -49,6 +49,7 @@ def test_four_hosts_each_dropping_30_percent_agree_and_verify(spawn, lan, tmp_pa
     _introduced(*peers)
     for peer in peers:
         peer.host.drop(30, protocol)
+    peers[0].host.duplicate(20)  # and alice's host sends one packet in five twice
     for round_ in range(10):
         for peer in peers:
             peer.send(f"{peer.nick} {round_}")
@@ -150,3 +151,28 @@ def test_a_host_that_was_away_catches_up_across_the_lan(spawn):
     assert wait_log(carol, 40, timeout=60) == log_order(alice) == log_order(bob)
     assert carol.wait_for(lambda e: e["event"] == "catchup" and e["received"] > 0, 10)
     assert time.monotonic() - started < 60
+
+
+def test_ipv6_is_announced_and_used_when_ipv4_does_not_get_through(spawn, lan):
+    """bob's host passes no IPv4 datagram but mDNS: alice's first choice,
+    bob's IPv4 address, never answers, so she moves on to his IPv6 one."""
+    alice = spawn("alice")
+    v6_only = lan.host("bob")
+    v6_only.block_ipv4_unicast_udp()
+    bob = spawn("bob", host=v6_only)
+    assert bob.ready["addresses"] == [v6_only.address, v6_only.addresses6["lan"]]
+    _introduced(alice, bob)
+    alice.send("over whichever works")
+    bob.send("over IPv6")
+    order = _everyone_holds([alice, bob], 2, timeout=60)
+    assert log_order(alice) == log_order(bob) == order
+    # each moves on from the other's IPv4 address within a probe period (10 s)
+    deadline = time.monotonic() + 40
+    while True:
+        seen = {p["peer_id"]: p for p in _peers_of(alice)}[bob.peer_id]
+        if seen["address"] == [v6_only.addresses6["lan"], bob.port] and seen["answers"]:
+            break
+        assert time.monotonic() < deadline, seen
+        time.sleep(1)
+    alice.send("now surely over IPv6")
+    assert bob.wait_delivered(3)[-1]["text"] == "now surely over IPv6"

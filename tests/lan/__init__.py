@@ -1,7 +1,8 @@
 """A LAN of our own for the end-to-end tests.
 
 Hosts are Linux network namespaces, each with one veth interface per subnet
-plugged into a bridge that lives in a "switch" namespace; a host may sit on
+(an IPv4 and a unique-local IPv6 address on each) plugged into a bridge that
+lives in a "switch" namespace; a host may sit on
 two subnets and route between them. Packet loss, duplication and blocked
 multicast are nftables rules inside a host. Nothing here touches the
 machine's own interfaces: every interface is created directly inside the
@@ -14,6 +15,7 @@ run removes what a killed run left behind.
 from __future__ import annotations
 
 import ctypes
+import ipaddress
 import itertools
 import os
 import re
@@ -84,6 +86,7 @@ class Host:
     name: str
     ns: str
     addresses: dict[str, str] = field(default_factory=dict)  # subnet -> IPv4 address
+    addresses6: dict[str, str] = field(default_factory=dict)  # subnet -> IPv6 (unique local) address
     interfaces: dict[str, str] = field(default_factory=dict)  # subnet -> interface name
     router: bool = False
 
@@ -141,8 +144,17 @@ class Host:
         for subnet, ifname in self.interfaces.items():
             rules += [f"table netdev lan_dup_{subnet} {{",
                       f'  chain egress {{ type filter hook egress device "{ifname}" priority 0;',
-                      f'    numgen random mod 100 < {percent} dup to "{ifname}"', "  }", "}"]
+                      f'    numgen random mod 100 < {percent} counter dup to "{ifname}"', "  }", "}"]
         self._nft(*rules)
+
+    def block_ipv4_unicast_udp(self) -> None:
+        """IPv4 datagrams neither leave nor arrive, but for mDNS: the peer
+        must be reached over IPv6."""
+        rule = "meta l4proto udp ip daddr != 224.0.0.251 drop"
+        self._nft("table ip lan_v4 {",
+                  f'  chain input {{ type filter hook input priority 0; iif "lo" accept; {rule}; }}',
+                  f'  chain output {{ type filter hook output priority 0; oif "lo" accept; {rule}; }}',
+                  "}")
 
     def block_multicast(self) -> None:
         """A network that drops multicast: no mDNS in or out."""
@@ -198,8 +210,11 @@ class Lan:
             number = 1 if router else 10 + len([h for h in self.hosts.values() if subnet in h.addresses])
             address = f"10.77.{index}.{number}"
             _ip("-n", ns, "addr", "add", f"{address}/24", "dev", ifname)
+            address6 = str(ipaddress.ip_address(f"fd77:0:0:{index}::{number}"))
+            _ip("-n", ns, "addr", "add", f"{address6}/64", "dev", ifname, "nodad")
             _ip("-n", ns, "link", "set", ifname, "up")
             host.addresses[subnet], host.interfaces[subnet] = address, ifname
+            host.addresses6[subnet] = address6
         if router:
             host.router = True
             host.run("sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
