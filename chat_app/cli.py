@@ -13,9 +13,11 @@ import asyncio
 import getpass
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
+from chat_app.net.addresses import normalize
 from proto.sds_pb2 import SdsMessage
 from sync.sim import Link, Scenario, Simulator
 
@@ -52,9 +54,15 @@ def _seconds(text: str) -> float:
 
 def _address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):  # [IPv6]:port
+        host = host[1:-1]
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
-    return host, int(port)
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (or [IPv6]:PORT)")
+    try:  # a name is looked up once, here: peers are told apart by address
+        found = socket.getaddrinfo(host, int(port), type=socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError):
+        raise argparse.ArgumentTypeError(f"cannot find the address of {host!r}") from None
+    return normalize(found[0][4][0]), int(port)
 
 
 def _port(text: str) -> int:

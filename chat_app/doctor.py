@@ -14,7 +14,7 @@ from collections.abc import Callable
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from chat_app.net.addresses import advertised_addresses, interface_addresses, usable
+from chat_app.net.addresses import advertised_addresses, hostport, interface_addresses, usable
 from chat_app.net.discovery import SERVICE_TYPE
 from chat_app.peers import NOBODY_HINT
 
@@ -67,7 +67,7 @@ async def _browse(seconds: float, out: Print) -> int:
             out(f"  {name}: announced, but its details did not arrive")
             continue
         props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
-        where = ", ".join(f"{a}:{info.port}" for a in info.parsed_addresses(IPVersion.All))
+        where = ", ".join(hostport(a, info.port) for a in info.parsed_addresses(IPVersion.All))
         channels = ", ".join(f"#{c}" for c in props.get("ch", "").split(",") if c) or "no channels"
         out(f"  {props.get('nick', '?')} ({props.get('id', '?')[:12]}) at {where}  {channels}")
     await browser.async_cancel()

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chat_app.net.addresses import rank_candidates
+from chat_app.net.addresses import hostport, rank_candidates
 
 Address = tuple[str, int]
 
@@ -179,17 +179,18 @@ class PeerTable:
         return peer.last_heard + SILENT_MS if peer.shares(channels) else float("inf")
 
 
-def describe(peer: dict, now: int) -> str:
-    """One line about a peer (a :meth:`Peer.snapshot`) for people: where it
-    is, how it was found, when it was last heard, whether it answers."""
-    host, port = peer["address"]
-    others = [f"{h}:{p}" for h, p in peer.get("addresses", []) if [h, p] != peer["address"]]
-    where = f"{host}:{port}" + (f" (also {', '.join(others)})" if others else "")
+def describe(peer: dict, now: int) -> tuple[str, str]:
+    """Two lines about a peer (a :meth:`Peer.snapshot`) for people: who it
+    is; then where it is, how it was found, when it was last heard and
+    whether it answers."""
+    channels = ", ".join(f"#{c}" for c in peer["channels"]) if peer["channels"] else "channels unknown"
+    who = f"{peer['nick'] or '?'} ({peer['peer_id'][:12]})  {channels}"
+    others = [hostport(h, p) for h, p in peer.get("addresses", []) if [h, p] != peer["address"]]
+    where = hostport(*peer["address"]) + (f" (also {', '.join(others)})" if others else "")
     heard = f"heard {max(0, now - peer['last_seen']) // 1000} s ago" if peer["last_seen"] else "never heard"
     answers = "answers" if peer.get("answers") else "no answer yet"
-    channels = ", ".join(f"#{c}" for c in peer["channels"]) if peer["channels"] else "channels unknown"
     found = ", ".join(peer.get("found", [])) or "?"
-    return f"{peer['nick'] or '?'} {peer['peer_id'][:12]}  {where}  found by {found}  {heard}, {answers}  {channels}"
+    return who, f"{where} · found by {found} · {heard} · {answers}"
 
 
 NOBODY_HINT = ("Nobody seen yet. If others are running, this network may block multicast (mDNS): "

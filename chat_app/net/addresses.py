@@ -83,6 +83,11 @@ def rank_candidates(addresses: Iterable[str], interfaces: Iterable[InterfaceAddr
     return sorted(unique, key=rank)
 
 
+def hostport(host: str, port: int) -> str:
+    """``10.0.0.5:4000`` or ``[fd00::5]:4000``, as ``--peer`` takes it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def normalize(address: str) -> str:
     """The plain form of an address as a socket reports it (IPv4-mapped IPv6
     becomes IPv4, so one host has one spelling)."""

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
+from chat_app.net.addresses import hostport
 from chat_app.peers import NOBODY_HINT, describe
 
 HELP = """\
@@ -94,8 +95,10 @@ class ConfirmPaste(ModalScreen[bool]):
 class PeersScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     PeersScreen { align: center middle; }
-    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; border: thick $accent;
-                             background: $surface; padding: 1 2; }
+    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
+                             background: $surface; padding: 1 2; overflow-y: auto; }
+    PeersScreen Label { width: 100%; }
+    PeersScreen Label.peer { margin-top: 1; }
     """
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
@@ -108,10 +111,11 @@ class PeersScreen(ModalScreen[None]):
         with Vertical():
             yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
             for p in self.peers:
-                yield Label(escape(describe(p, now)))
+                who, where = describe(p, now)
+                yield Label(f"[b]{escape(who)}[/b]\n  {escape(where)}", classes="peer")
             if not self.peers:
                 yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
-            me = ", ".join(f"{a}:{self.port}" for a in self.addresses)
+            me = ", ".join(hostport(a, self.port) for a in self.addresses)
             yield Label(f"[dim]Others reach you at {escape(me)}[/dim]")
 
     def action_dismiss(self) -> None:

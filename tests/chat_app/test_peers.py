@@ -99,6 +99,9 @@ def test_describe_says_where_how_when_and_whether():
     table = PeerTable()
     announce(table, 0)
     table.heard("p1", ("192.168.1.77", 7000), 1_000, direct=True)
-    line = describe(table.get("p1").snapshot(), 4_000)
-    assert "192.168.1.77:7000 (also 172.16.0.9:7000)" in line
-    assert "found by mdns, traffic" in line and "heard 3 s ago, answers" in line and "#general" in line
+    table.announced("p2", "carol", ["fd00::9"], 7000, (), 0)
+    who, where = describe(table.get("p1").snapshot(), 4_000)
+    assert who == "bob (p1)  #general"
+    assert where == "192.168.1.77:7000 (also 172.16.0.9:7000) · found by mdns, traffic · heard 3 s ago · answers"
+    who, where = describe(table.get("p2").snapshot(), 4_000)
+    assert who == "carol (p2)  channels unknown" and where.startswith("[fd00::9]:7000 · found by mdns")
