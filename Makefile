@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/tui_history.py
 	$(BIN)/python benchmarks/verify.py
 	$(BIN)/python benchmarks/replication.py
+	$(BIN)/python benchmarks/lan_discovery.py
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto
