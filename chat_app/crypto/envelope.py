@@ -250,7 +250,8 @@ def check_sds(opened: Opened) -> SdsMessage:
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise EnvelopeError("malformed", f"not an SDS message ({exc.__class__.__name__})") from None
     if msg.sender_id != opened.signer.sender_id:
-        raise EnvelopeError("impostor", f"sender_id {msg.sender_id[:40]!r} is not the signer's {opened.signer.sender_id}")
+        raise EnvelopeError(
+            "impostor", f"sender_id {msg.sender_id[:40]!r} is not the signer's {opened.signer.sender_id}")
     if msg.HasField("lamport_timestamp"):
         expected = compute_message_id(msg.sender_id, msg.channel_id, msg.lamport_timestamp, msg.content)
         if msg.message_id != expected:
