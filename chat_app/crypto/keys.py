@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,9 +130,11 @@ def load_or_create_identity(data_dir: Path) -> Identity:
     except FileNotFoundError:
         pass
     identity = Identity.generate()
-    if _publish(path, identity.to_bytes()):
-        return identity
-    return _load(path)  # another process created it first: use theirs
+    try:
+        created = _publish(path, identity.to_bytes())
+    except OSError as exc:
+        raise KeyFileError(f"cannot create {path}: {exc.strerror}") from None
+    return identity if created else _load(path)  # else another process made it first: use theirs
 
 
 def _load(path: Path) -> Identity:
@@ -161,7 +164,7 @@ def _load(path: Path) -> Identity:
 def _publish(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` with mode 0600, atomically; False if ``path`` exists."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, data)

@@ -99,3 +99,10 @@ def test_identity_round_trips_through_bytes():
     me = Identity.generate()
     back = Identity.from_bytes(me.to_bytes())
     assert (back.public_key, back.exchange_public_key) == (me.public_key, me.exchange_public_key)
+
+
+def test_a_data_directory_that_cannot_be_written_says_so(tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    with pytest.raises(KeyFileError, match=r"^cannot (open|create) .*: Not a directory$"):
+        load_or_create_identity(blocker / "data")
