@@ -59,8 +59,8 @@ changes nothing downstream; no replay window is kept at this layer.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
+from secrets import token_bytes
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -125,7 +125,7 @@ class ChannelKey:
     def seal(self, identity: Identity, kind: Kind, payload: bytes, *, compact: bool = False) -> bytes:
         """Sign ``payload`` for this channel, then encrypt it: the bytes to send."""
         inner = seal(identity, kind, payload, context=self.tag, compact=compact)
-        nonce = os.urandom(NONCE_BYTES)
+        nonce = token_bytes(NONCE_BYTES)
         aad = self._header + nonce
         data = aad + self._aead.encrypt(nonce, inner, aad)
         if len(data) > MAX_ENVELOPE_BYTES:
