@@ -13,8 +13,9 @@ Wire format (version 1), all fields fixed-size except the protocol bytes::
     offset   size   field
          0      1   version            0x01
          1      1   kind               Kind: 1 sds, 2 fetch, 3 replication,
-                                       4 svs, 5 mvds, 6 rekey (0x50 is a
-                                       private-channel datagram, channel.py)
+                                       4 svs, 5 mvds, 6 rekey, 7 exchange
+                                       key (0x50 is a private-channel
+                                       datagram, channel.py)
          2      1   key form           0 = full key follows, 1 = key id follows
          3  32|16   signer             full: the 32-byte Ed25519 public key
                                        id:   its 16-byte key id (= the sender id)
@@ -86,6 +87,7 @@ class Kind(IntEnum):
     SVS = 4
     MVDS = 5
     REKEY = 6
+    EXCHANGE_KEY = 7  # the signer's X25519 key, for direct messages (direct.py)
     PRIVATE = 0x50  # not a signed envelope: an encrypted one holding it (channel.py)
 
 
