@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from sync.core import Engine, Event
 from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
 from sync.sds import Channel, Config
+from tests.mvds.kind import MvdsKind
 
 T0 = 1_700_000_000_000
 
@@ -219,4 +220,5 @@ KINDS = [
     ReplicationKind(name="replication-set-reconciliation", main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-log-height", mode=0, main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-live", live=True, main_events=REPLICATION_EVENTS),
+    MvdsKind(),
 ]

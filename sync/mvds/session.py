@@ -1,0 +1,290 @@
+"""Everything one node keeps about one peer: the MVDS per-peer state.
+
+``records`` are the spec's state: one per (type, message id), of type OFFER,
+REQUEST or MESSAGE, each with its send count and the epoch it is next due.
+There are never ACK records: an ack is owed once, for a message just
+received, and waits in ``acks`` for the next payload only.
+
+Order within a conversation comes from one rule on the sending side: a
+payload that carries a message also carries every earlier message of the
+same conversation this peer has not acknowledged (an earlier one still only
+offered is sent outright, it would be requested anyway). A peer acknowledges
+only what it delivered, so whatever a payload lacks of a conversation's past
+the receiver already delivered: it delivers what is new in timestamp order
+at once, with nothing to buffer, and one high-water timestamp per
+conversation tells new from duplicate. Timestamps of one sender's
+conversation strictly increase (the node stamps ``max(now, last + 1)``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+
+from sync.core import Schedule
+from sync.core.protocol import Peer
+
+from .config import Config
+from .events import DmAcknowledged, DmDelivered, Event, Rejected
+from .wire import Message, Payload, message_id
+
+OFFER, REQUEST, MESSAGE = "offer", "request", "message"
+_ID_COST = 34  # bytes an id adds to a payload (tag, length, 32 bytes)
+_MESSAGE_COST = 24  # a message's framing beyond its group id and body
+
+Key = tuple[str, bytes]  # (record type, message id)
+
+
+@dataclass(slots=True)
+class Record:
+    type: str
+    send_count: int
+    send_epoch: int
+
+
+@dataclass(slots=True)
+class OwnMessage:
+    group_id: bytes
+    timestamp: int
+    body: bytes
+
+
+class Session:
+    """The MVDS state this node keeps for one ``peer``."""
+
+    def __init__(self, peer: Peer, key: int, config: Config, stats: Counter) -> None:
+        self.peer = peer
+        self.key = key  # the node's handle for this session in its timer schedule
+        self.config = config
+        self.stats = stats
+        self.records: dict[Key, Record] = {}
+        self._due: Schedule[Key] = Schedule()
+        self.own: dict[bytes, OwnMessage] = {}  # our messages a record still refers to
+        self._conversations: dict[bytes, OrderedDict[bytes, None]] = {}  # group -> own ids, oldest first
+        self.acks: dict[bytes, None] = {}  # owed once, never records
+        self.acks_due: int | None = None
+        self.delivered: dict[bytes, int] = {}  # group -> highest timestamp delivered
+        self.recent: OrderedDict[bytes, None] = OrderedDict()
+        self.last_payload_epoch = -1
+        self.last_heard: int | None = None
+
+    # ------------------------------------------------------------- sending
+
+    def add_own(self, mid: bytes, message: OwnMessage, interactive: bool, epoch: int) -> None:
+        self.own[mid] = message
+        self._conversations.setdefault(message.group_id, OrderedDict())[mid] = None
+        self._set(OFFER if interactive else MESSAGE, mid, Record(OFFER if interactive else MESSAGE, 0, epoch + 1))
+
+    def reset_backoff(self, epoch: int) -> None:
+        """The peer is back: everything waiting is due now, and backs off
+        from the start again."""
+        for key, record in self.records.items():
+            record.send_count, record.send_epoch = 0, epoch
+            self._due.set(key, epoch)
+        if self.records:
+            self.stats["backoff_reset"] += 1
+
+    def next_epoch(self) -> int | None:
+        """The epoch this session next has a payload to send, or None."""
+        due = self._due.next_due()
+        if self.acks_due is not None:
+            due = self.acks_due if due is None else min(due, self.acks_due)
+        return None if due is None else max(due, self.last_payload_epoch + 1)
+
+    def compose(self, epoch: int) -> bytes | None:
+        """This epoch's one payload for the peer, or None if nothing is due."""
+        if epoch <= self.last_payload_epoch:
+            return None
+        due = self._due.pop_due(epoch)
+        payload, budget = Payload(), self.config.max_payload_bytes - 64
+        if self.acks_due is not None and self.acks_due <= epoch:
+            acks = list(self.acks)[: self.config.max_acks_per_payload]
+            for mid in acks:
+                del self.acks[mid]
+            payload.acks.extend(acks)
+            budget -= _ID_COST * len(acks)
+            self.acks_due = epoch + 1 if self.acks else None
+        sent: set[Key] = set()
+        budget = self._add_messages(payload, due, epoch, budget, sent)
+        for key in due:
+            if key in sent or key not in self.records:
+                continue
+            if budget < _ID_COST:
+                break
+            (payload.offers if key[0] == OFFER else payload.requests).append(key[1])
+            budget -= _ID_COST
+            self._sent(key, epoch)
+            sent.add(key)
+        for key in due:  # what did not fit goes in the next epoch's payload
+            if key not in sent and key in self.records:
+                self.records[key].send_epoch = epoch + 1
+                self._due.set(key, epoch + 1)
+        if not (payload.acks or payload.offers or payload.requests or payload.messages):
+            return None
+        self.last_payload_epoch = epoch
+        self.stats["payloads_sent"] += 1
+        return payload.SerializeToString()
+
+    def _add_messages(self, payload: Payload, due: list[Key], epoch: int, budget: int, sent: set[Key]) -> int:
+        """Each conversation with a due message sends its unacknowledged
+        messages up to the latest due one, oldest first (see the module
+        docstring for why); a prefix when they do not all fit."""
+        latest: dict[bytes, int] = {}
+        for kind, mid in due:
+            if kind == MESSAGE:
+                own = self.own[mid]
+                latest[own.group_id] = max(latest.get(own.group_id, -1), own.timestamp)
+        for group, upto in latest.items():
+            for mid in self._conversations[group]:
+                own = self.own[mid]
+                cost = _MESSAGE_COST + len(own.group_id) + len(own.body)
+                if own.timestamp > upto or (cost > budget and payload.messages):
+                    break
+                budget -= cost
+                if (OFFER, mid) in self.records:  # an earlier offer goes as the message itself
+                    self._remove((OFFER, mid))
+                    self._set(MESSAGE, mid, Record(MESSAGE, 0, epoch))
+                    self.stats["offer_promoted"] += 1
+                payload.messages.append(Message(group_id=own.group_id, timestamp=own.timestamp, body=own.body))
+                self._sent((MESSAGE, mid), epoch)
+                sent.add((MESSAGE, mid))
+                sent.add((OFFER, mid))
+        return budget
+
+    def _sent(self, key: Key, epoch: int) -> None:
+        record = self.records[key]
+        record.send_count += 1
+        record.send_epoch = epoch + self.config.backoff(record.send_count)
+        self._due.set(key, record.send_epoch)
+        self.stats[f"{record.type}_sent" if record.send_count == 1 else f"{record.type}_resent"] += 1
+
+    # ----------------------------------------------------------- receiving
+
+    def on_payload(self, payload: Payload, epoch: int, now: int, events: list[Event]) -> None:
+        silent_since = self.last_heard
+        self.last_heard = now
+        if silent_since is None or now - silent_since >= self.config.comeback_after_ms:
+            self.reset_backoff(epoch)
+        for mid in payload.acks:
+            self._on_ack(mid, events)
+        for mid in payload.requests:
+            self._on_request(mid, epoch)
+        # messages before offers: an offer of a message this very payload
+        # carries is then answered with an ack, not a request
+        for msg in sorted(payload.messages, key=lambda m: (m.timestamp, m.group_id, m.body)):
+            self._on_message(msg, epoch, now, events)
+        for mid in payload.offers:
+            self._on_offer(mid, epoch)
+
+    def _on_ack(self, mid: bytes, events: list[Event]) -> None:
+        for kind in (MESSAGE, OFFER):  # an acked offer: the peer holds it already
+            if (kind, mid) in self.records:
+                own = self._forget_own(mid, (kind, mid))
+                self.stats["acknowledged"] += 1
+                events.append(DmAcknowledged(self.peer, own.group_id, mid))
+                return
+        self.stats["ack_unknown"] += 1
+
+    def _on_request(self, mid: bytes, epoch: int) -> None:
+        if (OFFER, mid) in self.records:
+            self._remove((OFFER, mid))
+            self._set(MESSAGE, mid, Record(MESSAGE, 0, epoch + 1))
+        elif (MESSAGE, mid) in self.records:  # asked again: our message was lost
+            self._due_by((MESSAGE, mid), epoch + 1)
+        else:
+            self.stats["request_unknown"] += 1
+
+    def _on_offer(self, mid: bytes, epoch: int) -> None:
+        if mid in self.recent:  # delivered already: our ack was lost
+            self._owe_ack(mid, epoch)
+        elif (REQUEST, mid) in self.records:  # offered again: our request was lost
+            self._due_by((REQUEST, mid), epoch + 1)
+        elif len(self.records) >= self.config.max_records_per_peer:
+            self.stats["records_full"] += 1
+        else:
+            self._set(REQUEST, mid, Record(REQUEST, 0, epoch + 1))
+
+    def _on_message(self, msg: Message, epoch: int, now: int, events: list[Event]) -> None:
+        if msg.timestamp > now + self.config.max_future_ms:
+            self.stats["clock"] += 1
+            events.append(Rejected("clock", f"clock: timestamp {msg.timestamp} is too far ahead"))
+            return
+        group = msg.group_id
+        if group not in self.delivered and len(self.delivered) >= self.config.max_conversations_per_peer:
+            self.stats["conversations_full"] += 1
+            events.append(Rejected("conversations_full", "conversations_full: too many conversations"))
+            return
+        mid = message_id(group, msg.timestamp, msg.body)
+        self._remove((REQUEST, mid))
+        self._owe_ack(mid, epoch)  # every message received is acked, duplicates too
+        if msg.timestamp <= self.delivered.get(group, -1):
+            self.stats["duplicate"] += 1
+            return
+        self.delivered[group] = msg.timestamp
+        self.recent[mid] = None
+        if len(self.recent) > self.config.recent_ids:
+            self.recent.popitem(last=False)
+        self.stats["delivered"] += 1
+        events.append(DmDelivered(self.peer, group, mid, msg.timestamp, msg.body))
+
+    def _owe_ack(self, mid: bytes, epoch: int) -> None:
+        self.acks[mid] = None
+        if self.acks_due is None:
+            self.acks_due = epoch + 1
+
+    # ------------------------------------------------------------- records
+
+    def _set(self, kind: str, mid: bytes, record: Record) -> None:
+        self.records[(kind, mid)] = record
+        self._due.set((kind, mid), record.send_epoch)
+
+    def _remove(self, key: Key) -> None:
+        if self.records.pop(key, None) is not None:
+            self._due.discard(key)
+
+    def _due_by(self, key: Key, epoch: int) -> None:
+        record = self.records[key]
+        if record.send_epoch > epoch:
+            record.send_epoch = epoch
+            self._due.set(key, epoch)
+
+    def _forget_own(self, mid: bytes, key: Key) -> OwnMessage:
+        self._remove(key)
+        own = self.own.pop(mid)
+        conversation = self._conversations[own.group_id]
+        del conversation[mid]
+        if not conversation:
+            del self._conversations[own.group_id]
+        return own
+
+    # --------------------------------------------------------------- state
+
+    def export(self) -> dict:
+        return {
+            "peer": self.peer,
+            "key": self.key,
+            "records": [[kind, mid, r.send_count, r.send_epoch] for (kind, mid), r in self.records.items()],
+            "own": [[mid, m.group_id, m.timestamp, m.body] for mid, m in self.own.items()],
+            "acks": list(self.acks),
+            "acks_due": self.acks_due,
+            "delivered": [[group, stamp] for group, stamp in self.delivered.items()],
+            "recent": list(self.recent),
+            "last_payload_epoch": self.last_payload_epoch,
+            "last_heard": self.last_heard,
+        }
+
+    @classmethod
+    def restore(cls, state: dict, peer: Peer, config: Config, stats: Counter) -> Session:
+        session = cls(peer, state["key"], config, stats)
+        for mid, group, stamp, body in state["own"]:
+            session.own[mid] = OwnMessage(group, stamp, body)
+            session._conversations.setdefault(group, OrderedDict())[mid] = None
+        for kind, mid, count, epoch in state["records"]:
+            session._set(kind, mid, Record(kind, count, epoch))
+        session.acks = dict.fromkeys(state["acks"])
+        session.acks_due = state["acks_due"]
+        session.delivered = {group: stamp for group, stamp in state["delivered"]}
+        session.recent = OrderedDict.fromkeys(state["recent"])
+        session.last_payload_epoch = state["last_payload_epoch"]
+        session.last_heard = state["last_heard"]
+        return session
