@@ -8,7 +8,7 @@ from dataclasses import dataclass
 SECOND = 1_000
 
 
-class Mode(str, enum.Enum):
+class Mode(enum.StrEnum):
     """How a message travels (mvds.txt, "Flow"): pushed at once, or offered
     first and sent only when the peer asks for it."""
 
