@@ -83,7 +83,7 @@ class MvdsNode:
         stamp = max(now, self._last_stamp.get(group_id, -1) + 1)
         self._last_stamp[group_id] = stamp
         mid = message_id(group_id, stamp, body)
-        session.add_own(mid, OwnMessage(group_id, stamp, body), Mode(mode) is Mode.INTERACTIVE, self._epoch(now))
+        session.add_own(mid, OwnMessage(group_id, stamp, body), Mode(mode) is Mode.INTERACTIVE, self._epoch(now), now)
         self.stats[f"sent_{Mode(mode).value}"] += 1
         self._reschedule(session)
         return mid
@@ -91,7 +91,7 @@ class MvdsNode:
     def peer_seen(self, peer: Peer, now: int) -> None:
         """The runtime found ``peer`` again (discovery, or any sign of life):
         whatever waits for it goes out at once."""
-        session = self._sessions.get(peer)
+        session = self._session(peer)
         if session is not None:
             session.last_heard = now
             session.reset_backoff(self._epoch(now))
@@ -120,7 +120,7 @@ class MvdsNode:
         epoch = self._epoch(now)
         for key in self._timers.pop_due(now):
             session = self._by_key[key]
-            data = session.compose(epoch)
+            data = session.compose(epoch, now)
             if data is not None:
                 self._outbox.append(Outgoing(data, to=session.peer))
             self._reschedule(session)

@@ -70,10 +70,23 @@ class Session:
 
     # ------------------------------------------------------------- sending
 
-    def add_own(self, mid: bytes, message: OwnMessage, interactive: bool, epoch: int) -> None:
+    def add_own(self, mid: bytes, message: OwnMessage, interactive: bool, epoch: int, now: int) -> None:
+        """A new record is due at the next epoch - unless the peer seems away
+        and earlier messages of the conversation wait for it: then it joins
+        their next retransmission instead of sending them all once more."""
+        due = epoch + 1
+        if not interactive and self.silent(now):
+            waiting = [self.records[(MESSAGE, m)].send_epoch for m in self._conversations.get(message.group_id, ())
+                       if (MESSAGE, m) in self.records]
+            due = max([due, *waiting[:1]])
         self.own[mid] = message
         self._conversations.setdefault(message.group_id, OrderedDict())[mid] = None
-        self._set(OFFER if interactive else MESSAGE, mid, Record(OFFER if interactive else MESSAGE, 0, epoch + 1))
+        kind = OFFER if interactive else MESSAGE
+        self._set(kind, mid, Record(kind, 0, due))
+
+    def silent(self, now: int) -> bool:
+        """Not heard from lately: probably away."""
+        return self.last_heard is None or now - self.last_heard >= self.config.comeback_after_ms
 
     def reset_backoff(self, epoch: int) -> None:
         """The peer is back: everything waiting is due now, and backs off
@@ -91,7 +104,7 @@ class Session:
             due = self.acks_due if due is None else min(due, self.acks_due)
         return None if due is None else max(due, self.last_payload_epoch + 1)
 
-    def compose(self, epoch: int) -> bytes | None:
+    def compose(self, epoch: int, now: int) -> bytes | None:
         """This epoch's one payload for the peer, or None if nothing is due."""
         if epoch <= self.last_payload_epoch:
             return None
@@ -105,7 +118,7 @@ class Session:
             budget -= _ID_COST * len(acks)
             self.acks_due = epoch + 1 if self.acks else None
         sent: set[Key] = set()
-        budget = self._add_messages(payload, due, epoch, budget, sent)
+        budget = self._add_messages(payload, due, epoch, budget, sent, self.silent(now))
         for key in due:
             if key in sent or key not in self.records:
                 continue
@@ -125,16 +138,21 @@ class Session:
         self.stats["payloads_sent"] += 1
         return payload.SerializeToString()
 
-    def _add_messages(self, payload: Payload, due: list[Key], epoch: int, budget: int, sent: set[Key]) -> int:
+    def _add_messages(self, payload: Payload, due: list[Key], epoch: int, budget: int, sent: set[Key],
+                      silent: bool) -> int:
         """Each conversation with a due message sends its unacknowledged
         messages up to the latest due one, oldest first (see the module
-        docstring for why); a prefix when they do not all fit."""
+        docstring for why); a prefix when they do not all fit. To a peer
+        that seems away they then travel as one train, at the pace of the
+        most-sent among them, rather than each dragging the rest along on
+        its own schedule."""
         latest: dict[bytes, int] = {}
         for kind, mid in due:
             if kind == MESSAGE:
                 own = self.own[mid]
                 latest[own.group_id] = max(latest.get(own.group_id, -1), own.timestamp)
         for group, upto in latest.items():
+            train: list[Key] = []
             for mid in self._conversations[group]:
                 own = self.own[mid]
                 cost = _MESSAGE_COST + len(own.group_id) + len(own.body)
@@ -149,6 +167,12 @@ class Session:
                 self._sent((MESSAGE, mid), epoch)
                 sent.add((MESSAGE, mid))
                 sent.add((OFFER, mid))
+                train.append((MESSAGE, mid))
+            if silent and len(train) > 1:
+                next_epoch = epoch + self.config.backoff(max(self.records[key].send_count for key in train))
+                for key in train:
+                    self.records[key].send_epoch = next_epoch
+                    self._due.set(key, next_epoch)
         return budget
 
     def _sent(self, key: Key, epoch: int) -> None:

@@ -257,6 +257,7 @@ def test_restore_mid_retransmission_resumes_the_same_schedule():
 
 def test_delivered_in_order_and_once_whatever_arrives_first():
     alice, bob = MvdsNode(T0), MvdsNode(T0)
+    alice.peer_seen("bob", T0)  # bob is around: each message goes out at the next epoch
     payloads = []
     for i in range(4):
         alice.send("bob", GROUP, f"m{i}".encode(), T0 + i * EPOCH)
@@ -267,6 +268,25 @@ def test_delivered_in_order_and_once_whatever_arrives_first():
     for data in (payloads[2], payloads[0], payloads[3], payloads[1], payloads[3]):
         bob.receive(data, T0 + 10 * EPOCH, "alice")
     assert [e.body for e in bob.events()] == [b"m0", b"m1", b"m2"] + [b"m3"]
+
+
+def test_to_a_peer_away_a_conversation_travels_as_one_train():
+    """Each new message would otherwise carry every earlier one on its own
+    schedule: the bytes sent to an absent peer would grow with the square
+    of the messages waiting."""
+    alice = MvdsNode(T0)
+    now, sent = T0, []
+    for i in range(6):  # bob never answers
+        alice.send("bob", GROUP, b"m%d" % i, now)
+        now += 2_000
+        while alice.get_timer() is not None and alice.get_timer() <= now:
+            at = alice.get_timer()
+            sent += [(at // EPOCH, len(p.messages)) for p in tick(alice, at)]
+    assert len({epoch for _, _, _, epoch in alice.records("bob")}) == 1  # one schedule
+    # the train keeps the first message's backoff; each payload carries all that waits
+    epochs = [epoch for epoch, _ in sent]
+    assert [b - a for a, b in zip(epochs, epochs[1:], strict=False)] == [CONFIG.backoff(n) for n in range(1, 5)]
+    assert [n for _, n in sent] == [1, 1, 2, 3, 5]
 
 
 def test_conversations_and_peers_are_ordered_apart():
