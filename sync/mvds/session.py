@@ -89,12 +89,17 @@ class Session:
         return self.last_heard is None or now - self.last_heard >= self.config.comeback_after_ms
 
     def reset_backoff(self, epoch: int) -> None:
-        """The peer is back: everything waiting is due now, and backs off
-        from the start again."""
+        """The peer is back: everything backed off is due now, and backs off
+        from the start again. (What is due within the first backoff anyway -
+        just sent, its ack perhaps on the way - keeps its time.)"""
+        soon = epoch + self.config.backoff_base_epochs
+        reset = False
         for key, record in self.records.items():
-            record.send_count, record.send_epoch = 0, epoch
-            self._due.set(key, epoch)
-        if self.records:
+            if record.send_epoch > soon:
+                record.send_count, record.send_epoch = 0, epoch
+                self._due.set(key, epoch)
+                reset = True
+        if reset:
             self.stats["backoff_reset"] += 1
 
     def next_epoch(self) -> int | None:
@@ -118,20 +123,32 @@ class Session:
             budget -= _ID_COST * len(acks)
             self.acks_due = epoch + 1 if self.acks else None
         sent: set[Key] = set()
-        budget = self._add_messages(payload, due, epoch, budget, sent, self.silent(now))
-        for key in due:
-            if key in sent or key not in self.records:
-                continue
+        silent = self.silent(now)
+        budget = self._add_messages(payload, due, epoch, budget, sent, silent)
+        ids = [key for key in due if key not in sent and key in self.records]
+        if silent and any(kind == OFFER for kind, _ in ids):
+            # to a peer away, offers too travel together, on one schedule
+            ids += [key for key in self.records if key[0] == OFFER and key not in sent and key not in set(ids)]
+        offers: list[Key] = []
+        for key in ids:
             if budget < _ID_COST:
                 break
             (payload.offers if key[0] == OFFER else payload.requests).append(key[1])
             budget -= _ID_COST
             self._sent(key, epoch)
             sent.add(key)
-        for key in due:  # what did not fit goes in the next epoch's payload
+            if key[0] == OFFER:
+                offers.append(key)
+        if silent and len(offers) > 1:
+            self._align(offers, epoch)
+        # What did not fit waits as long as what did: it would otherwise
+        # drag the same unacknowledged prefix along again before its acks
+        # could be back.
+        later = epoch + self.config.backoff_base_epochs
+        for key in due:
             if key not in sent and key in self.records:
-                self.records[key].send_epoch = epoch + 1
-                self._due.set(key, epoch + 1)
+                self.records[key].send_epoch = later
+                self._due.set(key, later)
         if not (payload.acks or payload.offers or payload.requests or payload.messages):
             return None
         self.last_payload_epoch = epoch
@@ -169,11 +186,15 @@ class Session:
                 sent.add((OFFER, mid))
                 train.append((MESSAGE, mid))
             if silent and len(train) > 1:
-                next_epoch = epoch + self.config.backoff(max(self.records[key].send_count for key in train))
-                for key in train:
-                    self.records[key].send_epoch = next_epoch
-                    self._due.set(key, next_epoch)
+                self._align(train, epoch)
         return budget
+
+    def _align(self, train: list[Key], epoch: int) -> None:
+        """Records sent together wait together, as long as the most-sent."""
+        next_epoch = epoch + self.config.backoff(max(self.records[key].send_count for key in train))
+        for key in train:
+            self.records[key].send_epoch = next_epoch
+            self._due.set(key, next_epoch)
 
     def _sent(self, key: Key, epoch: int) -> None:
         record = self.records[key]
