@@ -32,15 +32,19 @@ class Config:
     backoff_floor_epochs: int = 16
     """... then drops back to this (4.8 s) and doubles again, so a record never
     waits so long that a peer who came back unnoticed waits minutes for it."""
-    comeback_after_ms: int = 10 * SECOND
-    """Hearing from a peer silent at least this long counts as its coming
-    back: its records' backoff resets and they go out at once. (The runtime
-    also says so directly with ``peer_seen`` when discovery finds it.)"""
+    comeback_after_ms: int = 30 * SECOND
+    """A peer not heard from this long is taken to be away; hearing from it
+    again counts as its coming back: its records' backoff resets and they go
+    out at once. (The runtime also says so with ``peer_seen`` when discovery
+    finds it, or when it hears the peer's keep-alive, sent every ~23 s: a
+    quiet peer that is there is never taken to be away.)"""
 
     interactive_from_bytes: int = 1024
-    """Bodies at least this long go in interactive mode: while the peer is
-    away only the 32-byte offer is retransmitted, the body travels once, on
-    request. Shorter ones are cheaper to push (batch) than to offer."""
+    """Bodies at least this long go in interactive mode (and every body to a
+    peer not heard from for ``comeback_after_ms``): while the peer is away
+    only the 32-byte offer is retransmitted, the body travels once, on
+    request. To a peer that is there, shorter ones are cheaper and two round
+    trips faster pushed (batch)."""
 
     # Limits: what a peer can make us hold, and what fits one UDP datagram.
     max_body_bytes: int = 32_000

@@ -11,7 +11,8 @@ due in an epoch that passed while the node was down is simply due at once.
 in its conversation, computes its id as the reference implementation does,
 and adds a record to the peer's session: a MESSAGE (batch mode) or an OFFER
 (interactive mode, the default for bodies of ``interactive_from_bytes`` or
-more). The record is due at the next epoch. ``handle_timer`` builds each
+more and for a peer not heard from lately - while it is away only the
+offer's 32 bytes are retransmitted). The record is due at the next epoch. ``handle_timer`` builds each
 session's payload when its epoch comes - at most one per peer per epoch,
 holding the acks owed and every due record - and each record sent waits
 ``Config.backoff(send_count)`` epochs before it is due again: doubling up to
@@ -65,7 +66,9 @@ class MvdsNode:
 
     def send(self, peer: Peer, group_id: bytes, body: bytes, now: int, mode: Mode | None = None) -> bytes:
         """Queue ``body`` for ``peer`` in conversation ``group_id``; returns
-        the message id. ``mode`` defaults by body size (``Config``)."""
+        the message id. ``mode`` defaults to interactive for a large body
+        (``Config.interactive_from_bytes``) or a peer not heard from lately
+        (``comeback_after_ms``), batch otherwise."""
         config = self.config
         if peer is None:
             raise LocalProtocolError("a direct message needs a peer")
@@ -75,11 +78,12 @@ class MvdsNode:
             raise LocalProtocolError(f"a body of {len(body)} bytes exceeds {config.max_body_bytes}")
         if not isinstance(group_id, bytes) or not 0 < len(group_id) <= config.max_group_id_bytes:
             raise LocalProtocolError(f"a group id is 1 to {config.max_group_id_bytes} bytes")
-        if mode is None:
-            mode = Mode.INTERACTIVE if len(body) >= config.interactive_from_bytes else Mode.BATCH
         session = self._session(peer)
         if session is None or len(session.records) >= config.max_records_per_peer:
             raise LocalProtocolError("too many messages wait for this peer")
+        if mode is None:  # batch is fastest to a peer that is there; offers are cheapest to one away
+            interactive = len(body) >= config.interactive_from_bytes or session.silent(now)
+            mode = Mode.INTERACTIVE if interactive else Mode.BATCH
         stamp = max(now, self._last_stamp.get(group_id, -1) + 1)
         self._last_stamp[group_id] = stamp
         mid = message_id(group_id, stamp, body)

@@ -4,7 +4,9 @@ Alice writes to bob. The link loses each datagram with probability ``loss``
 and delays it by a few milliseconds; bob is online only during the intervals
 ``online`` names (a datagram reaching him while he is away is lost, and his
 node does not run). When bob comes back, discovery finds him after
-``discovery_ms`` and each side's runtime tells its node (``peer_seen``).
+``discovery_ms`` and each side's runtime tells its node (``peer_seen``);
+with ``keepalive_ms``, alice's runtime also hears his keep-alives while he
+is online (lost as often as any datagram) and tells her node.
 ``restarts`` rebuild alice from ``export_state()`` through CBOR at the given
 times, as a crashed process resumes from its database. One seeded random
 drives every choice, so a run is reproducible.
@@ -31,6 +33,7 @@ class Conditions:
     delay_ms: tuple[int, int] = (1, 20)
     online: list[tuple[int, int]] | None = None  # bob's (from, to) ms since start; None: always
     discovery_ms: int = 1_000
+    keepalive_ms: int | None = None  # while bob is online, alice's runtime hears him this often
     restarts: tuple[int, ...] = ()  # when alice restarts from her exported state
 
 
@@ -72,6 +75,9 @@ class Pair:
         for start, _end in self.conditions.online or ():
             if start > 0:
                 self._at(T0 + start + self.conditions.discovery_ms, "discovered")
+        if self.conditions.keepalive_ms:
+            for at in range(0, until_ms, self.conditions.keepalive_ms):
+                self._at(T0 + at, "keepalive")
         for at in self.conditions.restarts:
             self._at(T0 + at, "restart")
         end = T0 + until_ms
@@ -110,6 +116,9 @@ class Pair:
             self._step("alice")
             self.nodes["bob"].peer_seen("alice", self.now)
             self._step("bob")
+        elif kind == "keepalive" and self.online("bob", self.now) and self.random.random() >= self.conditions.loss:
+            alice.peer_seen("bob", self.now)
+            self._step("alice")
         elif kind == "restart":
             state = cbor2.loads(cbor2.dumps(alice.export_state()))
             self.nodes["alice"] = MvdsNode.restore(state, self.config)

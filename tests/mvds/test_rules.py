@@ -65,7 +65,7 @@ def test_every_field_changes_the_id():
 
 def test_send_returns_the_id_of_what_travels():
     alice = MvdsNode(T0)
-    mid = alice.send("bob", GROUP, b"hello", T0)
+    mid = alice.send("bob", GROUP, b"hello", T0, Mode.BATCH)
     (payload,) = tick(alice, T0 + EPOCH)
     (msg,) = payload.messages
     assert (msg.group_id, msg.timestamp, msg.body) == (GROUP, T0, b"hello")
@@ -74,8 +74,8 @@ def test_send_returns_the_id_of_what_travels():
 
 def test_timestamps_strictly_increase_within_a_conversation():
     alice = MvdsNode(T0)
-    alice.send("bob", GROUP, b"same", T0)
-    alice.send("bob", GROUP, b"same", T0)  # same body, same ms: still two messages
+    alice.send("bob", GROUP, b"same", T0, Mode.BATCH)
+    alice.send("bob", GROUP, b"same", T0, Mode.BATCH)  # same body, same ms: still two messages
     (payload,) = tick(alice, T0 + EPOCH)
     assert [m.timestamp for m in payload.messages] == [T0, T0 + 1]
 
@@ -115,11 +115,16 @@ def test_interactive_flow_offer_request_message_ack():
     assert alice.records("bob") == [] and [type(e) for e in alice.events()] == [DmAcknowledged]
 
 
-def test_mode_is_chosen_per_message_by_size():
+def test_mode_is_chosen_per_message_by_size_and_presence():
     alice = MvdsNode(T0)
+    alice.peer_seen("bob", T0)
     small = alice.send("bob", GROUP, b"x" * (CONFIG.interactive_from_bytes - 1), T0)
     large = alice.send("bob", GROUP, b"x" * CONFIG.interactive_from_bytes, T0)
-    assert {mid: kind for kind, mid, *_ in alice.records("bob")} == {small: MESSAGE, large: OFFER}
+    away = T0 + CONFIG.comeback_after_ms
+    small_to_absent = alice.send("bob", GROUP, b"short", away)
+    forced = alice.send("bob", GROUP, b"short", away, Mode.BATCH)
+    assert {mid: kind for kind, mid, *_ in alice.records("bob")} == {
+        small: MESSAGE, large: OFFER, small_to_absent: OFFER, forced: MESSAGE}
 
 
 def test_an_earlier_offer_travels_as_a_message_with_a_later_message():
@@ -153,7 +158,7 @@ def test_a_reoffered_message_already_delivered_is_acked_not_requested():
 
 def test_acks_are_never_records_and_never_retransmitted():
     alice, bob = MvdsNode(T0), MvdsNode(T0)
-    alice.send("bob", GROUP, b"hello", T0)
+    alice.send("bob", GROUP, b"hello", T0, Mode.BATCH)
     (sent,) = relay(alice, "alice", bob, T0 + EPOCH)
     assert bob.records("alice") == []  # nothing to retransmit: the ack is owed once
     (ack,) = tick(bob, T0 + 2 * EPOCH)
@@ -197,7 +202,7 @@ def test_at_most_one_payload_per_peer_per_epoch_and_retransmission_follows_the_b
 
 def test_a_peer_coming_back_resets_its_backoff_and_gets_everything_at_once():
     alice = MvdsNode(T0)
-    mid = alice.send("bob", GROUP, b"waiting", T0)
+    mid = alice.send("bob", GROUP, b"waiting", T0, Mode.BATCH)
     now = T0
     for _ in range(8):  # bob is away: retransmissions back off
         now = alice.get_timer()
@@ -216,7 +221,7 @@ def test_hearing_from_a_long_silent_peer_resets_its_backoff():
     alice = MvdsNode(T0)
     alice.send("bob", GROUP, b"waiting", T0)
     now = T0
-    for _ in range(6):
+    for _ in range(7):  # backed off beyond the silence that counts as being away
         now = alice.get_timer()
         tick(alice, now)
     before = alice.records("bob")[0][3]
@@ -277,7 +282,7 @@ def test_to_a_peer_away_a_conversation_travels_as_one_train():
     alice = MvdsNode(T0)
     now, sent = T0, []
     for i in range(6):  # bob never answers
-        alice.send("bob", GROUP, b"m%d" % i, now)
+        alice.send("bob", GROUP, b"m%d" % i, now, Mode.BATCH)
         now += 2_000
         while alice.get_timer() is not None and alice.get_timer() <= now:
             at = alice.get_timer()
