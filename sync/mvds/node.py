@@ -43,7 +43,9 @@ from sync.core.protocol import Peer
 from .config import Config, Mode
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import Event, Rejected
-from .session import MESSAGE, OFFER, REQUEST, OwnMessage, Session
+from .records import MESSAGE, OFFER, REQUEST
+from .session import Session
+from .unacked import OwnMessage
 from .wire import decode, message_id
 
 STATE_VERSION = 1

@@ -19,34 +19,17 @@ conversation strictly increase (the node stamps ``max(now, last + 1)``).
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 
-from sync.core import Schedule
 from sync.core.protocol import Peer
 
 from .config import Config
 from .events import DmAcknowledged, DmDelivered, Event, Rejected
+from .records import MESSAGE, OFFER, REQUEST, Key, Records
+from .unacked import OwnMessage, Unacknowledged
 from .wire import Message, Payload, message_id
 
-OFFER, REQUEST, MESSAGE = "offer", "request", "message"
 _ID_COST = 34  # bytes an id adds to a payload (tag, length, 32 bytes)
 _MESSAGE_COST = 24  # a message's framing beyond its group id and body
-
-Key = tuple[str, bytes]  # (record type, message id)
-
-
-@dataclass(slots=True)
-class Record:
-    type: str
-    send_count: int
-    send_epoch: int
-
-
-@dataclass(slots=True)
-class OwnMessage:
-    group_id: bytes
-    timestamp: int
-    body: bytes
 
 
 class Session:
@@ -57,10 +40,8 @@ class Session:
         self.key = key  # the node's handle for this session in its timer schedule
         self.config = config
         self.stats = stats
-        self.records: dict[Key, Record] = {}
-        self._due: Schedule[Key] = Schedule()
-        self.own: dict[bytes, OwnMessage] = {}  # our messages a record still refers to
-        self._conversations: dict[bytes, OrderedDict[bytes, None]] = {}  # group -> own ids, oldest first
+        self.records = Records(config, stats)
+        self.own = Unacknowledged()  # our messages a record still refers to
         self.acks: dict[bytes, None] = {}  # owed once, never records
         self.acks_due: int | None = None
         self.delivered: dict[bytes, int] = {}  # group -> highest timestamp delivered
@@ -76,35 +57,23 @@ class Session:
         their next retransmission instead of sending them all once more."""
         due = epoch + 1
         if not interactive and self.silent(now):
-            waiting = [self.records[(MESSAGE, m)].send_epoch for m in self._conversations.get(message.group_id, ())
+            waiting = [self.records[(MESSAGE, m)].send_epoch for m in self.own.conversation(message.group_id)
                        if (MESSAGE, m) in self.records]
-            due = max([due, *waiting[:1]])
-        self.own[mid] = message
-        self._conversations.setdefault(message.group_id, OrderedDict())[mid] = None
-        kind = OFFER if interactive else MESSAGE
-        self._set(kind, mid, Record(kind, 0, due))
+            due = max(due, min(waiting, default=due))
+        self.own.add(mid, message)
+        self.records.add(OFFER if interactive else MESSAGE, mid, due)
 
     def silent(self, now: int) -> bool:
         """Not heard from lately: probably away."""
         return self.last_heard is None or now - self.last_heard >= self.config.comeback_after_ms
 
     def reset_backoff(self, epoch: int) -> None:
-        """The peer is back: everything backed off is due now, and backs off
-        from the start again. (What is due within the first backoff anyway -
-        just sent, its ack perhaps on the way - keeps its time.)"""
-        soon = epoch + self.config.backoff_base_epochs
-        reset = False
-        for key, record in self.records.items():
-            if record.send_epoch > soon:
-                record.send_count, record.send_epoch = 0, epoch
-                self._due.set(key, epoch)
-                reset = True
-        if reset:
+        if self.records.reset(epoch):
             self.stats["backoff_reset"] += 1
 
     def next_epoch(self) -> int | None:
         """The epoch this session next has a payload to send, or None."""
-        due = self._due.next_due()
+        due = self.records.next_due()
         if self.acks_due is not None:
             due = self.acks_due if due is None else min(due, self.acks_due)
         return None if due is None else max(due, self.last_payload_epoch + 1)
@@ -113,7 +82,7 @@ class Session:
         """This epoch's one payload for the peer, or None if nothing is due."""
         if epoch <= self.last_payload_epoch:
             return None
-        due = self._due.pop_due(epoch)
+        due = self.records.pop_due(epoch)
         payload, budget = Payload(), self.config.max_payload_bytes - 64
         if self.acks_due is not None and self.acks_due <= epoch:
             acks = list(self.acks)[: self.config.max_acks_per_payload]
@@ -128,27 +97,26 @@ class Session:
         ids = [key for key in due if key not in sent and key in self.records]
         if silent and any(kind == OFFER for kind, _ in ids):
             # to a peer away, offers too travel together, on one schedule
-            ids += [key for key in self.records if key[0] == OFFER and key not in sent and key not in set(ids)]
+            taken = set(ids)
+            ids += [key for key in self.records if key[0] == OFFER and key not in sent and key not in taken]
         offers: list[Key] = []
         for key in ids:
             if budget < _ID_COST:
                 break
             (payload.offers if key[0] == OFFER else payload.requests).append(key[1])
             budget -= _ID_COST
-            self._sent(key, epoch)
+            self.records.sent(key, epoch)
             sent.add(key)
             if key[0] == OFFER:
                 offers.append(key)
         if silent and len(offers) > 1:
-            self._align(offers, epoch)
+            self.records.align(offers, epoch)
         # What did not fit waits as long as what did: it would otherwise
         # drag the same unacknowledged prefix along again before its acks
         # could be back.
-        later = epoch + self.config.backoff_base_epochs
         for key in due:
             if key not in sent and key in self.records:
-                self.records[key].send_epoch = later
-                self._due.set(key, later)
+                self.records.postpone(key, epoch + self.config.backoff_base_epochs)
         if not (payload.acks or payload.offers or payload.requests or payload.messages):
             return None
         self.last_payload_epoch = epoch
@@ -170,38 +138,23 @@ class Session:
                 latest[own.group_id] = max(latest.get(own.group_id, -1), own.timestamp)
         for group, upto in latest.items():
             train: list[Key] = []
-            for mid in self._conversations[group]:
+            for mid in self.own.conversation(group):
                 own = self.own[mid]
                 cost = _MESSAGE_COST + len(own.group_id) + len(own.body)
                 if own.timestamp > upto or (cost > budget and payload.messages):
                     break
                 budget -= cost
-                if (OFFER, mid) in self.records:  # an earlier offer goes as the message itself
-                    self._remove((OFFER, mid))
-                    self._set(MESSAGE, mid, Record(MESSAGE, 0, epoch))
+                if self.records.remove((OFFER, mid)):  # an earlier offer goes as the message itself
+                    self.records.add(MESSAGE, mid, epoch)
                     self.stats["offer_promoted"] += 1
                 payload.messages.append(Message(group_id=own.group_id, timestamp=own.timestamp, body=own.body))
-                self._sent((MESSAGE, mid), epoch)
+                self.records.sent((MESSAGE, mid), epoch)
                 sent.add((MESSAGE, mid))
                 sent.add((OFFER, mid))
                 train.append((MESSAGE, mid))
             if silent and len(train) > 1:
-                self._align(train, epoch)
+                self.records.align(train, epoch)
         return budget
-
-    def _align(self, train: list[Key], epoch: int) -> None:
-        """Records sent together wait together, as long as the most-sent."""
-        next_epoch = epoch + self.config.backoff(max(self.records[key].send_count for key in train))
-        for key in train:
-            self.records[key].send_epoch = next_epoch
-            self._due.set(key, next_epoch)
-
-    def _sent(self, key: Key, epoch: int) -> None:
-        record = self.records[key]
-        record.send_count += 1
-        record.send_epoch = epoch + self.config.backoff(record.send_count)
-        self._due.set(key, record.send_epoch)
-        self.stats[f"{record.type}_sent" if record.send_count == 1 else f"{record.type}_resent"] += 1
 
     # ----------------------------------------------------------- receiving
 
@@ -231,11 +184,10 @@ class Session:
         self.stats["ack_unknown"] += 1
 
     def _on_request(self, mid: bytes, epoch: int) -> None:
-        if (OFFER, mid) in self.records:
-            self._remove((OFFER, mid))
-            self._set(MESSAGE, mid, Record(MESSAGE, 0, epoch + 1))
+        if self.records.remove((OFFER, mid)):
+            self.records.add(MESSAGE, mid, epoch + 1)
         elif (MESSAGE, mid) in self.records:  # asked again: our message was lost
-            self._due_by((MESSAGE, mid), epoch + 1)
+            self.records.due_by((MESSAGE, mid), epoch + 1)
         else:
             self.stats["request_unknown"] += 1
 
@@ -243,11 +195,11 @@ class Session:
         if mid in self.recent:  # delivered already: our ack was lost
             self._owe_ack(mid, epoch)
         elif (REQUEST, mid) in self.records:  # offered again: our request was lost
-            self._due_by((REQUEST, mid), epoch + 1)
+            self.records.due_by((REQUEST, mid), epoch + 1)
         elif len(self.records) >= self.config.max_records_per_peer:
             self.stats["records_full"] += 1
         else:
-            self._set(REQUEST, mid, Record(REQUEST, 0, epoch + 1))
+            self.records.add(REQUEST, mid, epoch + 1)
 
     def _on_message(self, msg: Message, epoch: int, now: int, events: list[Event]) -> None:
         if msg.timestamp > now + self.config.max_future_ms:
@@ -260,7 +212,7 @@ class Session:
             events.append(Rejected("conversations_full", "conversations_full: too many conversations"))
             return
         mid = message_id(group, msg.timestamp, msg.body)
-        self._remove((REQUEST, mid))
+        self.records.remove((REQUEST, mid))
         self._owe_ack(mid, epoch)  # every message received is acked, duplicates too
         if msg.timestamp <= self.delivered.get(group, -1):
             self.stats["duplicate"] += 1
@@ -279,28 +231,9 @@ class Session:
 
     # ------------------------------------------------------------- records
 
-    def _set(self, kind: str, mid: bytes, record: Record) -> None:
-        self.records[(kind, mid)] = record
-        self._due.set((kind, mid), record.send_epoch)
-
-    def _remove(self, key: Key) -> None:
-        if self.records.pop(key, None) is not None:
-            self._due.discard(key)
-
-    def _due_by(self, key: Key, epoch: int) -> None:
-        record = self.records[key]
-        if record.send_epoch > epoch:
-            record.send_epoch = epoch
-            self._due.set(key, epoch)
-
     def _forget_own(self, mid: bytes, key: Key) -> OwnMessage:
-        self._remove(key)
-        own = self.own.pop(mid)
-        conversation = self._conversations[own.group_id]
-        del conversation[mid]
-        if not conversation:
-            del self._conversations[own.group_id]
-        return own
+        self.records.remove(key)
+        return self.own.pop(mid)
 
     # --------------------------------------------------------------- state
 
@@ -308,8 +241,8 @@ class Session:
         return {
             "peer": self.peer,
             "key": self.key,
-            "records": [[kind, mid, r.send_count, r.send_epoch] for (kind, mid), r in self.records.items()],
-            "own": [[mid, m.group_id, m.timestamp, m.body] for mid, m in self.own.items()],
+            "records": self.records.export(),
+            "own": self.own.export(),
             "acks": list(self.acks),
             "acks_due": self.acks_due,
             "delivered": [[group, stamp] for group, stamp in self.delivered.items()],
@@ -321,11 +254,8 @@ class Session:
     @classmethod
     def restore(cls, state: dict, peer: Peer, config: Config, stats: Counter) -> Session:
         session = cls(peer, state["key"], config, stats)
-        for mid, group, stamp, body in state["own"]:
-            session.own[mid] = OwnMessage(group, stamp, body)
-            session._conversations.setdefault(group, OrderedDict())[mid] = None
-        for kind, mid, count, epoch in state["records"]:
-            session._set(kind, mid, Record(kind, count, epoch))
+        session.own.restore(state["own"])
+        session.records.restore(state["records"])
         session.acks = dict.fromkeys(state["acks"])
         session.acks_due = state["acks_due"]
         session.delivered = {group: stamp for group, stamp in state["delivered"]}
