@@ -239,7 +239,7 @@ class Session:
 
     def export(self) -> dict:
         return {
-            "peer": self.peer,
+            "peer": _plain(self.peer),
             "key": self.key,
             "records": self.records.export(),
             "own": self.own.export(),
@@ -263,3 +263,8 @@ class Session:
         session.last_payload_epoch = state["last_payload_epoch"]
         session.last_heard = state["last_heard"]
         return session
+
+
+def _plain(peer: Peer):
+    """A peer as plain data: tuples (an address) as lists, as CBOR has them."""
+    return [_plain(part) for part in peer] if isinstance(peer, tuple) else peer

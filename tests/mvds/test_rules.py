@@ -257,6 +257,18 @@ def test_restore_mid_retransmission_resumes_the_same_schedule():
     assert late.get_timer() < later and len(tick(late, later)) == 1
 
 
+def test_state_is_plain_data_whatever_the_peer_is_called():
+    node = MvdsNode(T0)
+    address = ("192.0.2.7", 5353)
+    node.send(address, GROUP, b"to an address", T0)
+    node.send(b"\x01" * 32, GROUP, b"to a key", T0)
+    state = node.export_state()
+    assert state["sessions"][0]["peer"] == ["192.0.2.7", 5353]
+    revived = MvdsNode.restore(cbor2.loads(cbor2.dumps(state)))
+    assert revived.export_state() == state
+    assert revived.waiting(address) == 1 and revived.waiting(b"\x01" * 32) == 1
+
+
 # ---------------------------------------------------------- delivery order
 
 
