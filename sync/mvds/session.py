@@ -84,7 +84,7 @@ class Session:
             return None
         due = self.records.pop_due(epoch)
         payload, budget = Payload(), self.config.max_payload_bytes - 64
-        if self.acks_due is not None and self.acks_due <= epoch:
+        if self.acks:  # owed acks ride on any payload, even before they are due
             acks = list(self.acks)[: self.config.max_acks_per_payload]
             for mid in acks:
                 del self.acks[mid]
