@@ -100,3 +100,32 @@ def test_any_network_delivers_once_in_order(modes, fate):
             break
     assert delivered == bodies
     assert alice.waiting("bob") == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=st.lists(st.one_of(
+    st.tuples(st.just("send"), st.sampled_from(["bob", "carol"]), st.integers(1, 3000),
+              st.sampled_from([None, Mode.BATCH, Mode.INTERACTIVE])),
+    st.tuples(st.just("hear"), st.sampled_from(["bob", "carol"]), st.integers(0, 3)),
+    st.tuples(st.just("seen"), st.sampled_from(["bob", "carol"]), st.just(0)),
+    st.tuples(st.just("tick"), st.integers(1, 5_000), st.just(0)),
+), max_size=80))
+def test_at_most_one_payload_per_peer_per_epoch(ops):
+    alice = MvdsNode(T0, CONFIG)
+    now, sent = T0, []
+    for op, a, b, *rest in ops:
+        if op == "send":
+            alice.send(a, GROUP, b"x" * b, now, rest[0])
+        elif op == "hear":  # the peer requests, acks or offers something
+            ids = [mid for _, mid, _, _ in alice.records(a)][:b] or [b"\x05" * 32]
+            alice.receive(Payload(requests=ids[:1], acks=ids[1:2], offers=ids[2:]).SerializeToString(), now, a)
+        elif op == "seen":
+            alice.peer_seen(a, now)
+        else:
+            now += a
+        for _ in range(3):  # the timer fired early, on time and twice
+            if alice.get_timer() is not None and alice.get_timer() <= now:
+                alice.handle_timer(now)
+        sent += [(out.to, now // CONFIG.epoch_ms) for out in alice.datagrams_to_send(now)]
+        list(alice.events())
+    assert len(sent) == len(set(sent))
