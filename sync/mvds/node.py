@@ -12,8 +12,10 @@ in its conversation, computes its id as the reference implementation does,
 and adds a record to the peer's session: a MESSAGE (batch mode) or an OFFER
 (interactive mode, the default for bodies of ``interactive_from_bytes`` or
 more and for a peer not heard from lately - while it is away only the
-offer's 32 bytes are retransmitted). The record is due at the next epoch. ``handle_timer`` builds each
-session's payload when its epoch comes - at most one per peer per epoch,
+offer's 32 bytes are retransmitted). The record is due at the next epoch
+(to a peer away, with the conversation's next retransmission).
+``handle_timer`` builds each session's payload when its epoch comes - at
+most one per peer per epoch,
 holding the acks owed and every due record - and each record sent waits
 ``Config.backoff(send_count)`` epochs before it is due again: doubling up to
 a cap, then dropping back to a floor. Acks remove records; requests turn
@@ -22,7 +24,8 @@ acked (see ``session`` for the order rule that makes delivery in order need
 no buffer).
 
 A peer that was away is retransmitted to slowly; when it comes back -
-the runtime calls ``peer_seen`` (discovery found it again), or a payload
+the runtime calls ``peer_seen`` (discovery found it again, or its
+keep-alive arrived), or a payload
 arrives from it after ``comeback_after_ms`` of silence - its records' backoff
 resets and they go out in the next payload, at once if none went out in this
 epoch.
