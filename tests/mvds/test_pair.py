@@ -13,9 +13,10 @@ from .pair import Conditions, Pair
 MINUTE = 60_000
 
 
-def conversation(n: int, every_ms: int, start_ms: int = 0) -> list[tuple[int, bytes, Mode | None]]:
-    """``n`` messages; every third one long enough to go in interactive mode."""
-    return [(start_ms + i * every_ms, (b"%03d " % i) * (1 if i % 3 else 300), None) for i in range(n)]
+def conversation(n: int, every_ms: int, start_ms: int = 0, mode: Mode | None = None):
+    """``n`` messages; every third one long enough to go in interactive mode
+    by default."""
+    return [(start_ms + i * every_ms, (b"%03d " % i) * (1 if i % 3 else 300), mode) for i in range(n)]
 
 
 def assert_once_in_order(pair: Pair, messages) -> None:
@@ -25,17 +26,19 @@ def assert_once_in_order(pair: Pair, messages) -> None:
     assert pair.nodes["alice"].waiting("bob") == 0
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_thirty_percent_loss(seed):
-    messages = conversation(60, every_ms=700)
+@pytest.mark.parametrize("mode", [None, Mode.BATCH, Mode.INTERACTIVE])
+@pytest.mark.parametrize("seed", range(3))
+def test_thirty_percent_loss(seed, mode):
+    messages = conversation(60, every_ms=700, mode=mode)
     pair = Pair(Conditions(loss=0.3), seed=seed)
     pair.run(messages, until_ms=10 * MINUTE)
     assert_once_in_order(pair, messages)
     assert max(pair.outcome.latencies()) < 30_000
 
 
-def test_recipient_offline_for_two_minutes_then_back():
-    messages = conversation(30, every_ms=3_000, start_ms=5_000)  # most written while bob is away
+@pytest.mark.parametrize("mode", [None, Mode.BATCH, Mode.INTERACTIVE])
+def test_recipient_offline_for_two_minutes_then_back(mode):
+    messages = conversation(30, every_ms=3_000, start_ms=5_000, mode=mode)  # most written while bob is away
     pair = Pair(Conditions(loss=0.1, online=[(0, 10_000), (130_000, 10 * MINUTE)]), seed=7)
     pair.run(messages, until_ms=10 * MINUTE)
     assert_once_in_order(pair, messages)
