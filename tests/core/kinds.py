@@ -214,9 +214,12 @@ SDS_EVENTS = frozenset({"Delivered", "Acknowledged", "PossiblyAcknowledged"})
 REPLICATION_EVENTS = frozenset({"RemoteAnnounced", "HeightsWanted", "EntriesWanted", "EntryReceived",
                                 "SessionFinished", "Closed"})
 
+from ..svs.conformance_kind import SVS_EVENTS, SvsKind  # noqa: E402  (it builds on EngineKind above)
+
 KINDS = [
     SdsKind(main_events=SDS_EVENTS | {"Buffered", "Rejected"}),
     ReplicationKind(name="replication-set-reconciliation", main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-log-height", mode=0, main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-live", live=True, main_events=REPLICATION_EVENTS),
+    SvsKind(main_events=SVS_EVENTS),
 ]
