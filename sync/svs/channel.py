@@ -115,7 +115,7 @@ class Channel:
             elif isinstance(packet, packets.DataInterest):
                 self._on_data_interest(packet, source)
             else:
-                self._on_publication(packet)
+                self._on_publication(packet, source)
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             self._events.append(Rejected(exc.kind, str(exc)))
@@ -243,7 +243,7 @@ class Channel:
         else:
             self.stats["data_not_here"] += 1  # as in NDN: no answer; the requester retries elsewhere
 
-    def _on_publication(self, publication: packets.Publication) -> None:
+    def _on_publication(self, publication: packets.Publication, source: Hashable | None) -> None:
         producer, seq = publication.producer, publication.seq
         if producer == self.me or self._fetch.has(producer, seq):
             self.stats["duplicate"] += 1
@@ -252,6 +252,8 @@ class Channel:
             self.stats["unsolicited"] += 1  # not announced in any vector we heard: NDN drops it too
             return
         self.stats["fetched"] += 1
+        if source is not None:
+            self._fetch.saw(source, producer, seq)
         for ready, content in self._fetch.arrive(producer, seq, publication.content):
             self._remember(producer, ready, content)
             self._events.append(Delivered(str(producer.node), producer.bootstrap, ready, content))

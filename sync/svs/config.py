@@ -12,7 +12,7 @@ class Config:
     suppression_ms: int = 200  # the suppression interval (spec 4.4)
     suppression_jitter: float = 0.50  # ... +-50%, uniform
     fetch_timeout_ms: int = 1_000  # a data interest unanswered this long is retried (the Interest Lifetime)
-    fetch_backoff_max_ms: int = 16_000  # retries wait 1, 2, 4, 8, 16, 16 ... s
+    fetch_backoff_max_ms: int = 8_000  # retries wait 1, 2, 4, 8, 8 ... s
     fetch_window: int = 64  # data interests in flight at once, over all producers
     max_datagram_bytes: int = 1_200  # larger sync interests are split (1500-byte MTU, with the envelope)
     cache_size: int = 4_096  # publications kept to answer data interests; older ones are asked of the runtime

@@ -3,9 +3,11 @@
 Each producer's publications are requested in sequence order, at most
 ``fetch_window`` at once over all producers (taken round-robin, so one
 producer with a long backlog does not starve the others). The first request
-goes to the producer itself; a retry goes to the next member known to hold
-the publication - any member whose state vector showed that sequence number -
-and waits twice as long as the one before, up to ``fetch_backoff_max_ms``.
+goes to the producer itself; retries alternate between the producer and the
+members known to hold the publication (any member whose state vector showed
+that sequence number, or who sent us a later one), each waiting twice as long
+as the one before, up to ``fetch_backoff_max_ms``. With no address known at
+all, the data interest is broadcast.
 Nothing here scans all producers: the work queue holds only producers with
 something left to request, and deadlines live in a ``Schedule``.
 """
@@ -83,12 +85,16 @@ class Fetcher:
         self.in_flight.set(request, now + max(wait, self.config.fetch_timeout_ms))
 
     def _target(self, producer: Producer, seq: int, attempt: int) -> Hashable | Broadcast:
-        candidates = []
+        """Even attempts go to the producer, odd ones to the members known to
+        hold the publication in turn. (A vector shows what a member has heard
+        of, not necessarily fetched, so the producer stays the surest bet.)"""
         own = self.addresses.get(producer.node)
-        if own is not None:
-            candidates.append(own)
-        candidates += [h for h, s in self.holders.get(producer, {}).items() if s >= seq and h != own]
-        return candidates[attempt % len(candidates)] if candidates else BROADCAST
+        holders = [h for h, s in self.holders.get(producer, {}).items() if s >= seq and h != own]
+        if own is not None and (attempt % 2 == 0 or not holders):
+            return own
+        if holders:
+            return holders[(attempt // 2) % len(holders)]
+        return BROADCAST
 
     def next_due(self) -> int | None:
         return self.in_flight.next_due()
