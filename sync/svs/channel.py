@@ -65,7 +65,7 @@ class Channel:
         self._jitter = Jitter(seed or seed_for(self.me))
         self._sync_due = now  # a fresh member announces itself at once
         self._aggregate: dict[Producer, int] = {}
-        self._aggregate_partial = True
+        self._aggregate_spans: list[vector.Span] = []  # what the aggregated vectors spoke for
         self._fetch = Fetcher(self.config)
         self._cache: OrderedDict[tuple[Producer, int], bytes] = OrderedDict()
         self._by_node: dict[Name, dict[int, int]] = {}
@@ -92,7 +92,7 @@ class Channel:
         self._remember(self.me, seq, content)
         self._events.append(Delivered(str(self.node), self.bootstrap, seq, content, own=True))
         self.stats["published"] += 1
-        self._emit(now, first_part_only=True)
+        self._emit(now, excerpt=True)
         self._enter_steady(now)
         return seq
 
@@ -125,7 +125,7 @@ class Channel:
         if now >= self._sync_due:
             if self.state == STEADY:
                 self._emit(now)
-            elif vector.is_outdated(self._aggregate, self.vector, a_is_partial=self._aggregate_partial):
+            elif vector.is_outdated(self._aggregate, self.vector, self._aggregate_spans):
                 self._emit(now)
             else:
                 self.stats["suppressed"] += 1
@@ -163,16 +163,16 @@ class Channel:
                 self._fetch.saw(source, producer, seq)
             if seq > self.vector.get(producer, 0):
                 self._learn(producer, seq)
-        partial = interest.part is not None
+        spans = interest.spans()
         if self.state == SUPPRESSION:
             for producer, seq in interest.vector.items():
                 self._aggregate[producer] = max(seq, self._aggregate.get(producer, 0))
-            self._aggregate_partial = self._aggregate_partial and partial
-        elif vector.is_outdated(interest.vector, self.vector, a_is_partial=partial):
+            self._aggregate_spans += [s for s in spans if s not in self._aggregate_spans]
+        elif vector.is_outdated(interest.vector, self.vector, spans):
             self.state = SUPPRESSION
             self._sync_due = now + self._jitter.around(self.config.suppression_ms, self.config.suppression_jitter)
             self._aggregate = dict(interest.vector)
-            self._aggregate_partial = partial
+            self._aggregate_spans = spans
         else:
             self._sync_due = now + self._periodic()  # up to date or newer: ours can wait
 
@@ -191,7 +191,7 @@ class Channel:
     def _enter_steady(self, now: int) -> None:
         self.state = STEADY
         self._aggregate = {}
-        self._aggregate_partial = True
+        self._aggregate_spans = []
         self._sync_due = now + self._periodic()
 
     def _periodic(self) -> int:
@@ -204,21 +204,26 @@ class Channel:
         self._clock += 1
         self._touched[producer.node] = self._clock
 
-    def _emit(self, now: int, first_part_only: bool = False) -> None:
-        """Send the vector: whole if it fits, else split, most recent entries first."""
-        by_recency = sorted(self._by_node, key=lambda node: (-self._touched[node], node.canonical_key()))
-        entries = [(node, self._entry(node)) for node in by_recency]
+    def _emit(self, now: int, excerpt: bool = False) -> None:
+        """Send the vector: whole if it fits, else in parts or as an excerpt (see ``split``)."""
         budget = self.config.max_datagram_bytes - packets.sync_interest_overhead(self.group, self.node)
-        parts = split.pack(entries, budget)
-        if first_part_only:
-            parts = parts[:1]
-        whole = len(parts) == 1 and len(entries) == sum(len(p) for p in parts)
+        if excerpt:
+            recent = sorted(self._by_node, key=lambda node: (-self._touched[node], node.canonical_key()))
+            chosen = split.excerpt([(node, self._entry(node)) for node in recent], budget)
+            if len(chosen) < len(recent):
+                self._send_vector(sorted(chosen, key=lambda e: e[0].canonical_key()), part=0)
+                return
+        canonical = sorted(self._by_node, key=Name.canonical_key)
+        parts = split.pack([(node, self._entry(node)) for node in canonical], budget)
         for index, part in enumerate(parts):
-            ordered = [entry for _, entry in sorted(part, key=lambda e: e[0].canonical_key())]
-            data = packets.encode_sync_interest(self.group, self.node, ordered, self._jitter.nonce(),
-                                                part=None if whole else index)
-            self._out.append(Outgoing(data, BROADCAST))
-            self.stats["sync_sent"] += 1
+            self._send_vector(part, *((None, None) if len(parts) == 1 else (index, len(parts) - 1)))
+
+    def _send_vector(self, entries: list[tuple[Name, bytes]], part: int | None = None,
+                     last: int | None = None) -> None:
+        data = packets.encode_sync_interest(self.group, self.node, [entry for _, entry in entries],
+                                            self._jitter.nonce(), part, last)
+        self._out.append(Outgoing(data, BROADCAST))
+        self.stats["sync_sent"] += 1
 
     def _entry(self, node: Name) -> bytes:
         entry = self._encoded.get(node)

@@ -1,14 +1,14 @@
 """The three SVS packets over UDP, as NDN Interest and Data TLVs.
 
-* **Sync Interest** ``/<group>/<state-vector>[/<part>]``: an Interest whose
+* **Sync Interest** ``/<group>/<state-vector>[/<part>[/<last>]]``: an Interest whose
   Name is the group's components followed by the StateVector TLV as one name
   component (type 201), with a 4-byte Nonce and InterestLifetime 1000 ms.
   The spec signs it; here the signature is ``DigestSha256`` (type 0) over the
   name and the InterestSignatureInfo, whose KeyLocator names the sender - a
   receiver needs to know whose vector it is to send data interests back to
   that member. (Authenticity is the envelope's job: every datagram travels
-  inside an Ed25519-signed envelope.) A split vector adds a
-  SegmentNameComponent (type 50) after the vector: "part k, partial".
+  inside an Ed25519-signed envelope.) A vector too large for one datagram
+  adds SegmentNameComponents (type 50) after the vector (see ``split``).
 * **Data Interest** ``/<node>/<group>[/<bootstrap>]/<seq>``: the bootstrap
   time as a TimestampNameComponent (type 56, absent for a 2021 producer),
   the sequence number as a SequenceNumNameComponent (type 58).
@@ -44,7 +44,18 @@ class SyncInterest:
     group: Name
     sender: Name
     vector: dict[Producer, int]
-    part: int | None = None  # None: the whole vector; k: part k of a split vector
+    part: int | None = None  # None: the whole vector; k: part k of a split vector, or an excerpt
+    last: int | None = None  # the last part's number, for a split vector; None for an excerpt
+
+    def spans(self) -> list[vector.Span]:
+        """What this vector speaks for (see ``split``): everything, one
+        stretch of a split vector, or only its own entries (an excerpt)."""
+        if self.part is None:
+            return [vector.WHOLE]
+        if self.last is None or not self.vector:
+            return []
+        nodes = sorted((p.node for p in self.vector), key=Name.canonical_key)
+        return [vector.Span(None if self.part == 0 else nodes[0], None if self.part == self.last else nodes[-1])]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +76,13 @@ def _digest(*parts: bytes) -> bytes:
 
 
 def encode_sync_interest(group: Name, sender: Name, entries: list[bytes], nonce: int,
-                         part: int | None = None) -> bytes:
+                         part: int | None = None, last: int | None = None) -> bytes:
     """``entries`` are encoded StateVectorEntries, already in canonical order."""
     components = group.encode_components() + vector.wrap(entries)
     if part is not None:
         components += tlv.tlv(SEGMENT, tlv.encode_nonneg(part))
+        if last is not None:
+            components += tlv.tlv(SEGMENT, tlv.encode_nonneg(last))
     signature_info = tlv.tlv(INTEREST_SIGNATURE_INFO, tlv.tlv(SIGNATURE_TYPE, tlv.encode_nonneg(DIGEST_SHA256))
                              + tlv.tlv(KEY_LOCATOR, sender.encode()))
     value = hashlib.sha256(components + signature_info).digest()
@@ -80,7 +93,7 @@ def encode_sync_interest(group: Name, sender: Name, entries: list[bytes], nonce:
 
 def sync_interest_overhead(group: Name, sender: Name) -> int:
     """Bytes a sync interest takes besides its entries (an upper bound)."""
-    return len(encode_sync_interest(group, sender, [], 0, part=0)) + 16  # room for longer TLV lengths
+    return len(encode_sync_interest(group, sender, [], 0, part=0, last=0)) + 24  # room for longer numbers
 
 
 def data_name(group: Name, producer: Producer, seq: int) -> bytes:
@@ -136,13 +149,14 @@ def _sync_interest(fields, components, signed_info: bytes, group: Name) -> SyncI
     if tuple((t, bytes(v)) for t, v in components[:n]) != group.components:
         raise RemoteProtocolError("wrong_group", "sync interest for another group")
     rest = components[n:]
-    if not rest or rest[0][0] != vector.STATE_VECTOR or len(rest) > 2:
-        raise RemoteProtocolError("malformed", "sync interest name is not /<group>/<state-vector>[/<part>]")
-    part = None
-    if len(rest) == 2:
-        if rest[1][0] != SEGMENT:
-            raise RemoteProtocolError("malformed", "unexpected component after the state vector")
-        part = tlv.decode_nonneg(rest[1][1])
+    if not rest or rest[0][0] != vector.STATE_VECTOR or len(rest) > 3:
+        raise RemoteProtocolError("malformed", "sync interest name is not /<group>/<state-vector>[/<part>[/<last>]]")
+    if any(type_ != SEGMENT for type_, _ in rest[1:]):
+        raise RemoteProtocolError("malformed", "unexpected component after the state vector")
+    part, last = (tlv.decode_nonneg(v) for _, v in rest[1:]), None
+    part, last = (list(part) + [None, None])[:2]
+    if part is not None and last is not None and part > last:
+        raise RemoteProtocolError("malformed", f"part {part} of 0..{last}")
     if INTEREST_SIGNATURE_INFO not in fields or INTEREST_SIGNATURE_VALUE not in fields:
         raise RemoteProtocolError("malformed", "sync interest is not signed")
     if hashlib.sha256(fields[NAME] + signed_info).digest() != fields[INTEREST_SIGNATURE_VALUE]:
@@ -153,7 +167,7 @@ def _sync_interest(fields, components, signed_info: bytes, group: Name) -> SyncI
             sender = decode_name_value(tlv.single(value, NAME))
     if sender is None:
         raise RemoteProtocolError("malformed", "sync interest names no sender (KeyLocator)")
-    return SyncInterest(group, sender, vector.decode_value(rest[0][1]), part)
+    return SyncInterest(group, sender, vector.decode_value(rest[0][1]), part, last)
 
 
 def _split_data_name(components, group: Name) -> tuple[Producer, int]:

@@ -15,7 +15,7 @@ from .config import Config
 from .fetch import Fetcher
 from .jitter import Jitter
 from .names import Name
-from .vector import Producer
+from .vector import Producer, Span
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -43,6 +43,14 @@ def _vector(entries: list) -> dict[Producer, int]:
     return {Producer(Name.decode(n), b): seq for n, b, seq in entries}
 
 
+def _name(name: Name | None) -> bytes | None:
+    return None if name is None else name.encode()
+
+
+def _unname(data: bytes | None) -> Name | None:
+    return None if data is None else Name.decode(data)
+
+
 def export_channel(channel: Channel) -> dict:
     return {
         "version": VERSION,
@@ -57,7 +65,7 @@ def export_channel(channel: Channel) -> dict:
         "state": channel.state,
         "sync_due": channel._sync_due,
         "aggregate": _entries(channel._aggregate),
-        "aggregate_partial": channel._aggregate_partial,
+        "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in channel._aggregate_spans],
         "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._cache.items()],
         "fetch": channel._fetch.export(address_to_plain),
         "stats": dict(channel.stats),
@@ -77,7 +85,7 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
     channel.state = state["state"]
     channel._sync_due = state["sync_due"]
     channel._aggregate = _vector(state["aggregate"])
-    channel._aggregate_partial = state["aggregate_partial"]
+    channel._aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
     for n, b, seq, content in state["cache"]:
         channel._cache[(Producer(Name.decode(n), b), seq)] = content
     channel._fetch = Fetcher.restore(state["fetch"], config, address_from_plain)

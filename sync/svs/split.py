@@ -1,43 +1,56 @@
 """Fitting a state vector into datagrams, however many producers there are.
 
-The choice: **split vectors, most recently active entries first.** A vector
-that fits one datagram is sent whole. A larger one (hundreds of producers) is
-cut into parts, each a sync interest of its own with a Segment component
-(``/<group>/<state-vector>/<part>``) and each a valid state vector in
-canonical order. Entries are packed by recency - the entry updated last goes
-into part 0 - so the part that matters most (new publications) is the first
-to leave and the most likely to arrive; the periodic and the suppression
-sync interests send every part, so every entry is still repeated each period.
-A sync interest sent *on a new publication* carries part 0 only: the
-publisher's own entry and as many recent ones as fit.
+The choice: **split vectors for the whole state, the most recently active
+entries for a new publication.**
 
-A receiver reads a part as a *partial* vector: entries in it are compared as
-usual, entries absent from it say nothing (they are in another part), so a
-split vector never looks outdated merely for being split.
+* A vector that fits one datagram is sent whole.
+* A larger one (hundreds of producers), when the periodic or the suppression
+  timer sends the whole state, is cut in canonical order into parts, each a
+  sync interest of its own named ``/<group>/<state-vector>/<k>/<last>``
+  (two SegmentNameComponents: part k of 0..last). Part k speaks for the
+  stretch of NodeIDs from its first entry to its last (part 0 from the very
+  start, the last part to the very end); consecutive parts share one entry,
+  so together they leave no gap. Inside its stretch a part is read like a
+  whole vector - an entry it lacks counts as 0 - so a member that is missing
+  producers is still seen to be outdated, and answered.
+* A sync interest sent *on a new publication* is one datagram: an *excerpt*
+  ``/<group>/<state-vector>/<0>`` with the publisher's own entry first, then
+  the most recently updated ones as they fit. An excerpt speaks only for the
+  entries it holds, so it never looks outdated for what it leaves out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TypeVar
 
 K = TypeVar("K")
 
 
-def pack(entries: Iterable[tuple[K, bytes]], budget: int) -> list[list[tuple[K, bytes]]]:
-    """Greedily pack (key, encoded entry) pairs, in the order given, into parts of at
-    most ``budget`` bytes. An entry larger than the budget gets a part to
-    itself (the datagram will be oversized; a NodeID that long is the
-    application's mistake, and dropping it would stall that producer)."""
-    parts: list[list[tuple[K, bytes]]] = []
-    current: list[tuple[K, bytes]] = []
+def pack(entries: list[tuple[K, bytes]], budget: int) -> list[list[tuple[K, bytes]]]:
+    """Pack (key, encoded entry) pairs, already in canonical order, into parts
+    of at most ``budget`` bytes; each part after the first opens with the last
+    entry of the part before, so the parts' stretches leave no gap between
+    them. An entry that cannot share a part still gets one (the datagram is
+    then oversized: a NodeID that long is the application's mistake, and
+    dropping it would stall that producer)."""
+    parts: list[list[tuple[K, bytes]]] = [[]]
     size = 0
     for entry in entries:
-        if current and size + len(entry[1]) > budget:
-            parts.append(current)
-            current, size = [], 0
-        current.append(entry)
+        current = parts[-1]
+        if len(current) > 1 and size + len(entry[1]) > budget:
+            parts.append([current[-1]])
+            size = len(current[-1][1])
+        parts[-1].append(entry)
         size += len(entry[1])
-    if current or not parts:
-        parts.append(current)
     return parts
+
+
+def excerpt(entries: list[tuple[K, bytes]], budget: int) -> list[tuple[K, bytes]]:
+    """As many entries as fit, in the order given (most recent first)."""
+    out, size = [], 0
+    for entry in entries:
+        if out and size + len(entry[1]) > budget:
+            break
+        out.append(entry)
+        size += len(entry[1])
+    return out

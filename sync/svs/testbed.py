@@ -40,7 +40,7 @@ class Member:
 
 @dataclass
 class Wire:
-    datagrams: int = 0  # copies put on the wire (a broadcast to n members is n copies)
+    datagrams: int = 0  # copies put on the wire (a broadcast to n members present is n copies)
     bytes: int = 0
     largest_broadcast: int = 0
     lost: int = 0
@@ -139,6 +139,7 @@ class Testbed:
                 engine.provide(event.node, event.bootstrap, event.seq, content, event.requester)
         for out in engine.datagrams_to_send(self.now):
             targets = [j for j in range(n) if j != i] if out.to is BROADCAST else [out.to]
+            targets = [j for j in targets if self.members[j].engine is not None]  # the absent hear nothing
             if out.to is BROADCAST:
                 self.wire.largest_broadcast = max(self.wire.largest_broadcast, len(out.data))
             for j in targets:

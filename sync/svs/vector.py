@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sync.core import RemoteProtocolError
 
@@ -100,11 +101,11 @@ def decode_value(value: bytes) -> dict[Producer, int]:
         if type_ != STATE_VECTOR_ENTRY:
             tlv.unknown(type_, "StateVector")
             continue
-        node, seqs = _decode_entry(entry)
+        node, seqs = _decode_entry(bytes(entry))
         if previous is not None and node.canonical_key() <= previous.canonical_key():
             raise RemoteProtocolError("malformed", "state vector entries not in canonical order")
         previous = node
-        for bootstrap, seq in seqs.items():
+        for bootstrap, seq in seqs:
             vector[Producer(node, bootstrap)] = seq
     return vector
 
@@ -113,7 +114,8 @@ def decode(data: bytes) -> dict[Producer, int]:
     return decode_value(tlv.single(data, STATE_VECTOR))
 
 
-def _decode_entry(entry: bytes) -> tuple[Name, dict[int, int]]:
+@lru_cache(maxsize=16_384)  # a group's vectors repeat the same entries over and over
+def _decode_entry(entry: bytes) -> tuple[Name, tuple[tuple[int, int], ...]]:
     parts = list(tlv.elements(entry))
     if not parts or parts[0][0] != NAME:
         raise RemoteProtocolError("malformed", "a StateVectorEntry must open with a NodeID Name")
@@ -134,7 +136,7 @@ def _decode_entry(entry: bytes) -> tuple[Name, dict[int, int]]:
         seqs[bootstrap] = seq
     if not seqs:
         raise RemoteProtocolError("malformed", f"entry for {node} has no SeqNo")
-    return node, seqs
+    return node, tuple(seqs.items())
 
 
 def _decode_seq_entry(value: bytes) -> tuple[int, int]:
@@ -151,11 +153,35 @@ def _decode_seq_entry(value: bytes) -> tuple[int, int]:
     return fields[BOOTSTRAP_TIME], fields[SEQ_NO_V3]
 
 
-def is_outdated(a: Vector, b: Vector, *, a_is_partial: bool = False) -> bool:
+@dataclass(frozen=True, slots=True)
+class Span:
+    """The stretch of NodeIDs, in canonical order, that a vector speaks for:
+    from ``lo`` to ``hi`` inclusive (None: unbounded). A whole vector spans
+    everything; one part of a split vector spans its own stretch, and an
+    entry it lacks inside that stretch counts as 0, as in a whole vector."""
+
+    lo: Name | None = None
+    hi: Name | None = None
+
+    def covers(self, node: Name) -> bool:
+        key = node.canonical_key()
+        return ((self.lo is None or self.lo.canonical_key() <= key)
+                and (self.hi is None or key <= self.hi.canonical_key()))
+
+
+WHOLE = Span()
+
+
+def is_outdated(a: Vector, b: Vector, spans: Iterable[Span] = (WHOLE,)) -> bool:
     """The spec's definition: A is outdated to B if A has any entry with a
-    sequence number strictly smaller than in B. An entry A lacks counts as 0,
-    unless A is a *partial* vector (one part of a split vector, which says
-    nothing about the producers it leaves out)."""
-    if a_is_partial:
+    sequence number strictly smaller than in B. An entry A lacks counts as 0
+    where A speaks for it (``spans``); outside them - the rest of a split
+    vector, or anything but its own entries for a vector excerpt - A says
+    nothing."""
+    spans = list(spans)
+    if WHOLE in spans:
+        return any(a.get(producer, 0) < seq for producer, seq in b.items())
+    if not spans:  # an excerpt: only the entries it holds
         return any(seq < b.get(producer, 0) for producer, seq in a.items())
-    return any(a.get(producer, 0) < seq for producer, seq in b.items())
+    return any(a.get(producer, 0) < seq for producer, seq in b.items()
+               if producer in a or any(span.covers(producer.node) for span in spans))

@@ -21,9 +21,9 @@ def p(name: str, bootstrap: int = BOOT) -> Producer:
     return Producer(Name.parse(name), bootstrap)
 
 
-def sync_interest(sender: str, vec: dict, part=None) -> bytes:
+def sync_interest(sender: str, vec: dict, part=None, last=None) -> bytes:
     entries = vector.encode_entries(vector.entries_by_node(vec))
-    return packets.encode_sync_interest(Name.parse(GROUP), Name.parse(sender), entries, 0, part)
+    return packets.encode_sync_interest(Name.parse(GROUP), Name.parse(sender), entries, 0, part, last)
 
 
 def decode(data: bytes):

@@ -147,12 +147,16 @@ def test_a_2021_producer_is_fetched_without_a_bootstrap_component():
     assert packets.decode(interest, group) == packets.DataInterest(producer, 1)
 
 
-def test_a_split_vector_part_is_marked_with_a_segment_component():
+def test_split_vector_parts_and_excerpts_are_marked_with_segment_components():
     group, sender = Name.parse("/g"), Name.parse("/a")
     entry = b"\xca\x08\x07\x03\x08\x01a\xcc\x01\x02"
-    data = packets.encode_sync_interest(group, sender, [entry], 0, part=3)
-    assert b"\xc9\x0a" + entry + b"\x32\x01\x03" in data              # Segment (50): 3
-    assert packets.decode(data, group).part == 3
+    data = packets.encode_sync_interest(group, sender, [entry], 0, part=3, last=7)
+    assert b"\xc9\x0a" + entry + b"\x32\x01\x03" + b"\x32\x01\x07" in data  # Segment (50) 3, Segment 7
+    decoded = packets.decode(data, group)
+    assert (decoded.part, decoded.last) == (3, 7)
+    excerpt = packets.encode_sync_interest(group, sender, [entry], 0, part=0)
+    assert b"\xc9\x0a" + entry + b"\x32\x01\x00\x0a" in excerpt           # Segment 0, then the Nonce
+    assert packets.decode(excerpt, group).spans() == []
 
 
 def test_packets_for_another_group_or_with_a_bad_digest_are_refused():

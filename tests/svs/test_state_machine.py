@@ -116,13 +116,30 @@ def test_suppression_aggregates_partial_answers_before_deciding():
     assert sent.vector == vec
 
 
-def test_a_part_of_a_split_vector_is_not_outdated_for_the_entries_it_leaves_out():
+def test_an_excerpt_is_not_outdated_for_the_entries_it_leaves_out():
     ch = member()
     ch.receive(sync_interest("/a", {p("/a"): 1, p("/b"): 2}), T0 + 10, "A")
-    ch.receive(sync_interest("/c", {p("/a"): 1}, part=1), T0 + 20, "C")
+    ch.receive(sync_interest("/c", {p("/a"): 1}, part=0), T0 + 20, "C")
     assert ch.state == STEADY
     ch.receive(sync_interest("/c", {p("/a"): 1}), T0 + 30, "C")  # the same, as a whole vector: outdated
     assert ch.state == SUPPRESSION
+
+
+@pytest.mark.parametrize("part, last, lacks, outdated", [
+    (1, 2, "/c", True),    # /c lies between the part's first (/b) and last (/d) entries: it lacks it
+    (1, 2, "/a", False),   # /a lies before the stretch: part 0 speaks for it
+    (1, 2, "/f", False),   # after it: part 2 speaks for it
+    (0, 2, "/a", True),    # part 0 speaks from the very start
+    (2, 2, "/f", True),    # the last part to the very end
+])
+def test_a_part_of_a_split_vector_speaks_for_its_stretch(part, last, lacks, outdated):
+    ch = member()
+    everyone = {p(n): 1 for n in ("/a", "/b", "/c", "/d", "/f")}
+    ch.receive(sync_interest("/x", everyone), T0 + 10, "X")
+    ch.datagrams_to_send(T0 + 10)
+    stretch = {p(n): 1 for n in ("/b", "/c", "/d") if n != lacks}
+    ch.receive(sync_interest("/y", stretch, part=part, last=last), T0 + 20, "Y")
+    assert (ch.state == SUPPRESSION) == outdated
 
 
 def test_the_outdated_definition():
@@ -132,7 +149,7 @@ def test_the_outdated_definition():
     assert not is_outdated({a: 2, b: 1}, {a: 2, b: 1})  # equal
     assert is_outdated({a: 3}, {a: 1, b: 1})  # a missing entry counts as 0
     assert is_outdated({a: 3, b: 1}, {a: 1, b: 2})  # any one smaller entry suffices
-    assert not is_outdated({a: 3}, {a: 1, b: 1}, a_is_partial=True)
+    assert not is_outdated({a: 3}, {a: 1, b: 1}, spans=[])  # an excerpt speaks only for its entries
 
 
 def test_timers_cover_their_ranges_and_differ_between_members():
