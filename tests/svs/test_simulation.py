@@ -76,7 +76,7 @@ def test_a_member_that_crashed_without_its_state_catches_up_and_publishes_anew()
 @pytest.mark.slow
 def test_a_thousand_producers_split_vectors_and_converge():
     """1,000 producers pass through a group of 3 (each publishes once, in
-    batches of 10, and leaves); the state vector is ~29 KB, far beyond one
+    batches of 10, and leaves); the state vector is ~22 KB, far beyond one
     datagram. Then a fresh member and one that was away for all of it join at
     30% loss and fetch every publication from members other than the long-gone
     producers."""
