@@ -1,0 +1,94 @@
+"""The participants of a channel we heard from lately: bounded, and expiring.
+
+Per sender, a channel remembers when it last heard from them and the latest
+bloom filter they sent (the watch checks acknowledged messages against it).
+Anyone can send a datagram under a fresh sender id, so this table must not
+grow with the number of ids seen: it holds at most ``capacity`` senders,
+evicting the one heard from least recently, and forgets anyone silent for
+``expiry_ms`` (by then nothing reads their entry: the watch looks back
+``lost_after_ms``, bloom acknowledgement ``participant_timeout_ms``). Both
+cost O(1): ``now`` never decreases, so least recently heard is first in the
+table.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+
+
+class Participants:
+    __slots__ = ("capacity", "expiry_ms", "_heard", "_filters", "_rank", "stamp", "evicted", "dirty")
+
+    def __init__(self, capacity: int, expiry_ms: int) -> None:
+        self.capacity = capacity
+        self.expiry_ms = expiry_ms
+        self._heard: OrderedDict[str, int] = OrderedDict()  # least recently heard first
+        self._filters: dict[str, tuple[bytes, int]] = {}
+        self._rank: dict[str, int] = {}  # when last heard, as a counter: orders the table across restores
+        self.stamp = 0
+        self.evicted = 0
+        self.dirty: set[str] = set()  # peers changed since the last take
+
+    def __len__(self) -> int:
+        return len(self._heard)
+
+    def heard(self, peer: str, now: int) -> None:
+        self._heard[peer] = now
+        self._heard.move_to_end(peer)
+        self.stamp += 1
+        self._rank[peer] = self.stamp
+        self.dirty.add(peer)
+        while len(self._heard) > self.capacity:
+            self._forget(next(iter(self._heard)))
+            self.evicted += 1
+
+    def set_filter(self, peer: str, data: bytes, now: int) -> None:
+        if peer in self._heard:
+            self._filters[peer] = (data, now)
+            self.dirty.add(peer)
+
+    def filter_of(self, peer: str) -> tuple[bytes, int] | None:
+        """The latest bloom filter ``peer`` sent, and when it arrived."""
+        return self._filters.get(peer)
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        """(peer, last heard), least recently heard first."""
+        return iter(self._heard.items())
+
+    def next_expiry(self) -> int | None:
+        for at in self._heard.values():
+            return at + self.expiry_ms
+        return None
+
+    def expire(self, now: int) -> None:
+        while self._heard:
+            peer, at = next(iter(self._heard.items()))
+            if at + self.expiry_ms > now:
+                break
+            self._forget(peer)
+
+    def _forget(self, peer: str) -> None:
+        del self._heard[peer]
+        self._filters.pop(peer, None)
+        del self._rank[peer]
+        self.dirty.add(peer)
+
+    def export_entry(self, peer: str) -> list | None:
+        """``[rank, last heard, filter, filter received at]``, None if gone;
+        the rank orders the table on restore, least recently heard first."""
+        if peer not in self._heard:
+            return None
+        data, at = self._filters.get(peer, (None, None))
+        return [self._rank[peer], self._heard[peer], data, at]
+
+    def export(self) -> dict[str, list]:
+        return {peer: self.export_entry(peer) for peer in self._heard}
+
+    def restore(self, entries: dict[str, list]) -> None:
+        for peer, (rank, heard, data, at) in sorted(entries.items(), key=lambda kv: kv[1][0]):
+            self._heard[peer] = heard
+            self._rank[peer] = rank
+            self.stamp = max(self.stamp, rank)
+            if data is not None:
+                self._filters[peer] = (data, at)
