@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from sync.core import RemoteProtocolError
 
 from . import tlv, vector
-from .names import GENERIC, NAME, Name, decode_name_value
+from .names import NAME, Name, decode_name_value
 from .vector import Producer
 
 INTEREST, DATA = 5, 6
@@ -69,10 +69,6 @@ class Publication:
     producer: Producer
     seq: int
     content: bytes
-
-
-def _digest(*parts: bytes) -> bytes:
-    return tlv.tlv(SIGNATURE_VALUE, hashlib.sha256(b"".join(parts)).digest())
 
 
 def encode_sync_interest(group: Name, sender: Name, entries: list[bytes], nonce: int,
@@ -211,5 +207,5 @@ def _decode_data(body: bytes, group: Name) -> Publication:
     return Publication(producer, seq, bytes(fields.get(CONTENT, b"")))
 
 
-__all__ = ["GENERIC", "DataInterest", "Publication", "SyncInterest", "data_name", "decode",
+__all__ = ["DataInterest", "Publication", "SyncInterest", "data_name", "decode",
            "encode_data_interest", "encode_publication", "encode_sync_interest"]
