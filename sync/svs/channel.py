@@ -170,7 +170,7 @@ class Channel:
             self._aggregate_spans += [s for s in spans if s not in self._aggregate_spans]
         elif vector.is_outdated(interest.vector, self.vector, spans):
             self.state = SUPPRESSION
-            self._sync_due = now + self._jitter.around(self.config.suppression_ms, self.config.suppression_jitter)
+            self._sync_due = now + self._suppression()
             self._aggregate = dict(interest.vector)
             self._aggregate_spans = spans
         else:
@@ -193,6 +193,11 @@ class Channel:
         self._aggregate = {}
         self._aggregate_spans = []
         self._sync_due = now + self._periodic()
+
+    def _suppression(self) -> int:
+        if self.config.suppression_curve == "decaying":
+            return self._jitter.decaying(self.config.suppression_ms)
+        return self._jitter.around(self.config.suppression_ms, self.config.suppression_jitter)
 
     def _periodic(self) -> int:
         return self._jitter.around(self.config.sync_interval_ms, self.config.sync_jitter)

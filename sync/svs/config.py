@@ -11,6 +11,9 @@ class Config:
     sync_jitter: float = 0.10  # ... random +-10%, uniform
     suppression_ms: int = 200  # the suppression interval (spec 4.4)
     suppression_jitter: float = 0.50  # ... +-50%, uniform
+    # "uniform" (2021, above) or "decaying": SVS v2's c*(1 - e^((v - c)/(c/10))), v uniform in [0, c),
+    # c = suppression_ms - most members wait nearly c, a few fire early, so fewer answer at once.
+    suppression_curve: str = "uniform"
     fetch_timeout_ms: int = 1_000  # a data interest unanswered this long is retried (the Interest Lifetime)
     fetch_backoff_max_ms: int = 8_000  # retries wait 1, 2, 4, 8, 8 ... s
     fetch_window: int = 64  # data interests in flight at once, over all producers
@@ -25,5 +28,7 @@ class Config:
         if min(self.sync_interval_ms, self.suppression_ms, self.fetch_timeout_ms, self.fetch_window,
                self.cache_size, self.holders_per_producer) < 1:
             raise ValueError("intervals, windows and sizes must be positive")
+        if self.suppression_curve not in ("uniform", "decaying"):
+            raise ValueError("suppression_curve is 'uniform' or 'decaying'")
         if self.max_datagram_bytes < 256:
             raise ValueError("max_datagram_bytes below 256 cannot hold a sync interest")

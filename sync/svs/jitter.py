@@ -10,6 +10,7 @@ restores the stream exactly; different members draw different streams.
 from __future__ import annotations
 
 import hashlib
+import math
 
 
 class Jitter:
@@ -31,6 +32,11 @@ class Jitter:
     def around(self, base_ms: int, spread: float) -> int:
         """``base_ms`` +- ``spread`` (a fraction), uniform, whole milliseconds."""
         return round(base_ms * (1 + spread * (2 * self.uniform() - 1)))
+
+    def decaying(self, c_ms: int) -> int:
+        """SVS v2's suppression curve: c(1 - e^((v - c)/(c/10))), v uniform in [0, c)."""
+        v = self.uniform() * c_ms
+        return round(c_ms * (1 - math.exp((v - c_ms) / (c_ms / 10))))
 
     def nonce(self) -> int:
         return self._next() >> 32

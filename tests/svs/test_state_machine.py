@@ -4,7 +4,7 @@ steady and suppression states, and the timer ranges."""
 import pytest
 
 from sync.core import BROADCAST
-from sync.svs import STEADY, SUPPRESSION, Channel, Delivered, Missing, is_outdated
+from sync.svs import STEADY, SUPPRESSION, Channel, Config, Delivered, Missing, is_outdated
 from sync.svs.packets import DataInterest, SyncInterest
 
 from .helpers import BOOT, GROUP, T0, broadcasts, decode, member, p, sync_interest
@@ -165,6 +165,18 @@ def test_timers_cover_their_ranges_and_differ_between_members():
     assert min(suppression) >= 100 and max(suppression) <= 300
     assert min(suppression) < 120 and max(suppression) > 280
     assert len(set(periodic)) > 150
+
+
+def test_the_v2_decaying_suppression_curve_lets_only_a_few_fire_early():
+    waits = []
+    for k in range(300):
+        ch = member(f"/m{k}", config=Config(suppression_curve="decaying"))
+        ch.send(b"x", T0)
+        ch.receive(sync_interest("/late", {}), T0 + 1, "L")
+        waits.append(ch.get_timer() - T0 - 1)
+    assert 0 <= min(waits) and max(waits) <= 200
+    assert 0 < sum(w < 100 for w in waits) < 0.15 * len(waits)  # a few fire early (about 7%)...
+    assert sum(w > 180 for w in waits) > 0.6 * len(waits)  # ...most wait nearly the whole 200 ms (about 77%)
 
 
 def test_vectors_with_a_bootstrap_time_over_24_hours_ahead_are_ignored():
