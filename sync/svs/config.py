@@ -18,7 +18,7 @@ class Config:
     fetch_backoff_max_ms: int = 8_000  # retries wait 1, 2, 4, 8, 8 ... s
     fetch_window: int = 64  # data interests in flight at once, over all producers
     max_datagram_bytes: int = 1_200  # larger sync interests are split (1500-byte MTU, with the envelope)
-    cache_size: int = 4_096  # publications kept to answer data interests; older ones are asked of the runtime
+    cache_size: int = 256  # publications kept (and exported) to answer data interests; older: DataWanted
     holders_per_producer: int = 4  # members remembered, per producer, as having its latest data
     future_bootstrap_s: int = 86_400  # v3: a vector whose bootstrap time is further ahead is ignored
 
