@@ -16,7 +16,6 @@ from sync.core import Engine, Event
 from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
 from sync.sds import Channel, Config, Delivered
 from sync.sds.state import apply_changes
-from tests.mvds.kind import MvdsKind
 
 T0 = 1_700_000_000_000
 
@@ -252,6 +251,7 @@ SDS_EVENTS = frozenset({"Delivered", "Acknowledged", "PossiblyAcknowledged"})
 REPLICATION_EVENTS = frozenset({"RemoteAnnounced", "HeightsWanted", "EntriesWanted", "EntryReceived",
                                 "SessionFinished", "Closed"})
 
+from ..mvds.kind import MvdsKind  # noqa: E402  (it builds on EngineKind above)
 from ..svs.conformance_kind import SVS_EVENTS, SvsKind  # noqa: E402  (it builds on EngineKind above)
 
 KINDS = [
