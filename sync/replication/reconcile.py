@@ -3,58 +3,180 @@
 Each side holds a sorted set of items (public_key, log_id, seq_num), one per
 log: its height. Ranges are half-open [lower, upper) in item order; an upper
 bound equal to the smallest possible item, ("", 0, 0), means "to the end".
-A range's fingerprint - the lifting monoid - is the sum mod 2^64 of the
-xxHash64 of its items, with their count (``lift_type``: 8 + 4 bytes); prefix
-sums make any range's fingerprint O(log n).
 
-Messages travel in order and each range message covers [lower, upper),
-where lower is the previous message's upper bound (or a ``LowerBound``).
-Requests ask for an answer covering the same range:
+How it fits p2panda's messages (spec 2.1, after range-reconcile):
 
-    Fingerprint   "my items here hash to this"  -> Done (equal), my items
-                  as Payloads (can_respond) if I have few, EmptyPayload if I
-                  have none, else Fingerprints of two halves (split)
-    Payload*      "my items here" (can_respond: send me yours) -> all my
-                  items there as Payloads (so both sides know both), or Done
-    EmptyPayload  "I have none here, send yours" -> Payloads, or Done
-    EmptySet      "I have nothing at all" -> all my items, or Done
+- Rounds. One side's messages between two ``Terminal``s are a round, as in
+  range-reconcile: every range of the round travels together and is answered
+  together in the next round, so a round trip settles many ranges at once.
+  Within a round a message's lower bound is the previous message's upper
+  bound, or a ``LowerBound``; a round always starts at the smallest item.
+- Fingerprint (``lift_type``, the lifting monoid the spec leaves open): the
+  sum mod 2^64 of the xxHash64 of the items, 8 bytes big-endian, then their
+  count as a LEB128 varint. Prefix sums give any range's fingerprint in
+  O(log n). Because it is a sum with a count, the difference of two
+  fingerprints that differ by one item *is* that item's hash.
+- Bounds are chosen, not copied: a split point is the shortest string that
+  separates two neighbouring items, as ``[prefix, 0, 0]`` (or
+  ``[public_key, log_id, 0]``), a few bytes instead of a whole item. A bound
+  with seq 0 never falls between two heights of one log, so both sides'
+  heights of a log always land in the same range.
+- Requests (answered in the next round): ``Fingerprint``; a run of
+  ``Payload``s with ``can_respond`` true (all my items of the range);
+  ``EmptyPayload`` (I have none here, send yours); ``EmptySet`` with
+  ``can_respond`` (I have nothing at all).
+- Answers (not answered): ``Done`` (equal); a run of ``Payload``s with
+  ``can_respond`` false: the heights of the logs where I differ from you, 0
+  for a log of yours I lack (range-reconcile likewise leaves out the items it
+  was just sent; a log I lack is height 0 in the spec's diffing rules, 2.2).
+  Logs of yours that such an answer does not name are equal.
 
-Each side counts its unanswered ranges and sends ``Terminal`` when none
-remain; when both have, the items learned tell each side which logs the
-other is behind on (``plan``). For N items differing in d, this costs
-O(d log N) messages in O(log N) round trips.
+Answering a Fingerprint, cheapest first: Done if equal; all my items if they
+have none; EmptyPayload if I have none; the one item they lack, found by
+looking up the fingerprint difference among my hashes; with few items, one
+Fingerprint per item (a hash is half the bytes of an item, and tells them
+which of theirs I lack) or, when the counts are equal (heights differ), the
+items themselves; otherwise 32 sub-range fingerprints, 64 when most ranges of
+the round differed. For N logs of which d differ this costs O(d log N) work
+and bytes in O(log N) round trips; ``known_at`` records after which round
+this side's ``plan`` was final.
 """
 
 from __future__ import annotations
 
 import bisect
 import struct
+from dataclasses import dataclass, field
 
 import xxhash
 
-from .messages import (
-    Done,
-    EmptyPayload,
-    EmptySet,
-    Fingerprint,
-    Item,
-    LowerBound,
-    Payload,
-    ReplicationError,
-    Terminal,
-)
+from .messages import Done, EmptyPayload, EmptySet, Fingerprint, Item, LowerBound, Payload, ReplicationError, Terminal
 
 MIN: Item = ("", 0, 0)
-INF = None  # an upper bound past every item
-ITEMIZE_AT_MOST = 4
+INF = None  # an upper bound past every item (on the wire: MIN)
+MASK = (1 << 64) - 1
+LEAF = 64  # a differing range with at most this many of my items is settled item by item
+NARROW, WIDE = 32, 64  # sub-ranges per split; WIDE when most ranges of a round differed
+MAX_ROUNDS = 64
 
 
-def _hash(item: Item) -> int:
+def item_hash(item: Item) -> int:
     return xxhash.xxh64_intdigest(f"{item[0]}\x00{item[1]}\x00{item[2]}".encode())
 
 
-def lift(total: int, count: int) -> bytes:
-    return struct.pack(">QI", total % (1 << 64), count)
+def log_hash(item: Item) -> bytes:
+    """4 bytes naming an item's log, whatever its height."""
+    return xxhash.xxh32_digest(f"{item[0]}\x00{item[1]}".encode())
+
+
+def lift(total: int, count: int, only: Item | None = None) -> bytes:
+    """Sum, count, and for a range of one item the hash of its log."""
+    out = bytearray(struct.pack(">Q", total & MASK))
+    while True:
+        out.append((count & 0x7F) | (0x80 if count > 0x7F else 0))
+        count >>= 7
+        if not count:
+            break
+    if only is not None:
+        out += log_hash(only)
+    return bytes(out)
+
+
+def unlift(data: bytes) -> tuple[int, int, bytes | None]:
+    """(sum, count, log hash of the one item or None)."""
+    if not 9 <= len(data) <= 21:
+        raise ReplicationError("fingerprint is not 8 bytes and a count")
+    count, shift = 0, 0
+    for i, byte in enumerate(data[8:], start=8):
+        count |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            rest = data[i + 1:]
+            if rest and (count != 1 or len(rest) != 4):
+                raise ReplicationError("fingerprint has stray bytes after its count")
+            return struct.unpack(">Q", data[:8])[0], count, rest or None
+    raise ReplicationError("fingerprint count is cut off")
+
+
+def separator(prev: Item, nxt: Item) -> Item:
+    """The shortest bound b with prev < b <= nxt, of the form (string, 0, 0)
+    or (public_key, log_id, 0), so that it never splits a log's heights."""
+    a, b = prev[0], nxt[0]
+    if a != b:
+        n = 0
+        while n < len(a) and a[n] == b[n]:
+            n += 1
+        return (b[: n + 1], 0, 0)  # b differs from a at n, or a is a prefix of b
+    return (b, nxt[1], 0)  # one author, two logs
+
+
+def _below(upper: Item | None, other: Item | None) -> bool:
+    """upper <= other, where None is past every item."""
+    return other is None or (upper is not None and upper <= other)
+
+
+class ItemSet:
+    """One side's sorted heights with prefix sums of their hashes."""
+
+    def __init__(self, items: list[Item]) -> None:
+        highest: dict[tuple[str, int], int] = {}
+        for pk, log, seq in items:
+            highest[(pk, log)] = max(seq, highest.get((pk, log), 0))
+        self.items = sorted((pk, log, seq) for (pk, log), seq in highest.items())
+        self.hashes = [item_hash(item) for item in self.items]
+        self.sums = [0]
+        for h in self.hashes:
+            self.sums.append((self.sums[-1] + h) & MASK)
+        self._by_hash: dict[int, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def span(self, lower: Item, upper: Item | None) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.items, lower)
+        hi = len(self.items) if upper is INF else bisect.bisect_left(self.items, upper)
+        return lo, max(lo, hi)
+
+    def fingerprint(self, lo: int, hi: int) -> tuple[int, int]:
+        return (self.sums[hi] - self.sums[lo]) & MASK, hi - lo
+
+    def find(self, h: int, lo: int, hi: int) -> int | None:
+        """The index of my item with hash ``h`` if it lies in [lo, hi)."""
+        if self._by_hash is None:  # built on the first difference only
+            self._by_hash = {x: i for i, x in enumerate(self.hashes)}
+        i = self._by_hash.get(h)
+        return i if i is not None and lo <= i < hi else None
+
+    def height(self, pk: str, log: int) -> int | None:
+        i = bisect.bisect_left(self.items, (pk, log, 0))
+        return self.items[i][2] if i < len(self.items) and self.items[i][:2] == (pk, log) else None
+
+    def split(self, lo: int, hi: int, parts: int) -> list[Item]:
+        """Bounds cutting items[lo:hi] into ``parts`` non-empty pieces of
+        roughly equal size; each bound is the shortest separator found within
+        a quarter piece of the ideal cut."""
+        bounds, prev, n = [], lo, hi - lo
+        for k in range(1, parts):
+            ideal, slack = lo + n * k // parts, n // (4 * parts)
+            a, b = max(prev + 1, ideal - slack), min(hi - 1, ideal + slack)
+            if a > b:
+                continue
+            bound = separator(self.items[a - 1], self.items[b])
+            bounds.append(bound)
+            prev = bisect.bisect_left(self.items, bound, a, b + 1)
+        return bounds
+
+
+@dataclass
+class _Range:
+    """One range of a received round."""
+
+    kind: type
+    lower: Item
+    upper: Item | None
+    lift: bytes = b""
+    values: list[Item] = field(default_factory=list)
+    can_respond: bool = False
 
 
 class Reconciler:
@@ -62,157 +184,260 @@ class Reconciler:
 
     def __init__(self, session_id: int, items: list[Item]) -> None:
         self.sid = session_id
-        self.items = sorted(set(items))
-        self._sums = [0]
-        for item in self.items:
-            self._sums.append((self._sums[-1] + _hash(item)) % (1 << 64))
-        self.remote: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> their seq, as learned
-        self.sent: set[Item] = set()  # my items the other side has seen
-        self._out: list = []
-        self._outstanding: list[tuple[Item, Item | None]] = []  # my requests awaiting answers, in order
-        self._send_lower: Item = MIN
-        self._recv_lower: Item = MIN
-        self._incoming: list[Item] = []  # Payload items of the range being received
-        self._sent_terminal = False
-        self._got_terminal = False
+        self.mine = ItemSet(items)
+        self.remote: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> their seq, where it differs
+        self.round = 0  # rounds sent or received so far, both sides counted: the initiator's first is 1
+        self.known_at: int | None = None  # the round after which plan() was final
         self.messages_sent = 0
+        self._out: list = []
+        self._requests: list[tuple[Item, Item | None, bool]] = []  # (lower, upper, answer settles my plan)
+        self._received: list[_Range] = []
+        self._run: list[Item] = []  # Payload values of a run not yet closed
+        self._recv_lower: Item | None = MIN
+        self._send_lower: Item = MIN
+        self._done_upper: Item | None | bool = False  # a Done being extended; False: none
+        self._finished = False
 
-    # ------------------------------------------------------------- ranges
+    @property
+    def finished(self) -> bool:
+        return self._finished
 
-    def _span(self, lower: Item, upper: Item | None) -> tuple[int, int]:
-        lo = bisect.bisect_left(self.items, lower)
-        hi = len(self.items) if upper is INF else bisect.bisect_left(self.items, upper)
-        return lo, max(lo, hi)
+    # -------------------------------------------------------------- start
 
-    def _fingerprint(self, lower: Item, upper: Item | None) -> bytes:
-        lo, hi = self._span(lower, upper)
-        return lift(self._sums[hi] - self._sums[lo], hi - lo)
+    def start(self) -> None:
+        """The initiator's first round: one fingerprint of everything, so an
+        exchange where nothing differs costs two messages and a Terminal each."""
+        if not self.mine:
+            self._out.append(EmptySet(self.sid, True))
+            self._requests.append((MIN, INF, True))
+        else:
+            total, count = self.mine.fingerprint(0, len(self.mine))
+            self._out.append(Fingerprint(self.sid, lift(total, count), MIN))
+            self._requests.append((MIN, INF, False))
+        self._send_round()
 
-    def _emit(self, msg, lower: Item | None = None, upper: Item | None = INF, covers: bool = True) -> None:
-        if lower is not None and lower != self._send_lower:
-            self._out.append(LowerBound(self.sid, lower))
-        self._out.append(msg)
-        if covers:
-            self._send_lower = MIN if upper is INF else upper
+    # ------------------------------------------------------------ receive
+
+    def receive(self, msg) -> None:
+        if self._finished:
+            raise ReplicationError(f"{type(msg).__name__} after reconciliation finished")
+        if isinstance(msg, Terminal):
+            if self._run:
+                raise ReplicationError("a run of Payloads ends without an upper bound")
+            self._answer_round()
+        elif isinstance(msg, LowerBound):
+            if self._recv_lower is None or msg.value < self._recv_lower:
+                raise ReplicationError("LowerBound goes backwards")
+            self._recv_lower = msg.value
+        elif isinstance(msg, EmptySet):
+            if self._received or self._run or self._recv_lower != MIN:
+                raise ReplicationError("EmptySet inside a round")
+            self._received.append(_Range(EmptySet, MIN, INF, can_respond=msg.can_respond))
+            self._answer_round()  # as in range-reconcile, an EmptySet is a round of its own
+        elif isinstance(msg, Payload):
+            self._payload(msg)
+        elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
+            lower, upper = self._advance(msg.upper_bound)
+            self._received.append(_Range(type(msg), lower, upper, getattr(msg, "lift_type", b"")))
+        else:
+            raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
+
+    def _advance(self, wire_upper: Item) -> tuple[Item, Item | None]:
+        lower, upper = self._recv_lower, (INF if wire_upper == MIN else wire_upper)
+        if lower is None or (upper is not INF and upper <= lower):
+            raise ReplicationError("range bounds out of order")
+        self._recv_lower = upper
+        return lower, upper
+
+    def _payload(self, msg: Payload) -> None:
+        value = msg.value
+        last = self._run[-1] if self._run else self._recv_lower
+        if last is None or value < last or (self._run and value[:2] == last[:2]):
+            raise ReplicationError("Payload values out of order")
+        self._run.append(value)
+        if msg.upper_bound is None:
+            return
+        lower, upper = self._advance(msg.upper_bound)
+        if upper is not INF and value >= upper:
+            raise ReplicationError("Payload value beyond its upper bound")
+        self._received.append(_Range(Payload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
+        self._run = []
+
+    # ------------------------------------------------------------- answer
+
+    def _answer_round(self) -> None:
+        self.round += 1
+        if self.round > MAX_ROUNDS:
+            raise ReplicationError(f"reconciliation not done after {MAX_ROUNDS} rounds")
+        received, self._received, self._recv_lower = self._received, [], MIN
+        self._check_answered(received)
+        self._requests = []
+        mismatched = [r for r in received if r.kind is Fingerprint and self._differs(r)]
+        fingerprints = sum(1 for r in received if r.kind is Fingerprint)
+        parts = WIDE if 2 * len(mismatched) > fingerprints else NARROW
+        for r in received:
+            self._answer(r, parts)
+        if all(settled for _, _, settled in self._requests) and self.known_at is None:
+            self.known_at = self.round
+        if self._out or self._done_upper is not False:
+            self._send_round()
+        self._finished = not self._requests
+
+    def _check_answered(self, received: list[_Range]) -> None:
+        """Every range I asked about must be covered by their round."""
+        spans: list[list] = []
+        for r in received:
+            if spans and spans[-1][1] == r.lower:
+                spans[-1][1] = r.upper
+            else:
+                spans.append([r.lower, r.upper])
+        i = 0
+        for lower, upper, _ in self._requests:
+            while i < len(spans) and spans[i][1] is not INF and spans[i][1] <= lower:
+                i += 1
+            if i == len(spans) or spans[i][0] > lower or not _below(upper, spans[i][1]):
+                raise ReplicationError("an answer leaves a range open")
+
+    def _differs(self, r: _Range) -> bool:
+        return unlift(r.lift)[:2] != self.mine.fingerprint(*self.mine.span(r.lower, r.upper))
+
+    def _answer(self, r: _Range, parts: int) -> None:
+        lo, hi = self.mine.span(r.lower, r.upper)
+        if r.kind is Done:
+            return
+        if r.kind is EmptySet:
+            if r.can_respond:
+                self._they_lack(0, len(self.mine))
+                if self.mine:
+                    self._items(range(len(self.mine)), MIN, INF, can_respond=False)
+                else:
+                    self._emit([EmptySet(self.sid, False)], MIN, INF)
+        elif r.kind is EmptyPayload:
+            self._they_lack(lo, hi)
+            if hi > lo:
+                self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
+            else:
+                self._done(r.upper)
+        elif r.kind is Payload:
+            if r.can_respond:
+                self._answer_items(r, lo, hi)
+            else:
+                for pk, log, seq in r.values:
+                    self.remote[(pk, log)] = seq
+        else:
+            self._answer_fingerprint(r, lo, hi, parts)
+
+    def _answer_items(self, r: _Range, lo: int, hi: int) -> None:
+        """They listed all their items here: name every log where we differ."""
+        theirs = {(pk, log): seq for pk, log, seq in r.values}
+        ours = {(pk, log): seq for pk, log, seq in self.mine.items[lo:hi]}
+        differ = []
+        for key in sorted(theirs.keys() | ours.keys()):
+            if theirs.get(key) != ours.get(key):
+                differ.append((*key, ours.get(key, 0)))
+                if key in ours:
+                    self.remote[key] = theirs.get(key, 0)
+        if differ:
+            self._payloads(differ, r.lower, r.upper, can_respond=False)
+        else:
+            self._done(r.upper)
+
+    def _answer_fingerprint(self, r: _Range, lo: int, hi: int, parts: int) -> None:
+        their_sum, their_count, their_log = unlift(r.lift)
+        my_sum, my_count = self.mine.fingerprint(lo, hi)
+        if (their_sum, their_count) == (my_sum, my_count):
+            self._done(r.upper)
+        elif their_count == 0:
+            self._they_lack(lo, hi)
+            self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
+        elif my_count == 0:
+            self._emit([EmptyPayload(self.sid, self._wire(r.upper))], r.lower, r.upper)
+            self._requests.append((r.lower, r.upper, True))
+        elif my_count - their_count == 1 and (j := self.mine.find((my_sum - their_sum) & MASK, lo, hi)) is not None:
+            self._they_lack(j, j + 1)  # the difference is exactly one item of mine
+            self._items([j], r.lower, r.upper, can_respond=False)
+        elif their_count == 1 and (j := self.mine.find(their_sum, lo, hi)) is not None:
+            rest = [i for i in range(lo, hi) if i != j]  # they hold just this one of mine
+            for i in rest:
+                self._they_lack(i, i + 1)
+            self._items(rest, r.lower, r.upper, can_respond=False)
+        elif their_count == 1 and my_count <= LEAF and their_log is not None and their_log not in {log_hash(i) for i in self.mine.items[lo:hi]}:
+            # their one item is of a log I lack, so they lack all of mine here
+            self._they_lack(lo, hi)
+            self._items(range(lo, hi), r.lower, r.upper, can_respond=True)
+            self._requests.append((r.lower, r.upper, True))
+        elif my_count <= LEAF and (their_count == my_count or their_count == 1):
+            self._items(range(lo, hi), r.lower, r.upper, can_respond=True)  # heights differ: values settle it
+            self._requests.append((r.lower, r.upper, False))
+        else:
+            cuts = my_count if my_count <= LEAF else min(parts, my_count)
+            bounds = [r.lower, *self.mine.split(lo, hi, cuts), r.upper]
+            for lower, upper in zip(bounds, bounds[1:]):
+                a, b = self.mine.span(lower, upper)
+                total, count = self.mine.fingerprint(a, b)
+                only = self.mine.items[a] if count == 1 else None
+                self._emit([Fingerprint(self.sid, lift(total, count, only), self._wire(upper))], lower, upper)
+                self._requests.append((lower, upper, False))
+
+    def _they_lack(self, lo: int, hi: int) -> None:
+        for pk, log, _ in self.mine.items[lo:hi]:
+            self.remote[(pk, log)] = 0
+
+    # ------------------------------------------------------------- output
 
     @staticmethod
     def _wire(upper: Item | None) -> Item:
         return MIN if upper is INF else upper
 
-    # -------------------------------------------------------------- start
+    def _items(self, indices, lower: Item, upper: Item | None, can_respond: bool) -> None:
+        self._payloads([self.mine.items[i] for i in indices], lower, upper, can_respond)
+        if can_respond is False and not indices:
+            self._done(upper)
 
-    def start(self) -> None:
-        """The initiator opens with the whole range."""
-        if not self.items:
-            self._emit(EmptySet(self.sid, True), MIN, INF)
-        else:
-            self._emit(Fingerprint(self.sid, self._fingerprint(MIN, INF), MIN), MIN, INF)
-        self._outstanding.append((MIN, INF))
-
-    # ------------------------------------------------------------ receive
-
-    def receive(self, msg) -> None:
-        if isinstance(msg, LowerBound):
-            self._recv_lower = msg.value
+    def _payloads(self, values: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
+        if not values:
             return
-        if isinstance(msg, Terminal):
-            self._got_terminal = True
-            return
-        lower = self._recv_lower
-        if isinstance(msg, EmptySet):
-            upper = INF
-            lower = MIN
-        elif isinstance(msg, Payload):
-            self._learn(msg.value)
-            self._incoming.append(msg.value)
-            if msg.upper_bound is None:
-                return  # more items of this range follow
-            upper = None if msg.upper_bound == MIN else msg.upper_bound
-        else:
-            upper = None if msg.upper_bound == MIN else msg.upper_bound
-        self._recv_lower = self._wire(upper)
-        self._answered(upper)
-        if isinstance(msg, Fingerprint):
-            self._on_fingerprint(lower, upper, msg.lift_type)
-        elif isinstance(msg, Payload):
-            self._incoming = []
-            if msg.can_respond:
-                # all of mine, not just what they lack: otherwise they could not
-                # tell "you have it too" from "you lack it"
-                self._send_items(lower, upper)
-        elif isinstance(msg, EmptyPayload):
-            self._send_items(lower, upper)
-        elif isinstance(msg, EmptySet):
-            if msg.can_respond:
-                self._send_items(MIN, INF)
-        elif not isinstance(msg, Done):
-            raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
-        self._maybe_terminal()
+        msgs = [Payload(self.sid, v) for v in values[:-1]]
+        msgs.append(Payload(self.sid, values[-1], can_respond, self._wire(upper)))
+        self._emit(msgs, lower, upper)
 
-    def _learn(self, item: Item) -> None:
-        key = (item[0], item[1])
-        self.remote[key] = max(self.remote.get(key, 0), item[2])
+    def _emit(self, msgs: list, lower: Item, upper: Item | None) -> None:
+        if self._done_upper is not False:
+            # a pending Done is stretched to this range: it costs no LowerBound
+            self._out.append(Done(self.sid, lower))
+            self._done_upper = False
+        elif lower != self._send_lower:
+            self._out.append(LowerBound(self.sid, lower))
+        self._out.extend(msgs)
+        self._send_lower = self._wire(upper)
 
-    def _answered(self, upper: Item | None) -> None:
-        """The other side's answer covers my requests up to ``upper``."""
-        while self._outstanding:
-            _, hi = self._outstanding[0]
-            if upper is INF or (hi is not INF and hi <= upper):
-                self._outstanding.pop(0)
-            else:
-                break
+    def _done(self, upper: Item | None) -> None:
+        """Done messages of neighbouring ranges, and of the settled ground
+        between them, merge into one."""
+        self._done_upper = upper
 
-    def _on_fingerprint(self, lower: Item, upper: Item | None, theirs: bytes) -> None:
-        lo, hi = self._span(lower, upper)
-        mine = self.items[lo:hi]
-        if self._fingerprint(lower, upper) == theirs:
-            self._emit(Done(self.sid, self._wire(upper)), lower, upper)
-        elif not mine:
-            self._emit(EmptyPayload(self.sid, self._wire(upper)), lower, upper)
-            self._outstanding.append((lower, upper))
-        elif len(mine) <= ITEMIZE_AT_MOST:
-            self._payloads(mine, lower, upper, can_respond=True)
-            self._outstanding.append((lower, upper))
-        else:
-            middle = mine[len(mine) // 2]
-            for a, b in ((lower, middle), (middle, upper)):
-                self._emit(Fingerprint(self.sid, self._fingerprint(a, b), self._wire(b)), a, b)
-                self._outstanding.append((a, b))
-
-    def _send_items(self, lower: Item, upper: Item | None) -> None:
-        lo, hi = self._span(lower, upper)
-        mine = self.items[lo:hi]
-        if mine:
-            self._payloads(mine, lower, upper, can_respond=False)
-        else:
-            self._emit(Done(self.sid, self._wire(upper)), lower, upper)
-
-    def _payloads(self, items: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
-        for i, item in enumerate(items):
-            last = i == len(items) - 1
-            msg = Payload(self.sid, item, can_respond, self._wire(upper)) if last else Payload(self.sid, item)
-            self._emit(msg, lower if i == 0 else None, upper, covers=last)
-            self.sent.add(item)
-
-    def _maybe_terminal(self) -> None:
-        if not self._outstanding and not self._sent_terminal and not self._incoming:
-            self._sent_terminal = True
+    def _send_round(self) -> None:
+        if self._done_upper is not False:
+            self._out.append(Done(self.sid, MIN))  # the last Done may as well reach the end
+            self._done_upper = False
+        if not isinstance(self._out[-1], EmptySet):
             self._out.append(Terminal(self.sid))
-
-    # ------------------------------------------------------------- output
+        self._send_lower = MIN
+        self.round += 1
 
     def messages(self) -> list:
         out, self._out = self._out, []
         self.messages_sent += len(out)
         return out
 
-    @property
-    def finished(self) -> bool:
-        return self._sent_terminal and self._got_terminal
-
     def plan(self) -> list[tuple[str, int, int]]:
-        """(public_key, log_id, their seq) for every log of mine found in a
-        range that differed: send what we hold above ``their seq``. That
+        """(public_key, log_id, their seq) for every log of mine whose height
+        they hold differently: send what we hold above ``their seq``. That
         includes every log they are behind on, and also logs where they are
         ahead of our height - we may still hold entries beyond a hole."""
-        return [(pk, log, self.remote.get((pk, log), 0)) for pk, log, _ in sorted(self.sent)]
+        out = []
+        for (pk, log), seq in self.remote.items():
+            height = self.mine.height(pk, log)
+            if height is not None and height != seq:
+                out.append((pk, log, seq))
+        return sorted(out)
