@@ -55,7 +55,7 @@ from .messages import Done, EmptyPayload, EmptySet, Fingerprint, Item, LowerBoun
 MIN: Item = ("", 0, 0)
 INF = None  # an upper bound past every item (on the wire: MIN)
 MASK = (1 << 64) - 1
-LEAF = 64  # a differing range with at most this many of my items is settled item by item
+LEAF = 96  # a differing range with at most this many of my items is settled item by item
 NARROW, WIDE = 32, 64  # sub-ranges per split; WIDE when most ranges of a round differed
 MAX_ROUNDS = 64
 
@@ -64,38 +64,52 @@ def item_hash(item: Item) -> int:
     return xxhash.xxh64_intdigest(f"{item[0]}\x00{item[1]}\x00{item[2]}".encode())
 
 
-def log_hash(item: Item) -> bytes:
+def log_hash(item: tuple) -> bytes:
     """4 bytes naming an item's log, whatever its height."""
     return xxhash.xxh32_digest(f"{item[0]}\x00{item[1]}".encode())
 
 
-def lift(total: int, count: int, only: Item | None = None) -> bytes:
-    """Sum, count, and for a range of one item the hash of its log."""
-    out = bytearray(struct.pack(">Q", total & MASK))
+def _varint(n: int) -> bytes:
+    out = bytearray()
     while True:
-        out.append((count & 0x7F) | (0x80 if count > 0x7F else 0))
-        count >>= 7
-        if not count:
-            break
-    if only is not None:
-        out += log_hash(only)
-    return bytes(out)
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
 
 
-def unlift(data: bytes) -> tuple[int, int, bytes | None]:
-    """(sum, count, log hash of the one item or None)."""
-    if not 9 <= len(data) <= 21:
-        raise ReplicationError("fingerprint is not 8 bytes and a count")
-    count, shift = 0, 0
-    for i, byte in enumerate(data[8:], start=8):
-        count |= (byte & 0x7F) << shift
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    n, shift = 0, 0
+    for i in range(at, min(len(data), at + 10)):
+        n |= (data[i] & 0x7F) << shift
         shift += 7
-        if not byte & 0x80:
-            rest = data[i + 1:]
-            if rest and (count != 1 or len(rest) != 4):
-                raise ReplicationError("fingerprint has stray bytes after its count")
-            return struct.unpack(">Q", data[:8])[0], count, rest or None
-    raise ReplicationError("fingerprint count is cut off")
+        if not data[i] & 0x80:
+            return n, i + 1
+    raise ReplicationError("fingerprint has a number cut off")
+
+
+def lift(total: int, count: int, only: Item | None = None) -> bytes:
+    """Sum and count; for a range of one item also its log's hash and its
+    height, which let the other side tell "your log at height s" apart from
+    "a log I lack" without the whole item."""
+    out = struct.pack(">Q", total & MASK) + _varint(count)
+    return out + log_hash(only) + _varint(only[2]) if only is not None else out
+
+
+def unlift(data: bytes) -> tuple[int, int, tuple[bytes, int] | None]:
+    """(sum, count, (log hash, height) of the one item or None)."""
+    if len(data) < 9:
+        raise ReplicationError("fingerprint is not 8 bytes and a count")
+    count, at = _read_varint(data, 8)
+    only = None
+    if at < len(data):
+        if count != 1 or len(data) < at + 5:
+            raise ReplicationError("fingerprint has stray bytes after its count")
+        seq, end = _read_varint(data, at + 4)
+        if end != len(data) or seq >= 1 << 64:
+            raise ReplicationError("fingerprint has stray bytes after its height")
+        only = (data[at:at + 4], seq)
+    return struct.unpack(">Q", data[:8])[0], count, only
 
 
 def separator(prev: Item, nxt: Item) -> Item:
@@ -343,7 +357,7 @@ class Reconciler:
             self._done(r.upper)
 
     def _answer_fingerprint(self, r: _Range, lo: int, hi: int, parts: int) -> None:
-        their_sum, their_count, their_log = unlift(r.lift)
+        their_sum, their_count, their_only = unlift(r.lift)
         my_sum, my_count = self.mine.fingerprint(lo, hi)
         if (their_sum, their_count) == (my_sum, my_count):
             self._done(r.upper)
@@ -361,23 +375,36 @@ class Reconciler:
             for i in rest:
                 self._they_lack(i, i + 1)
             self._items(rest, r.lower, r.upper, can_respond=False)
-        elif their_count == 1 and my_count <= LEAF and their_log is not None and their_log not in {log_hash(i) for i in self.mine.items[lo:hi]}:
-            # their one item is of a log I lack, so they lack all of mine here
-            self._they_lack(lo, hi)
-            self._items(range(lo, hi), r.lower, r.upper, can_respond=True)
-            self._requests.append((r.lower, r.upper, True))
-        elif my_count <= LEAF and (their_count == my_count or their_count == 1):
-            self._items(range(lo, hi), r.lower, r.upper, can_respond=True)  # heights differ: values settle it
+        elif their_count == 1 and my_count <= LEAF and their_only is not None:
+            self._answer_one(r, lo, hi, their_sum, their_only)
+        elif my_count <= LEAF and their_count == 1:
+            self._items(range(lo, hi), r.lower, r.upper, can_respond=True)  # their one item is unknown to me
             self._requests.append((r.lower, r.upper, False))
         else:
-            cuts = my_count if my_count <= LEAF else min(parts, my_count)
+            cuts = my_count if my_count <= LEAF else min(parts, my_count)  # LEAF: one range per item
             bounds = [r.lower, *self.mine.split(lo, hi, cuts), r.upper]
-            for lower, upper in zip(bounds, bounds[1:]):
+            for lower, upper in zip(bounds, bounds[1:], strict=False):
                 a, b = self.mine.span(lower, upper)
                 total, count = self.mine.fingerprint(a, b)
                 only = self.mine.items[a] if count == 1 else None
                 self._emit([Fingerprint(self.sid, lift(total, count, only), self._wire(upper))], lower, upper)
                 self._requests.append((lower, upper, False))
+
+    def _answer_one(self, r: _Range, lo: int, hi: int, their_sum: int, their_only: tuple[bytes, int]) -> None:
+        """They hold one item here, not one of mine: if it is one of my logs
+        at another height, both sides' heights are known; else it is a log I
+        lack, and they get all of mine to learn that."""
+        their_log, their_seq = their_only
+        for i in range(lo, hi):
+            pk, log, seq = self.mine.items[i]
+            if log_hash((pk, log)) == their_log and item_hash((pk, log, their_seq)) == their_sum:
+                self._they_lack(lo, hi)
+                self.remote[(pk, log)] = their_seq
+                self._items(range(lo, hi), r.lower, r.upper, can_respond=False)  # all differ from theirs
+                return
+        self._they_lack(lo, hi)
+        self._items(range(lo, hi), r.lower, r.upper, can_respond=True)
+        self._requests.append((r.lower, r.upper, True))
 
     def _they_lack(self, lo: int, hi: int) -> None:
         for pk, log, _ in self.mine.items[lo:hi]:
