@@ -49,141 +49,16 @@ after round 4, the responder after round 5 (benchmarks/replication.py).
 
 from __future__ import annotations
 
-import bisect
-import struct
 from dataclasses import dataclass, field
 
-import xxhash
-
 from .messages import Done, EmptyPayload, EmptySet, Fingerprint, Item, LowerBound, Payload, ReplicationError, Terminal
+from .ranges import INF, MASK, MIN, ItemSet, below, item_hash, lift, log_hash, separator, unlift
 
-MIN: Item = ("", 0, 0)
-INF = None  # an upper bound past every item (on the wire: MIN)
-MASK = (1 << 64) - 1
+__all__ = ["MIN", "Reconciler", "lift", "log_hash", "separator", "unlift"]
+
 LEAF = 96  # a differing range with at most this many of my items is settled item by item
 NARROW, WIDE = 32, 64  # sub-ranges per split; WIDE when most ranges of a round differed
 MAX_ROUNDS = 64
-
-
-def item_hash(item: Item) -> int:
-    return xxhash.xxh64_intdigest(f"{item[0]}\x00{item[1]}\x00{item[2]}".encode())
-
-
-def log_hash(item: tuple) -> bytes:
-    """4 bytes naming an item's log, whatever its height."""
-    return xxhash.xxh32_digest(f"{item[0]}\x00{item[1]}".encode())
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
-def _read_varint(data: bytes, at: int) -> tuple[int, int]:
-    n, shift = 0, 0
-    for i in range(at, min(len(data), at + 10)):
-        n |= (data[i] & 0x7F) << shift
-        shift += 7
-        if not data[i] & 0x80:
-            return n, i + 1
-    raise ReplicationError("fingerprint has a number cut off")
-
-
-def lift(total: int, count: int, only: Item | None = None) -> bytes:
-    """Sum and count; for a range of one item also its log's hash and its
-    height, which let the other side tell "your log at height s" apart from
-    "a log I lack" without the whole item."""
-    out = struct.pack(">Q", total & MASK) + _varint(count)
-    return out + log_hash(only) + _varint(only[2]) if only is not None else out
-
-
-def unlift(data: bytes) -> tuple[int, int, tuple[bytes, int] | None]:
-    """(sum, count, (log hash, height) of the one item or None)."""
-    if len(data) < 9:
-        raise ReplicationError("fingerprint is not 8 bytes and a count")
-    count, at = _read_varint(data, 8)
-    only = None
-    if at < len(data):
-        if count != 1 or len(data) < at + 5:
-            raise ReplicationError("fingerprint has stray bytes after its count")
-        seq, end = _read_varint(data, at + 4)
-        if end != len(data) or seq >= 1 << 64:
-            raise ReplicationError("fingerprint has stray bytes after its height")
-        only = (data[at:at + 4], seq)
-    return struct.unpack(">Q", data[:8])[0], count, only
-
-
-def separator(prev: Item, nxt: Item) -> Item:
-    """The shortest bound b with prev < b <= nxt, of the form (string, 0, 0)
-    or (public_key, log_id, 0), so that it never splits a log's heights."""
-    a, b = prev[0], nxt[0]
-    if a != b:
-        n = 0
-        while n < len(a) and a[n] == b[n]:
-            n += 1
-        return (b[: n + 1], 0, 0)  # b differs from a at n, or a is a prefix of b
-    return (b, nxt[1], 0)  # one author, two logs
-
-
-def _below(upper: Item | None, other: Item | None) -> bool:
-    """upper <= other, where None is past every item."""
-    return other is None or (upper is not None and upper <= other)
-
-
-class ItemSet:
-    """One side's sorted heights with prefix sums of their hashes."""
-
-    def __init__(self, items: list[Item]) -> None:
-        highest: dict[tuple[str, int], int] = {}
-        for pk, log, seq in items:
-            highest[(pk, log)] = max(seq, highest.get((pk, log), 0))
-        self.items = sorted((pk, log, seq) for (pk, log), seq in highest.items())
-        self.hashes = [item_hash(item) for item in self.items]
-        self.sums = [0]
-        for h in self.hashes:
-            self.sums.append((self.sums[-1] + h) & MASK)
-        self._by_hash: dict[int, int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def span(self, lower: Item, upper: Item | None) -> tuple[int, int]:
-        lo = bisect.bisect_left(self.items, lower)
-        hi = len(self.items) if upper is INF else bisect.bisect_left(self.items, upper)
-        return lo, max(lo, hi)
-
-    def fingerprint(self, lo: int, hi: int) -> tuple[int, int]:
-        return (self.sums[hi] - self.sums[lo]) & MASK, hi - lo
-
-    def find(self, h: int, lo: int, hi: int) -> int | None:
-        """The index of my item with hash ``h`` if it lies in [lo, hi)."""
-        if self._by_hash is None:  # built on the first difference only
-            self._by_hash = {x: i for i, x in enumerate(self.hashes)}
-        i = self._by_hash.get(h)
-        return i if i is not None and lo <= i < hi else None
-
-    def height(self, pk: str, log: int) -> int | None:
-        i = bisect.bisect_left(self.items, (pk, log, 0))
-        return self.items[i][2] if i < len(self.items) and self.items[i][:2] == (pk, log) else None
-
-    def split(self, lo: int, hi: int, parts: int) -> list[Item]:
-        """Bounds cutting items[lo:hi] into ``parts`` non-empty pieces of
-        roughly equal size; each bound is the shortest separator found within
-        a quarter piece of the ideal cut."""
-        bounds, prev, n = [], lo, hi - lo
-        for k in range(1, parts):
-            ideal, slack = lo + n * k // parts, n // (4 * parts)
-            a, b = max(prev + 1, ideal - slack), min(hi - 1, ideal + slack)
-            if a > b:
-                continue
-            bound = separator(self.items[a - 1], self.items[b])
-            bounds.append(bound)
-            prev = bisect.bisect_left(self.items, bound, a, b + 1)
-        return bounds
 
 
 @dataclass
@@ -198,6 +73,57 @@ class _Range:
     can_respond: bool = False
 
 
+def wire(upper: Item | None) -> Item:
+    return MIN if upper is INF else upper
+
+
+class _RoundWriter:
+    """The messages of the round being written: each range's lower bound is
+    implied where it can be, and Done answers merge."""
+
+    def __init__(self, session_id: int) -> None:
+        self.sid = session_id
+        self.out: list = []
+        self._lower: Item = MIN  # the lower bound the next message implies
+        self._done_upper: Item | None | bool = False  # a Done being stretched; False: none
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.out) or self._done_upper is not False
+
+    def emit(self, msgs: list, lower: Item, upper: Item | None) -> None:
+        if self._done_upper is not False:
+            # a pending Done is stretched to this range: it costs no LowerBound
+            self.out.append(Done(self.sid, lower))
+            self._done_upper = False
+        elif lower != self._lower:
+            self.out.append(LowerBound(self.sid, lower))
+        self.out.extend(msgs)
+        self._lower = wire(upper)
+
+    def done(self, upper: Item | None) -> None:
+        """Done messages of neighbouring ranges, and of the settled ground
+        between them, merge into one."""
+        self._done_upper = upper
+
+    def payloads(self, values: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
+        if values:
+            msgs = [Payload(self.sid, v) for v in values[:-1]]
+            self.emit([*msgs, Payload(self.sid, values[-1], can_respond, wire(upper))], lower, upper)
+
+    def end_round(self) -> None:
+        if self._done_upper is not False:
+            self.out.append(Done(self.sid, MIN))  # the last Done may as well reach the end
+            self._done_upper = False
+        if not isinstance(self.out[-1], EmptySet):
+            self.out.append(Terminal(self.sid))  # an EmptySet is a round of its own
+        self._lower = MIN
+
+    def take(self) -> list:
+        out, self.out = self.out, []
+        return out
+
+
 class Reconciler:
     """One side of one session's set reconciliation."""
 
@@ -208,13 +134,11 @@ class Reconciler:
         self.round = 0  # rounds sent or received so far, both sides counted: the initiator's first is 1
         self.known_at: int | None = None  # the round after which plan() was final
         self.messages_sent = 0
-        self._out: list = []
+        self._w = _RoundWriter(session_id)
         self._requests: list[tuple[Item, Item | None, bool]] = []  # (lower, upper, answer settles my plan)
         self._received: list[_Range] = []
         self._run: list[Item] = []  # Payload values of a run not yet closed
         self._recv_lower: Item | None = MIN
-        self._send_lower: Item = MIN
-        self._done_upper: Item | None | bool = False  # a Done being extended; False: none
         self._finished = False
 
     @property
@@ -227,11 +151,11 @@ class Reconciler:
         """The initiator's first round: one fingerprint of everything, so an
         exchange where nothing differs costs two messages and a Terminal each."""
         if not self.mine:
-            self._out.append(EmptySet(self.sid, True))
+            self._w.out.append(EmptySet(self.sid, True))
             self._requests.append((MIN, INF, True))
         else:
             total, count = self.mine.fingerprint(0, len(self.mine))
-            self._out.append(Fingerprint(self.sid, lift(total, count), MIN))
+            self._w.out.append(Fingerprint(self.sid, lift(total, count), MIN))
             self._requests.append((MIN, INF, False))
         self._send_round()
 
@@ -298,7 +222,7 @@ class Reconciler:
             self._answer(r, parts)
         if all(settled for _, _, settled in self._requests) and self.known_at is None:
             self.known_at = self.round
-        if self._out or self._done_upper is not False:
+        if self._w.pending:
             self._send_round()
         self._finished = not self._requests
 
@@ -314,7 +238,7 @@ class Reconciler:
         for lower, upper, _ in self._requests:
             while i < len(spans) and spans[i][1] is not INF and spans[i][1] <= lower:
                 i += 1
-            if i == len(spans) or spans[i][0] > lower or not _below(upper, spans[i][1]):
+            if i == len(spans) or spans[i][0] > lower or not below(upper, spans[i][1]):
                 raise ReplicationError("an answer leaves a range open")
 
     def _differs(self, r: _Range) -> bool:
@@ -330,13 +254,13 @@ class Reconciler:
                 if self.mine:
                     self._items(range(len(self.mine)), MIN, INF, can_respond=False)
                 else:
-                    self._emit([EmptySet(self.sid, False)], MIN, INF)
+                    self._w.emit([EmptySet(self.sid, False)], MIN, INF)
         elif r.kind is EmptyPayload:
             self._they_lack(lo, hi)
             if hi > lo:
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
             else:
-                self._done(r.upper)
+                self._w.done(r.upper)
         elif r.kind is Payload:
             if r.can_respond:
                 self._answer_items(r, lo, hi)
@@ -357,20 +281,20 @@ class Reconciler:
                 if key in ours:
                     self.remote[key] = theirs.get(key, 0)
         if differ:
-            self._payloads(differ, r.lower, r.upper, can_respond=False)
+            self._w.payloads(differ, r.lower, r.upper, can_respond=False)
         else:
-            self._done(r.upper)
+            self._w.done(r.upper)
 
     def _answer_fingerprint(self, r: _Range, lo: int, hi: int, parts: int) -> None:
         their_sum, their_count, their_only = unlift(r.lift)
         my_sum, my_count = self.mine.fingerprint(lo, hi)
         if (their_sum, their_count) == (my_sum, my_count):
-            self._done(r.upper)
+            self._w.done(r.upper)
         elif their_count == 0:
             self._they_lack(lo, hi)
             self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
         elif my_count == 0:
-            self._emit([EmptyPayload(self.sid, self._wire(r.upper))], r.lower, r.upper)
+            self._w.emit([EmptyPayload(self.sid, wire(r.upper))], r.lower, r.upper)
             self._requests.append((r.lower, r.upper, True))
         elif my_count - their_count == 1 and (j := self.mine.find((my_sum - their_sum) & MASK, lo, hi)) is not None:
             self._they_lack(j, j + 1)  # the difference is exactly one item of mine
@@ -392,7 +316,7 @@ class Reconciler:
                 a, b = self.mine.span(lower, upper)
                 total, count = self.mine.fingerprint(a, b)
                 only = self.mine.items[a] if count == 1 else None
-                self._emit([Fingerprint(self.sid, lift(total, count, only), self._wire(upper))], lower, upper)
+                self._w.emit([Fingerprint(self.sid, lift(total, count, only), wire(upper))], lower, upper)
                 self._requests.append((lower, upper, False))
 
     def _answer_one(self, r: _Range, lo: int, hi: int, their_sum: int, their_only: tuple[bytes, int]) -> None:
@@ -417,48 +341,17 @@ class Reconciler:
 
     # ------------------------------------------------------------- output
 
-    @staticmethod
-    def _wire(upper: Item | None) -> Item:
-        return MIN if upper is INF else upper
-
     def _items(self, indices, lower: Item, upper: Item | None, can_respond: bool) -> None:
-        self._payloads([self.mine.items[i] for i in indices], lower, upper, can_respond)
+        self._w.payloads([self.mine.items[i] for i in indices], lower, upper, can_respond)
         if can_respond is False and not indices:
-            self._done(upper)
-
-    def _payloads(self, values: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
-        if not values:
-            return
-        msgs = [Payload(self.sid, v) for v in values[:-1]]
-        msgs.append(Payload(self.sid, values[-1], can_respond, self._wire(upper)))
-        self._emit(msgs, lower, upper)
-
-    def _emit(self, msgs: list, lower: Item, upper: Item | None) -> None:
-        if self._done_upper is not False:
-            # a pending Done is stretched to this range: it costs no LowerBound
-            self._out.append(Done(self.sid, lower))
-            self._done_upper = False
-        elif lower != self._send_lower:
-            self._out.append(LowerBound(self.sid, lower))
-        self._out.extend(msgs)
-        self._send_lower = self._wire(upper)
-
-    def _done(self, upper: Item | None) -> None:
-        """Done messages of neighbouring ranges, and of the settled ground
-        between them, merge into one."""
-        self._done_upper = upper
+            self._w.done(upper)
 
     def _send_round(self) -> None:
-        if self._done_upper is not False:
-            self._out.append(Done(self.sid, MIN))  # the last Done may as well reach the end
-            self._done_upper = False
-        if not isinstance(self._out[-1], EmptySet):
-            self._out.append(Terminal(self.sid))
-        self._send_lower = MIN
+        self._w.end_round()
         self.round += 1
 
     def messages(self) -> list:
-        out, self._out = self._out, []
+        out = self._w.take()
         self.messages_sent += len(out)
         return out
 
