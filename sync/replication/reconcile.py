@@ -73,6 +73,65 @@ class _Range:
     can_respond: bool = False
 
 
+class _RoundReader:
+    """Collects the ranges of the round being received, checking that they
+    come in order and that each Payload lies in its range."""
+
+    def __init__(self) -> None:
+        self._ranges: list[_Range] = []
+        self._run: list[Item] = []  # Payload values of a run not yet closed
+        self._lower: Item | None = MIN  # None: past the end
+
+    def read(self, msg) -> bool:
+        """Takes one message; True when it ends the round."""
+        if isinstance(msg, Terminal):
+            if self._run:
+                raise ReplicationError("a run of Payloads ends without an upper bound")
+            return True
+        if isinstance(msg, LowerBound):
+            if self._lower is None or msg.value < self._lower:
+                raise ReplicationError("LowerBound goes backwards")
+            self._lower = msg.value
+        elif isinstance(msg, EmptySet):
+            if self._ranges or self._run or self._lower != MIN:
+                raise ReplicationError("EmptySet inside a round")
+            self._ranges.append(_Range(EmptySet, MIN, INF, can_respond=msg.can_respond))
+            return True  # as in range-reconcile, an EmptySet is a round of its own
+        elif isinstance(msg, Payload):
+            self._payload(msg)
+        elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
+            lower, upper = self._advance(msg.upper_bound)
+            self._ranges.append(_Range(type(msg), lower, upper, getattr(msg, "lift_type", b"")))
+        else:
+            raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
+        return False
+
+    def take(self) -> list[_Range]:
+        ranges, self._ranges, self._lower = self._ranges, [], MIN
+        return ranges
+
+    def _advance(self, wire_upper: Item) -> tuple[Item, Item | None]:
+        lower, upper = self._lower, (INF if wire_upper == MIN else wire_upper)
+        if lower is None or (upper is not INF and upper <= lower):
+            raise ReplicationError("range bounds out of order")
+        self._lower = upper
+        return lower, upper
+
+    def _payload(self, msg: Payload) -> None:
+        value = msg.value
+        last = self._run[-1] if self._run else self._lower
+        if last is None or value < last or (self._run and value[:2] == last[:2]):
+            raise ReplicationError("Payload values out of order")
+        self._run.append(value)
+        if msg.upper_bound is None:
+            return
+        lower, upper = self._advance(msg.upper_bound)
+        if upper is not INF and value >= upper:
+            raise ReplicationError("Payload value beyond its upper bound")
+        self._ranges.append(_Range(Payload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
+        self._run = []
+
+
 def wire(upper: Item | None) -> Item:
     return MIN if upper is INF else upper
 
@@ -136,9 +195,7 @@ class Reconciler:
         self.messages_sent = 0
         self._w = _RoundWriter(session_id)
         self._requests: list[tuple[Item, Item | None, bool]] = []  # (lower, upper, answer settles my plan)
-        self._received: list[_Range] = []
-        self._run: list[Item] = []  # Payload values of a run not yet closed
-        self._recv_lower: Item | None = MIN
+        self._reader = _RoundReader()
         self._finished = False
 
     @property
@@ -164,55 +221,15 @@ class Reconciler:
     def receive(self, msg) -> None:
         if self._finished:
             raise ReplicationError(f"{type(msg).__name__} after reconciliation finished")
-        if isinstance(msg, Terminal):
-            if self._run:
-                raise ReplicationError("a run of Payloads ends without an upper bound")
-            self._answer_round()
-        elif isinstance(msg, LowerBound):
-            if self._recv_lower is None or msg.value < self._recv_lower:
-                raise ReplicationError("LowerBound goes backwards")
-            self._recv_lower = msg.value
-        elif isinstance(msg, EmptySet):
-            if self._received or self._run or self._recv_lower != MIN:
-                raise ReplicationError("EmptySet inside a round")
-            self._received.append(_Range(EmptySet, MIN, INF, can_respond=msg.can_respond))
-            self._answer_round()  # as in range-reconcile, an EmptySet is a round of its own
-        elif isinstance(msg, Payload):
-            self._payload(msg)
-        elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
-            lower, upper = self._advance(msg.upper_bound)
-            self._received.append(_Range(type(msg), lower, upper, getattr(msg, "lift_type", b"")))
-        else:
-            raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
-
-    def _advance(self, wire_upper: Item) -> tuple[Item, Item | None]:
-        lower, upper = self._recv_lower, (INF if wire_upper == MIN else wire_upper)
-        if lower is None or (upper is not INF and upper <= lower):
-            raise ReplicationError("range bounds out of order")
-        self._recv_lower = upper
-        return lower, upper
-
-    def _payload(self, msg: Payload) -> None:
-        value = msg.value
-        last = self._run[-1] if self._run else self._recv_lower
-        if last is None or value < last or (self._run and value[:2] == last[:2]):
-            raise ReplicationError("Payload values out of order")
-        self._run.append(value)
-        if msg.upper_bound is None:
-            return
-        lower, upper = self._advance(msg.upper_bound)
-        if upper is not INF and value >= upper:
-            raise ReplicationError("Payload value beyond its upper bound")
-        self._received.append(_Range(Payload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
-        self._run = []
+        if self._reader.read(msg):
+            self._answer_round(self._reader.take())
 
     # ------------------------------------------------------------- answer
 
-    def _answer_round(self) -> None:
+    def _answer_round(self, received: list[_Range]) -> None:
         self.round += 1
         if self.round > MAX_ROUNDS:
             raise ReplicationError(f"reconciliation not done after {MAX_ROUNDS} rounds")
-        received, self._received, self._recv_lower = self._received, [], MIN
         self._check_answered(received)
         self._requests = []
         mismatched = [r for r in received if r.kind is Fingerprint and self._differs(r)]
