@@ -68,7 +68,7 @@ class _Range:
     kind: type
     lower: Item
     upper: Item | None
-    lift: bytes = b""
+    lift: tuple | None = None  # their fingerprint, read: (sum, count, (log hash, height) or None)
     values: list[Item] = field(default_factory=list)
     can_respond: bool = False
 
@@ -101,7 +101,8 @@ class _RoundReader:
             self._payload(msg)
         elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
             lower, upper = self._advance(msg.upper_bound)
-            self._ranges.append(_Range(type(msg), lower, upper, getattr(msg, "lift_type", b"")))
+            their = unlift(msg.lift_type) if isinstance(msg, Fingerprint) else None
+            self._ranges.append(_Range(type(msg), lower, upper, their))
         else:
             raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
         return False
@@ -232,11 +233,12 @@ class Reconciler:
             raise ReplicationError(f"reconciliation not done after {MAX_ROUNDS} rounds")
         self._check_answered(received)
         self._requests = []
-        mismatched = [r for r in received if r.kind is Fingerprint and self._differs(r)]
-        fingerprints = sum(1 for r in received if r.kind is Fingerprint)
-        parts = WIDE if 2 * len(mismatched) > fingerprints else NARROW
-        for r in received:
-            self._answer(r, parts)
+        spans = [(0, 0) if r.kind is Done else self.mine.span(r.lower, r.upper) for r in received]
+        fingerprints = [(r, span) for r, span in zip(received, spans, strict=True) if r.kind is Fingerprint]
+        mismatched = sum(1 for r, span in fingerprints if r.lift[:2] != self.mine.fingerprint(*span))
+        parts = WIDE if 2 * mismatched > len(fingerprints) else NARROW
+        for r, (lo, hi) in zip(received, spans, strict=True):
+            self._answer(r, lo, hi, parts)
         if all(settled for _, _, settled in self._requests) and self.known_at is None:
             self.known_at = self.round
         if self._w.pending:
@@ -258,11 +260,7 @@ class Reconciler:
             if i == len(spans) or spans[i][0] > lower or not below(upper, spans[i][1]):
                 raise ReplicationError("an answer leaves a range open")
 
-    def _differs(self, r: _Range) -> bool:
-        return unlift(r.lift)[:2] != self.mine.fingerprint(*self.mine.span(r.lower, r.upper))
-
-    def _answer(self, r: _Range, parts: int) -> None:
-        lo, hi = self.mine.span(r.lower, r.upper)
+    def _answer(self, r: _Range, lo: int, hi: int, parts: int) -> None:
         if r.kind is Done:
             return
         if r.kind is EmptySet:
@@ -303,7 +301,7 @@ class Reconciler:
             self._w.done(r.upper)
 
     def _answer_fingerprint(self, r: _Range, lo: int, hi: int, parts: int) -> None:
-        their_sum, their_count, their_only = unlift(r.lift)
+        their_sum, their_count, their_only = r.lift
         my_sum, my_count = self.mine.fingerprint(lo, hi)
         if (their_sum, their_count) == (my_sum, my_count):
             self._w.done(r.upper)
