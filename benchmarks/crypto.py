@@ -48,9 +48,9 @@ def conversation(n: int) -> list[bytes]:
     for i in range(n):
         speaker, listener = (alice, bob) if i % 2 == 0 else (bob, alice)
         speaker.send(TEXT, T0 + i)
-        (wire,) = speaker.datagrams_to_send()
+        (wire,) = (out.data for out in speaker.datagrams_to_send(T0 + i))
         listener.receive(wire, T0 + i)
-        listener.datagrams_to_send()
+        listener.datagrams_to_send(T0 + i)
         list(listener.events())
         list(speaker.events())
         wires.append(wire)
@@ -61,7 +61,7 @@ def carol_with(history: list[bytes]) -> Channel:
     carol = Channel("general", CAROL.sender_id, T0)
     for i in range(5):
         carol.send(b"carol's unacknowledged message %d" % i, T0)
-    carol.datagrams_to_send()
+    carol.datagrams_to_send(T0)
     for i, wire in enumerate(history):
         carol.receive(wire, T0 + i)
     list(carol.events())

@@ -25,5 +25,5 @@ def chat(identity: Identity, texts: list[str], nick: str = "alice", channel: str
     wires = []
     for i, text in enumerate(texts):
         ch.send(Payload("text", nick, text, seq=i + 1, sent_at=T0 + i).encode(), T0 + i)
-        wires += ch.datagrams_to_send()
+        wires += [out.data for out in ch.datagrams_to_send(T0 + i)]
     return wires

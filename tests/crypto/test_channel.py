@@ -138,7 +138,7 @@ def test_a_blind_store_serves_a_late_member_who_verifies_every_message():
     alice = Channel(NAME, ALICE.sender_id, T0)
     for i, text in enumerate(TEXTS):
         alice.send(text.encode(), T0 + i)
-    sent = [key.seal(ALICE, Kind.SDS, w) for w in alice.datagrams_to_send()]
+    sent = [key.seal(ALICE, Kind.SDS, w) for w in (out.data for out in alice.datagrams_to_send(T0 + len(TEXTS)))]
 
     store: dict[bytes, dict[str, bytes]] = {}  # the blind store: tag -> blind id -> bytes
     for data in sent + sent[:1]:  # a resend of the same bytes is stored once
