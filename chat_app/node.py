@@ -8,8 +8,9 @@ moment loses nothing that was sent or delivered - and finally re-arms the one
 timer at the earliest deadline of all engines and typing indicators.
 
 Events for the user (a delivered message, an acknowledgement, a peer coming
-or going, someone typing) go out through ``emit`` as plain dicts; the
-headless mode prints them as JSON lines, the TUI renders them.
+or going, someone typing) go out through ``emit`` as typed events
+(``chat_app.events``); the headless mode prints them as JSON lines, the TUI
+renders them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from chat_app import events as ev
 from chat_app.identity import peer_id as derive_peer_id
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.frames import decode_fetch, encode_fetch
@@ -66,7 +68,7 @@ PEER_SILENT_MS = 45_000
 keep-alive); this long without a datagram and it has gone (crashed, or its
 goodbye was lost)."""
 
-Emit = Callable[[dict], None]
+Emit = Callable[[ev.AppEvent], None]
 
 
 def wall_ms() -> int:
@@ -81,6 +83,7 @@ class Peer:
     channels: tuple[str, ...] | None = None  # None: not announced (heard or static)
     last_seen: int = 0
     announced: bool = False  # present in mDNS
+    reported_at: int = 0  # when a PeerHeard event last went out
 
 
 class Node:
@@ -148,8 +151,7 @@ class Node:
             me = PeerInfo(self.peer_id, self.nick, advertised, self.port, tuple(self.engines))
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._discovery_interface)
             await self._discovery.start()
-        self._emit({"event": "ready", "peer_id": self.peer_id, "nick": self.nick, "port": self.port,
-                    "channels": list(self.engines)})
+        self._emit(ev.Ready(self.peer_id, self.nick, self.port, tuple(self.engines)))
         for channel in list(self.engines):
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self._static:
@@ -237,7 +239,7 @@ class Node:
         now = self._now()
         self.store.join(channel, now)
         self._open_channel(channel, now)
-        self._emit({"event": "joined", "channel": channel})
+        self._emit(ev.Joined(channel))
         await self._announce()
         self._step(channel, now)
 
@@ -246,7 +248,7 @@ class Node:
             self._error(f"not in channel {channel}")
             return
         self.store.part(channel)
-        self._emit({"event": "parted", "channel": channel})
+        self._emit(ev.Parted(channel))
         await self._announce()
 
     async def set_nick(self, nick: str) -> None:
@@ -257,7 +259,7 @@ class Node:
             return
         old, self.nick = self.nick, nick
         self.store.set_nick(nick)
-        self._emit({"event": "nick", "old": old, "nick": nick})
+        self._emit(ev.NickChanged(old, nick))
         await self._announce()
 
     async def _announce(self) -> None:
@@ -265,7 +267,7 @@ class Node:
             await self._discovery.update(self.nick, tuple(self.engines))
 
     def _error(self, reason: str) -> None:
-        self._emit({"event": "error", "reason": reason})
+        self._emit(ev.Error(reason))
         return None
 
     # ------------------------------------------------------------- the wire
@@ -285,7 +287,7 @@ class Node:
         if engine is None:
             if msg is None:
                 self.stats["malformed"] += 1
-                self._emit({"event": "rejected", "kind": "malformed", "reason": "not an SDS message"})
+                self._emit(ev.DatagramRejected("malformed", "not an SDS message"))
             else:
                 self.stats["other_channel"] += 1
             return
@@ -350,9 +352,12 @@ class Node:
         peer = self.peers.get(peer_id)
         if peer is None:
             self.peers[peer_id] = Peer(peer_id, addr, last_seen=now)
-            self._emit({"event": "peer_joined", "peer_id": peer_id, "nick": None, "address": list(addr)})
+            self._emit(ev.PeerJoined(peer_id, None, tuple(addr)))
             self._replicate(addr)
         else:
+            if now - peer.reported_at >= ev.HEARD_EVERY_MS:
+                peer.reported_at = now
+                self._emit(ev.PeerHeard(peer_id, now))
             peer.last_seen = now
             if not peer.announced:
                 peer.address = addr
@@ -366,15 +371,15 @@ class Node:
         peer.address, peer.nick, peer.channels = (info.host, info.port), info.nick, info.channels
         peer.last_seen, peer.announced = now, True
         self.store.saw_peer(info.peer_id, info.nick, info.host, info.port, list(info.channels), now)
-        self._emit({"event": "peer_updated" if known else "peer_joined", "peer_id": info.peer_id,
-                    "nick": info.nick, "address": [info.host, info.port], "channels": list(info.channels)})
+        kind = ev.PeerUpdated if known else ev.PeerJoined
+        self._emit(kind(info.peer_id, info.nick, (info.host, info.port), tuple(info.channels)))
         if not known:
             self._replicate((info.host, info.port))
 
     def _on_peer_gone(self, peer_id: str) -> None:
         peer = self.peers.pop(peer_id, None)
         if peer is not None:
-            self._emit({"event": "peer_left", "peer_id": peer_id, "nick": peer.nick})
+            self._emit(ev.PeerLeft(peer_id, peer.nick))
 
     # ----------------------------------------------------------- replication
 
@@ -440,8 +445,8 @@ class Node:
         for event in conn.events():
             if isinstance(event, RemoteAnnounced) and conn.initiator:
                 if conn.sync() is not None:
-                    self._emit({"event": "catchup_started", "address": list(address),
-                                "channels": sorted(set(conn.channels) & set(event.channels))})
+                    common = tuple(sorted(set(conn.channels) & set(event.channels)))
+                    self._emit(ev.CatchupStarted(tuple(address), common))
                 else:
                     over = True  # nothing in common
             elif isinstance(event, EntryReceived) and event.channel in self.engines:
@@ -450,13 +455,12 @@ class Node:
                 self.stats["replicated_in"] += 1
                 self._step(event.channel, now)
             elif isinstance(event, SessionFinished):
-                self._emit({"event": "catchup", "address": list(address), "channels": list(event.channels),
-                            "received": event.received, "sent": event.sent,
-                            "state": "live" if event.live else "done"})
+                self._emit(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received, event.sent,
+                                              "live" if event.live else "done"))
                 over = over or not event.live
             elif isinstance(event, Closed) and event.reason != "the peer closed the stream":
                 log.warning("replication with %s:%s closed: %s", *address, event.reason)
-                self._emit({"event": "replication_closed", "address": list(address), "reason": event.reason})
+                self._emit(ev.ReplicationClosed(tuple(address), event.reason))
         return over
 
     # ------------------------------------------------------------ the step
@@ -464,32 +468,33 @@ class Node:
     def _step(self, channel: str, now: int, rearm: bool = True) -> None:
         engine = self.engines[channel]
         rows: list[StoredMessage] = []
-        out: list[dict] = []
+        out: list[ev.AppEvent] = []
         for event in engine.events():
             if isinstance(event, Delivered):
                 row, shown = self._delivered(channel, event, now)
                 rows.append(row)
                 out.append(shown)
             elif isinstance(event, (Acknowledged, PossiblyAcknowledged)):
-                state = "acknowledged" if isinstance(event, Acknowledged) else "possibly_acknowledged"
-                out.append({"event": "ack", "channel": channel, "message_id": event.message_id, "state": state,
-                            "peers": event.peers, **({"via": event.via} if isinstance(event, Acknowledged) else {})})
+                if isinstance(event, Acknowledged):
+                    out.append(ev.MessageAcknowledged(channel, event.message_id, "acknowledged", event.peers,
+                                                      event.via))
+                else:
+                    out.append(ev.MessageAcknowledged(channel, event.message_id, "possibly_acknowledged",
+                                                      event.peers))
             elif isinstance(event, Buffered):
                 out.append(self._waiting(channel, event))
             elif isinstance(event, Missing):
                 self._fetch(channel, event, now)
-                out.append({"event": "missing", "channel": channel, "waiting": event.waiting,
-                            "message_ids": [e.message_id for e in event.entries]})
+                out.append(ev.MessagesMissing(channel, event.waiting, tuple(e.message_id for e in event.entries)))
             elif isinstance(event, Lost):
-                out.append({"event": "lost", "channel": channel, "message_id": event.entry.message_id,
-                            "released": list(event.released)})
+                out.append(ev.MessageLost(channel, event.entry.message_id, tuple(event.released)))
             elif isinstance(event, EphemeralReceived):
                 shown = self._ephemeral(channel, event, now)
                 if shown:
                     out.append(shown)
             elif isinstance(event, Rejected):
                 self.stats["rejected"] += 1
-                out.append({"event": "rejected", "kind": event.kind, "reason": event.reason})
+                out.append(ev.DatagramRejected(event.kind, event.reason))
         datagrams = engine.datagrams_to_send()
         self.store.commit_step(channel, engine.export_state(include_log=False), rows, now)
         for data in datagrams:
@@ -504,7 +509,7 @@ class Node:
         if rearm:
             self._rearm()
 
-    def _delivered(self, channel: str, event: Delivered, now: int) -> tuple[StoredMessage, dict]:
+    def _delivered(self, channel: str, event: Delivered, now: int) -> tuple[StoredMessage, ev.MessageDelivered]:
         try:
             payload: Payload | None = Payload.decode(event.content)
             problem = None
@@ -521,29 +526,23 @@ class Node:
             payload.text if payload else None, payload.seq if payload else None,
             payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
         )
-        shown = {"event": "delivered", "channel": channel, "position": event.position,
-                 "message_id": event.message_id, "sender_id": event.sender_id, "lamport": event.lamport,
-                 "nick": row.nick, "kind": row.kind, "text": row.text, "seq": row.seq, "own": event.own}
-        if event.gaps:
-            shown["gaps"] = list(event.gaps)
-        if problem:
-            shown["undecodable"] = problem
+        shown = ev.MessageDelivered(channel, event.position, event.message_id, event.sender_id, event.lamport,
+                                    row.nick, row.kind, row.text, row.seq, event.own, tuple(event.gaps),
+                                    problem or None)
         return row, shown
 
-    def _waiting(self, channel: str, event: Buffered) -> dict:
+    def _waiting(self, channel: str, event: Buffered) -> ev.MessageWaiting:
         payload = Payload.try_decode(event.content)
-        return {"event": "waiting", "channel": channel, "message_id": event.message_id,
-                "sender_id": event.sender_id, "lamport": event.lamport,
-                "nick": payload.nick if payload else None, "kind": payload.kind if payload else None,
-                "text": payload.text if payload else None, "waiting_for": len(event.waiting_for)}
+        return ev.MessageWaiting(channel, event.message_id, event.sender_id, event.lamport,
+                                 payload.nick if payload else None, payload.kind if payload else None,
+                                 payload.text if payload else None, len(event.waiting_for))
 
-    def peer_snapshot(self) -> list[dict]:
+    def peer_snapshot(self) -> ev.Peers:
         """The peers we know, for a UI to list (called on the node's loop)."""
-        return [{"peer_id": p.peer_id, "nick": p.nick, "address": list(p.address), "last_seen": p.last_seen,
-                 "channels": list(p.channels) if p.channels is not None else None}
-                for p in self.peers.values()]
+        return ev.Peers(tuple(ev.PeerInfo(p.peer_id, p.nick, tuple(p.address), p.last_seen, p.channels)
+                              for p in self.peers.values()))
 
-    def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> dict | None:
+    def _ephemeral(self, channel: str, event: EphemeralReceived, now: int) -> ev.Typing | None:
         payload = Payload.try_decode(event.content)
         if payload is None:
             return None
@@ -557,8 +556,7 @@ class Node:
         self._typing_seen[key] = now + TYPING_EXPIRES_MS
         if not fresh:
             return None
-        return {"event": "typing", "channel": channel, "peer_id": event.sender_id, "nick": payload.nick,
-                "expires_at": now + TYPING_EXPIRES_MS}
+        return ev.Typing(channel, event.sender_id, payload.nick, now + TYPING_EXPIRES_MS)
 
     # ---------------------------------------------------------------- timer
 
@@ -582,7 +580,7 @@ class Node:
         for (channel, peer_id), expires in list(self._typing_seen.items()):
             if expires <= now:
                 del self._typing_seen[(channel, peer_id)]
-                self._emit({"event": "typing_stopped", "channel": channel, "peer_id": peer_id})
+                self._emit(ev.TypingStopped(channel, peer_id))
         for peer in list(self.peers.values()):
             if self._silent_since(peer) <= now:
                 self._on_peer_gone(peer.peer_id)

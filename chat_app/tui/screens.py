@@ -8,22 +8,16 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
-HELP = """\
+from chat_app.commands import help_table
+from chat_app.events import PeerInfo
+
+HELP_TEXT = """\
 # sds-chat
 
 Serverless chat: peers on this network find each other, and every peer ends
 with the same messages in the same order.
 
-| command | what it does |
-|---|---|
-| `/join #name` | join a channel (and switch to it) |
-| `/part` | leave the current channel |
-| `/nick name` | change your nick |
-| `/me waves` | an action |
-| `/peers` | who is on the network |
-| `/export [file]` | write this peer's history (Parquet, or `.jsonl`) |
-| `/help` | this screen |
-| `/quit` | leave |
+{commands}
 
 **Keys**: `Tab` completes commands, channels and nicks; `Ctrl+F` searches
 this channel (`Enter` for the next older match, `Esc` returns you where you
@@ -35,6 +29,7 @@ were); `Ctrl+N` jumps to the next channel with unread messages;
 peers, ● *n* acknowledged. A message shown *waiting for earlier messages*
 moves into place when the history it depends on arrives.
 """
+HELP = HELP_TEXT.format(commands=help_table("tui"))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -94,7 +89,7 @@ class PeersScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, peers: list[dict]) -> None:
+    def __init__(self, peers: tuple[PeerInfo, ...]) -> None:
         super().__init__()
         self.peers = peers
 
@@ -102,9 +97,9 @@ class PeersScreen(ModalScreen[None]):
         with Vertical():
             yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
             for p in self.peers:
-                channels = ", ".join(f"#{c}" for c in p["channels"]) if p["channels"] else "channels unknown"
-                host, port = p["address"]
-                yield Label(f"{p['nick'] or '?':<16} {p['peer_id'][:12]}  {host}:{port}  {channels}")
+                channels = ", ".join(f"#{c}" for c in p.channels) if p.channels else "channels unknown"
+                host, port = p.address
+                yield Label(f"{p.nick or '?':<16} {p.peer_id[:12]}  {host}:{port}  {channels}")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

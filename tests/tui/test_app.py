@@ -5,6 +5,7 @@ import socket
 import pytest
 from textual import events
 
+from chat_app import events as ev
 from chat_app.payload import Payload
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
 from chat_app.tui.widgets.channel_list import ChannelList
@@ -108,7 +109,7 @@ async def test_commands(make_app, bob_for, tmp_path):
         await until(pilot, lambda: app.nick == "alicia")
         await type_line(pilot, "/peers")
         await until(pilot, lambda: isinstance(app.screen, PeersScreen))
-        assert app.screen.peers[0]["nick"] == "bob"
+        assert app.screen.peers[0].nick == "bob"
         await pilot.press("escape")
         await type_line(pilot, "/help")
         assert isinstance(app.screen, HelpScreen)
@@ -306,11 +307,16 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             dict(lamport=base + 8_000, message_id="m" * 32, text="m" * (view._text_width - 3), own=True),
         ]
         for e in events:
-            app._show_message({"channel": "general", "sender_id": "d" * 32, "nick": e.get("nick", "dave"),
-                               "kind": "text", **e}, waiting_for=e.get("waiting_for", 0))
+            common = dict(channel="general", message_id=e["message_id"], sender_id="d" * 32,
+                          lamport=e["lamport"], nick=e.get("nick", "dave"), kind="text", text=e["text"])
+            if "waiting_for" in e:
+                app._show_message(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
+            else:
+                app._show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
+                                                      gaps=tuple(e.get("gaps", ()))))
             assert view._offsets == _full_layout(view), e["message_id"]
         lines = view._offsets[-1]
-        app._node_ack({"channel": "general", "message_id": "m" * 32, "state": "acknowledged", "peers": 12})
+        app._acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
         assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
         view.set_marker("late")
         assert view._offsets == _full_layout(view)
