@@ -7,6 +7,7 @@ from textual import events
 
 from chat_app import events as ev
 from chat_app.payload import Payload
+from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
@@ -68,7 +69,7 @@ async def test_typing_indicator_appears_and_expires(make_app, bob_for):
         await until(pilot, lambda: str(typing.render()) == "bob is typing…")
         await until(pilot, lambda: str(typing.render()) == "", timeout=10)
         await pilot.press("ctrl+t")  # hide typing indicators
-        bob.node._typing_sent.clear()
+        bob.node.runtime.typing_state = TypingIndicator()  # forget when bob last said he types
         bob.call(bob.node.typing, "general")
         await pilot.pause(0.5)
         assert str(typing.render()) == ""
