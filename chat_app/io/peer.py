@@ -3,31 +3,32 @@
 Every input - a datagram, a replication frame, a discovery report, a user
 command, the timer - reads the clock once, calls the runtime, then
 ``_flush`` sends what the runtime queued, hands its events to ``emit``,
-starts the replication dials it asked for, and re-arms the timer at the
-runtime's earliest deadline. Nothing else happens here.
+starts the dials and store reads it asked for, and re-arms the timer at the
+runtime's earliest deadline. Replication's reads of SQLite run on one worker
+thread with a connection of its own, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from chat_app import events as ev
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
-from chat_app.net.udp import Address, UdpEndpoint, open_udp
+from chat_app.io.listen import listen
+from chat_app.net.udp import Address, UdpEndpoint
 from chat_app.runtime import Runtime
-from chat_app.runtime.catchup import PEER_CLOSED
+from chat_app.runtime.catchup import PEER_CLOSED, Read, answer
+from chat_app.store import Store
 from sync.replication import Connection
 
 log = logging.getLogger(__name__)
 
 Emit = Callable[[ev.AppEvent], None]
-LINK_IDLE_S = 60
-BIND_ATTEMPTS = 20
 
 
 def wall_ms() -> int:
@@ -47,9 +48,12 @@ class AsyncPeer:
         self._writers: dict[Connection, asyncio.StreamWriter] = {}
         self._tasks: set[asyncio.Task] = set()
         self._stopping = False
+        self._reads = ThreadPoolExecutor(1, thread_name_prefix="sds-chat-reads")
+        self._reader: Store | None = None  # opened on the reads thread
 
     async def start(self, channels: list[str]) -> None:
-        await self._listen()
+        self._udp, self._tcp = await listen(self.host, self.port, self._on_datagram, self._accept)
+        self.port = self._udp.port
         self.runtime.start(channels, self.port, self._now())
         if self._use_discovery:
             advertised = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
@@ -58,23 +62,6 @@ class AsyncPeer:
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
-
-    async def _listen(self) -> None:
-        """Datagrams and replication streams share one port number. Asked for
-        any free port, the kernel picks one for UDP that may already be taken
-        for TCP (by another program's connection, say): then pick again."""
-        for attempt in range(BIND_ATTEMPTS):
-            udp = await open_udp(self.host, self.port, self._on_datagram)
-            try:
-                self._tcp = await asyncio.start_server(self._accept, self.host, udp.port)
-            except OSError as exc:
-                udp.close()
-                if self.port != 0 or exc.errno != errno.EADDRINUSE or attempt == BIND_ATTEMPTS - 1:
-                    raise
-                log.debug("port %d is free for UDP but not for TCP; trying another", udp.port)
-                continue
-            self._udp, self.port = udp, udp.port
-            return
 
     async def stop(self) -> None:
         """Leave politely: tell each channel, then close everything."""
@@ -89,12 +76,13 @@ class AsyncPeer:
             self._tcp.close()
         for task in list(self._tasks):
             task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._discovery is not None:
             await self._discovery.stop()
         if self._udp is not None:
             self._udp.close()
+        self._reads.submit(lambda: self._reader and self._reader.close())
+        self._reads.shutdown(wait=True)
 
     def call(self, method: Callable, *args):
         """Run a runtime command with the time now, then flush its output."""
@@ -109,12 +97,10 @@ class AsyncPeer:
     # ------------------------------------------------------------------ inputs
 
     def _on_datagram(self, data: bytes, addr: Address) -> None:
-        self.runtime.datagram_received(data, addr, self._now())
-        self._flush()
+        self.call(self.runtime.datagram_received, data, addr)
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
-        self.runtime.peer_announced(info.peer_id, info.nick, (info.host, info.port), info.channels, self._now())
-        self._flush()
+        self.call(self.runtime.peer_announced, info.peer_id, info.nick, (info.host, info.port), info.channels)
 
     def _on_peer_gone(self, peer_id: str) -> None:
         self.runtime.peer_gone(peer_id)
@@ -122,37 +108,48 @@ class AsyncPeer:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.runtime.handle_timer(self._now())
-        self._flush()
+        self.call(self.runtime.handle_timer)
 
     # ---------------------------------------------------------------- outputs
 
     def _flush(self, rearm: bool = True) -> None:
+        now = self._now()
         for data, address in self.runtime.datagrams_to_send():
             self._udp.send(data, address)
         for conn, writer in self._writers.items():
-            for data in conn.messages_to_send():
-                writer.write(frame(data))
+            for out in conn.datagrams_to_send(now):
+                writer.write(frame(out.data))
         for address in self.runtime.dials():
             self._spawn(self._dial(address))
+        for conn, wanted in self.runtime.reads():
+            self._spawn(self._read(conn, wanted))
         for event in self.runtime.events():
             self._emit(event)
-        if rearm:
+        if rearm and not self._stopping:
             self._rearm()
 
     def _rearm(self) -> None:
         deadline = self.runtime.get_timer()
-        if deadline is None:
-            return
         if self._timer is not None:
             self._timer.cancel()
-        delay = max(0.0, (deadline - self._now()) / 1000)
-        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+            self._timer = None
+        if deadline is not None:
+            delay = max(0.0, (deadline - self._now()) / 1000)
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
 
     def _spawn(self, coroutine) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _read(self, conn: Connection, wanted: Read) -> None:
+        def read():
+            if self._reader is None:
+                self._reader = Store(self.runtime.store.path)
+            return answer(self._reader, wanted)
+
+        result = await asyncio.get_running_loop().run_in_executor(self._reads, read)
+        self.call(self.runtime.link_answer, conn, wanted, result)
 
     # -------------------------------------------------------- replication links
 
@@ -161,9 +158,7 @@ class AsyncPeer:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), 5)
         except (TimeoutError, OSError) as exc:
             log.info("replication with %s:%s: cannot connect (%s)", *address, exc)
-            self.runtime.catchup.dial_ended(address)
-            return
-        try:
+        else:
             await self._run_link(address, reader, writer, initiator=True)
         finally:
             self.runtime.catchup.dial_ended(address)
@@ -174,29 +169,30 @@ class AsyncPeer:
     async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
         conn = self.runtime.open_link(address, initiator=initiator, now=self._now())
         self._writers[conn] = writer
-        idle = None if self.runtime.catchup.live else LINK_IDLE_S
         try:
             self._flush()
             while conn.closed is None:
-                data = await asyncio.wait_for(read_frame(reader), idle)
+                deadline = conn.get_timer()
+                timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
+                try:
+                    data = await asyncio.wait_for(read_frame(reader), timeout)
+                except TimeoutError:
+                    self.call(self.runtime.link_timer, conn)  # the link's own idle timeout
+                    continue
                 if data is None:
                     conn.close(PEER_CLOSED)
                     break
-                hang_up = self.runtime.link_received(conn, data, self._now())
-                self._flush()
-                if hang_up and initiator:
-                    break  # our session is over
+                if self.call(self.runtime.link_received, conn, data) and initiator:
+                    break  # our session is over: hang up
         except FrameError as exc:
             conn.close(str(exc))
-        except (TimeoutError, OSError, ConnectionError) as exc:
+        except (OSError, ConnectionError) as exc:
             conn.close(f"stream failed ({exc.__class__.__name__})")
         except asyncio.CancelledError:
             log.debug("replication with %s:%s cancelled at quit", *address)  # not an error: no traceback
         finally:
-            if conn.closed is not None or not self._stopping:
-                self.runtime.link_received(conn, None, self._now())
             self._writers.pop(conn, None)
+            if not self._stopping:
+                self.call(self.runtime.link_received, conn, None)
             self.runtime.catchup.close(conn)
             writer.close()
-            if not self._stopping:
-                self._flush()

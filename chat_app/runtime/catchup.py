@@ -6,7 +6,9 @@ misses messages (that also finds what nobody references), at most once per
 ``REPLICATE_EVERY_MS`` per address and one link per address at a time.
 The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
-engines and application events to show.
+engines, application events to show, and reads of the store the link asks
+for (log heights, entries), which the adapter does off the event loop and
+hands back with ``Runtime.link_answer``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from dataclasses import dataclass, field
 from chat_app import events as ev
 from chat_app.net.udp import Address
 from chat_app.runtime.routing import Refused, SdsDatagram, route
-from sync.replication import Closed, Connection, EntryReceived, RemoteAnnounced, ReplicationError, SessionFinished
+from sync.replication import (
+    Closed,
+    Connection,
+    EntriesWanted,
+    EntryReceived,
+    HeightsWanted,
+    RemoteAnnounced,
+    ReplicationError,
+    SessionFinished,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +53,22 @@ def validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
     return routed.channel
 
 
+Read = HeightsWanted | EntriesWanted
+"""What a link asks of the store; the I/O adapter reads it off the event loop."""
+
+
+def answer(store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
+    """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
+    if isinstance(wanted, HeightsWanted):
+        return {c: store.heights(c) for c in wanted.channels}
+    return [entry for channel, author, above in wanted.wants for entry in store.entries_after(channel, author, above)]
+
+
 @dataclass
 class LinkOutcome:
     entries: list[tuple[str, bytes]] = field(default_factory=list)  # (channel, SDS datagram)
     events: list[ev.AppEvent] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
 
 
@@ -67,8 +90,8 @@ class CatchUp:
     def dial_ended(self, address: Address) -> None:
         self._dialing.discard(address)
 
-    def open(self, store, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(store, channels, validate_entry, initiator=initiator, now=now, live=self.live)
+    def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
+        conn = Connection(channels, validate_entry, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
 
@@ -78,9 +101,14 @@ class CatchUp:
     def outcome(self, conn: Connection, joined: set[str]) -> LinkOutcome:
         address = self.links.get(conn, ("?", 0))
         out = LinkOutcome()
-        for event in conn.events():
-            if isinstance(event, RemoteAnnounced) and conn.initiator:
+        pending = list(conn.events())
+        while pending:
+            event = pending.pop(0)
+            if isinstance(event, (HeightsWanted, EntriesWanted)):
+                out.reads.append(event)
+            elif isinstance(event, RemoteAnnounced) and conn.initiator:
                 if conn.sync() is not None:
+                    pending += conn.events()
                     common = tuple(sorted(set(conn.channels) & set(event.channels)))
                     out.events.append(ev.CatchupStarted(tuple(address), common))
                 else:

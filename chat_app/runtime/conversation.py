@@ -20,6 +20,7 @@ import logging
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.translate import Translation, translate
 from chat_app.store import Store, retrieval_hint
+from sync.core import Outgoing
 from sync.sds import Channel, Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
@@ -59,9 +60,9 @@ class Conversation:
     def send_ephemeral(self, payload: Payload, now: int) -> None:
         self.engine.send_ephemeral(payload.encode(), now)
 
-    def step(self, now: int) -> tuple[Translation, list[bytes]]:
+    def step(self, now: int) -> tuple[Translation, list[Outgoing]]:
         translation = translate(self.channel, self.engine.events(), now)
-        datagrams = self.engine.datagrams_to_send()
+        datagrams = self.engine.datagrams_to_send(now)
         try:
             state = self.engine.export_state(include_log=False)
             self.store.commit_step(self.channel, state, translation.rows, now)

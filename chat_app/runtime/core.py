@@ -11,7 +11,9 @@ update the peer table, and last queue the application events.
 
 The adapter then drains the outputs: ``datagrams_to_send()`` (data,
 address), ``events()`` for the user, ``dials()`` (addresses to replicate
-with), and re-arms its one timer at ``get_timer()``. Nothing here blocks,
+with), ``reads()`` (what replication links want from the store, answered
+with ``link_answer`` once read), and re-arms its one timer at
+``get_timer()``. Nothing here blocks,
 sends or sleeps; a test drives it with a fake clock and an in-memory network.
 """
 
@@ -25,14 +27,15 @@ from chat_app import events as ev
 from chat_app.identity import peer_id as derive_peer_id
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
-from chat_app.runtime.catchup import CatchUp
+from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.peers import PeerTable
 from chat_app.runtime.routing import FetchRequest, Refused, route
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
-from sync.replication import Connection
+from sync.core import BROADCAST
+from sync.replication import Connection, HeightsWanted
 from sync.sds import Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,7 @@ class Runtime:
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
         self._dials: list[Address] = []
+        self._reads: list[tuple[Connection, Read]] = []
 
     # ----------------------------------------------------------------- outputs
 
@@ -172,7 +176,7 @@ class Runtime:
         else:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 self._heard(routed.sender_id, addr, now)
-            self.conversations[routed.channel].engine.receive(routed.data, now)
+            self.conversations[routed.channel].engine.receive(routed.data, now, addr)
             self._step(routed.channel, now)
 
     def _serve_fetch(self, request: FetchRequest, addr: Address, now: int) -> None:
@@ -210,17 +214,38 @@ class Runtime:
             self._dials.append(address)
 
     def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
-        return self.catchup.open(self.store, self.channels, address, initiator=initiator, now=now)
+        return self.catchup.open(self.channels, address, initiator=initiator, now=now)
 
     def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
-        """Bytes of one frame from a link (None: the stream ended or failed,
-        and ``conn`` is already closed); True when we should hang up."""
+        """One frame from a link (None: the stream ended or failed, and
+        ``conn`` is already closed); True when we should hang up."""
         if data is not None:
-            conn.receive(data)
+            conn.receive(data, now, self.catchup.links.get(conn))
+        return self._link_step(conn, now)
+
+    def link_timer(self, conn: Connection, now: int) -> bool:
+        conn.handle_timer(now)  # the link's own idle timeout
+        return self._link_step(conn, now)
+
+    def link_answer(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
+        """The store's answer to a read the link asked for (see ``reads``)."""
+        if conn.closed is None:
+            if isinstance(wanted, HeightsWanted):
+                conn.provide_heights(wanted.session_id, answer)
+            else:
+                conn.provide_entries(wanted.session_id, answer)
+        return self._link_step(conn, now)
+
+    def reads(self) -> list[tuple[Connection, Read]]:
+        out, self._reads = self._reads, []
+        return out
+
+    def _link_step(self, conn: Connection, now: int) -> bool:
         outcome = self.catchup.outcome(conn, set(self.conversations))
+        self._reads += [(conn, wanted) for wanted in outcome.reads]
         for channel, entry in outcome.entries:
             if channel in self.conversations:
-                self.conversations[channel].engine.receive(entry, now)
+                self.conversations[channel].engine.receive(entry, now, self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 self._step(channel, now)
         self._events += outcome.events
@@ -248,8 +273,11 @@ class Runtime:
             self.stats["step_failed"] += 1
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
-        for data in datagrams:
-            self._broadcast(channel, data)
+        for out in datagrams:
+            if out.to is BROADCAST:
+                self._broadcast(channel, out.data)
+            else:
+                self._out.append((out.data, out.to))
         self.stats["rejected"] += step.rejected
         if step.missing:
             self._ask_for(channel, step.missing, now)

@@ -93,6 +93,7 @@ _COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sen
 
 class Store:
     def __init__(self, path: Path) -> None:
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)

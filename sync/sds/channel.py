@@ -58,6 +58,8 @@ from typing import overload
 
 from sortedcontainers import SortedList
 
+from sync.core import BROADCAST, Outgoing, Schedule
+
 from .bloom import RollingBloom, WireBloom
 from .config import Config
 from .errors import LocalProtocolError, RemoteProtocolError
@@ -75,8 +77,9 @@ from .events import (
     RepairRequested,
     RepairSent,
 )
+from .participants import Participants
 from .repair import is_responder, request_at, response_at
-from .schedule import Schedule
+from .validate import channel_id_problem, sender_id_problem
 from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
 
 STATE_VERSION = 1
@@ -94,7 +97,7 @@ class _LogEntry:
 
 
 @dataclass(slots=True)
-class _Outgoing:
+class _OwnMessage:
     wire: bytes
     sent_at: int
     possible_by: set[str] = field(default_factory=set)
@@ -158,8 +161,9 @@ class Channel:
         config: Config | None = None,
         retrieval_hint: HintFunction | None = None,
     ) -> None:
-        if not sender_id:
-            raise LocalProtocolError("sender_id must be non-empty")
+        problem = sender_id_problem(sender_id) or channel_id_problem(channel_id)
+        if problem:
+            raise LocalProtocolError(problem)
         self.channel_id = channel_id
         self.sender_id = sender_id
         self.config = config = config or Config()
@@ -168,15 +172,14 @@ class Channel:
         self._lamport = now
         self._order: SortedList = SortedList()
         self._log: dict[str, _LogEntry] = {}
-        self._lost: set[str] = set()
+        self._lost: dict[str, None] = {}  # given up as lost, oldest first (an ordered set)
         self._recent: deque[str] = deque(maxlen=config.causal_history_size)
         self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
 
-        self._outgoing: dict[str, _Outgoing] = {}
+        self._outgoing: dict[str, _OwnMessage] = {}
         self._resend: Schedule[str] = Schedule()
-        self._watched: OrderedDict[str, _Outgoing] = OrderedDict()
+        self._watched: OrderedDict[str, _OwnMessage] = OrderedDict()
         self._watch: Schedule[str] = Schedule()
-        self._filters: dict[str, tuple[bytes, int]] = {}  # latest bloom filter per peer
 
         self._incoming: dict[str, _Pending] = {}
         self._waiters: dict[str, list[str]] = {}
@@ -194,7 +197,7 @@ class Channel:
         self._sync_at = 0
         self._last_activity = now
         self._last_sent = now
-        self._heard: dict[str, int] = {}
+        self._peers = Participants(config.max_participants, config.lost_after_ms)
         self._schedule_sync(now)
 
         self._outbox: list[bytes] = []
@@ -242,7 +245,7 @@ class Channel:
         self._lamport = lamport
         self._last_activity = self._last_sent = now
         self._outbox.append(wire)
-        self._outgoing[message_id] = _Outgoing(wire, now)
+        self._outgoing[message_id] = _OwnMessage(wire, now)
         self._resend.set(message_id, now + self.config.resend_unacknowledged_ms)
         self._insert(msg, wire, now, own=True)
         self.stats["sent"] += 1
@@ -251,7 +254,7 @@ class Channel:
     def send_ephemeral(self, content: bytes, now: int) -> str:
         """Broadcast ``content`` once: no Lamport, history, bloom or buffering."""
         content = _checked_content(content)
-        message_id = compute_message_id(self.sender_id, self.channel_id, None, content + now.to_bytes(8, "big"))
+        message_id = compute_message_id(self.sender_id, self.channel_id, None, content)
         msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id, content=content)
         wire = msg.SerializeToString()
         if len(wire) > self.config.max_datagram_bytes:
@@ -299,8 +302,10 @@ class Channel:
 
     # -------------------------------------------------------------- receiving
 
-    def receive(self, data: bytes, now: int) -> None:
-        """Process one datagram from the network. Never raises for bad input."""
+    def receive(self, data: bytes, now: int, source: object = None) -> None:
+        """Process one datagram from the network. Never raises for bad input.
+        (``source`` is accepted as every engine does; SDS names its peers by
+        the sender id inside the message.)"""
         self.stats["received"] += 1
         try:
             msg = decode(data, self.config)
@@ -322,17 +327,16 @@ class Channel:
         if msg.sender_id == self.sender_id:
             self.stats["echo"] += 1
             return
-        self._heard[msg.sender_id] = now
-        if not msg.HasField("lamport_timestamp"):
-            if msg.content:
-                self.stats["ephemeral"] += 1
-                self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
-            else:
-                self.stats["malformed"] += 1
-                self._events.append(Rejected("malformed", "malformed: neither a Lamport timestamp nor content"))
+        self._peers.heard(msg.sender_id, now)
+        if not msg.HasField("lamport_timestamp"):  # content without a timestamp (see ``validate``)
+            self.stats["ephemeral"] += 1
+            self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
             return
         content = msg.content
-        if content and (mid in self._log or mid in self._incoming):
+        if content and mid in self._incoming:
+            self._supersede(self._incoming[mid], msg, data)
+            return
+        if content and mid in self._log:
             self.stats["duplicate"] += 1
             return
         self._last_activity = now
@@ -357,6 +361,37 @@ class Channel:
         else:
             self._deliver([_Pending(msg, data, now, set())])
 
+    def _supersede(self, pending: _Pending, msg: SdsMessage, wire: bytes) -> None:
+        """Another copy of a buffered message. The id covers the content but
+        not the causal history, so a copy whose history was corrupted (naming
+        messages that never existed) could hold the real one back until
+        ``lost_after_ms``. A copy waiting for strictly less replaces it; the
+        dependencies only the replaced copy named are forgotten."""
+        unmet = {pb.message_id for pb in msg.causal_history
+                 if pb.message_id not in self._log and pb.message_id not in self._lost}
+        if not unmet < pending.unmet:
+            self.stats["duplicate"] += 1
+            return
+        self.stats["superseded"] += 1
+        mid = msg.message_id
+        for dep in pending.unmet - unmet:
+            waiters = self._waiters.get(dep, [])
+            if mid in waiters:
+                waiters.remove(mid)
+            if not waiters:
+                self._waiters.pop(dep, None)
+                self._forget_missing(dep)
+        pending.msg, pending.wire, pending.unmet = msg, wire, unmet
+        if not unmet:
+            del self._incoming[mid]
+            self._deliver([pending])
+
+    def _forget_missing(self, dep: str) -> None:
+        self._missing.pop(dep, None)
+        self._give_up_at.discard(dep)
+        self._repair_out.discard(dep)
+        self._repair_entries.pop(dep, None)
+
     def _unmet(self, msg: SdsMessage, now: int) -> set[str]:
         """Dependencies of ``msg`` not in the log. Those we do not even hold
         in the incoming buffer are missing: reported, and queued for SDS-R."""
@@ -366,10 +401,14 @@ class Channel:
             dep = pb.message_id
             if dep in self._log or dep in self._lost:
                 continue
+            known = dep in self._incoming or dep in self._missing
+            if not known and not msg.content and len(self._missing) >= self.config.max_missing:
+                self.stats["missing_full"] += 1
+                continue
             unmet.add(dep)
             if dep not in self._give_up_at:
                 self._give_up_at.set(dep, now + self.config.lost_after_ms)
-            if dep in self._incoming or dep in self._missing:
+            if known:
                 continue
             entry = entry_from_pb(pb)
             self._missing[dep] = entry
@@ -387,7 +426,7 @@ class Channel:
         peer = msg.sender_id
         has_bloom = msg.HasField("bloom_filter")
         if has_bloom:
-            self._filters[peer] = (msg.bloom_filter, now)  # for the watch, checked on the timer
+            self._peers.set_filter(peer, msg.bloom_filter, now)  # for the watch, checked on the timer
         for pb in msg.causal_history:
             mid = pb.message_id
             out = self._outgoing.get(mid) or self._watched.get(mid)
@@ -417,18 +456,18 @@ class Channel:
                 self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
             self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
 
-    def _acknowledged_by_blooms(self, out: _Outgoing, now: int) -> bool:
+    def _acknowledged_by_blooms(self, out: _OwnMessage, now: int) -> bool:
         """Certain enough that these filters are not all false positives, and
         no active participant is left whose filter lacks the message."""
         return out.log_fp <= self.config.log_ack_certainty and self._covered(
             out, now - self.config.participant_timeout_ms
         )
 
-    def _covered(self, out: _Outgoing, horizon: int) -> bool:
+    def _covered(self, out: _OwnMessage, horizon: int) -> bool:
         """Has every participant heard from since ``horizon`` shown ``out``?"""
-        return all(peer in out.possible_by for peer, at in self._heard.items() if at > horizon)
+        return all(peer in out.possible_by for peer, at in self._peers.items() if at > horizon)
 
-    def _acknowledge(self, message_id: str, out: _Outgoing, via: str, now: int) -> None:
+    def _acknowledge(self, message_id: str, out: _OwnMessage, via: str, now: int) -> None:
         """Acknowledged: out of the outgoing buffer, and into the watch.
 
         A causal-history acknowledgement proves that one peer holds the
@@ -457,10 +496,11 @@ class Channel:
         config = self.config
         horizon = now - config.lost_after_ms
         lacking = False
-        for peer, heard_at in self._heard.items():
-            if heard_at <= horizon or peer in out.possible_by or peer not in self._filters:
+        for peer, heard_at in self._peers.items():
+            latest = self._peers.filter_of(peer)
+            if heard_at <= horizon or peer in out.possible_by or latest is None:
                 continue
-            data, received_at = self._filters[peer]
+            data, received_at = latest
             if received_at < out.sent_at + config.resend_unacknowledged_ms:
                 continue  # too early to tell: it may have been in flight
             try:
@@ -504,10 +544,7 @@ class Channel:
     def _satisfy(self, dep: str, *, lost: bool = False) -> list[_Pending]:
         """``dep`` is no longer unmet; return the buffered messages it frees,
         latest last-popped first so they are delivered in log order."""
-        self._missing.pop(dep, None)
-        self._give_up_at.discard(dep)
-        self._repair_out.discard(dep)
-        self._repair_entries.pop(dep, None)
+        self._forget_missing(dep)
         freed: list[_Pending] = []
         for waiter in self._waiters.pop(dep, ()):
             pending = self._incoming.get(waiter)
@@ -531,7 +568,7 @@ class Channel:
             hint = self._missing[mid].retrieval_hint
         self._log[mid] = _LogEntry(lamport, sender, hint)
         self._recent.append(mid)
-        self._lost.discard(mid)
+        self._lost.pop(mid, None)
         if lamport > self._lamport:
             self._lamport = lamport
         if own or is_responder(self.sender_id, sender, mid, self.config):
@@ -563,7 +600,9 @@ class Channel:
             return
         entry = self._missing.get(dep)
         if entry is not None:
-            self._lost.add(dep)
+            self._lost[dep] = None
+            if len(self._lost) > self.config.max_missing:
+                del self._lost[next(iter(self._lost))]  # referenced again, it is waited for again
             self.stats["lost"] += 1
         freed = self._satisfy(dep, lost=True)
         if entry is not None:
@@ -581,6 +620,7 @@ class Channel:
             self._give_up_at.next_due(),
             self._repair_in.next_due(),
             self._next_sweep,
+            self._peers.next_expiry(),
         ]
         return min(t for t in candidates if t is not None)
 
@@ -598,6 +638,7 @@ class Channel:
             self._check_watched(mid, now)
         for dep in self._give_up_at.pop_due(now):
             self._give_up(dep)
+        self._peers.expire(now)
         if self._next_sweep is not None and now >= self._next_sweep:
             if self._missing:
                 self._events.append(Missing(tuple(self._missing.values()), len(self._incoming)))
@@ -613,7 +654,7 @@ class Channel:
         if now >= self._sync_at:
             self._periodic_sync(now)
 
-    def _rebroadcast(self, out: _Outgoing, counter: str) -> None:
+    def _rebroadcast(self, out: _OwnMessage, counter: str) -> None:
         self._outbox.append(out.wire)
         out.resends += 1
         self.stats[counter] += 1
@@ -641,10 +682,11 @@ class Channel:
         events, self._events = self._events, []
         return iter(events)
 
-    def datagrams_to_send(self, now: int | None = None) -> list[bytes]:
-        """Drain the datagrams to broadcast, oldest first."""
+    def datagrams_to_send(self, now: int) -> list[Outgoing]:
+        """Drain the datagrams to send, oldest first: all broadcast to the
+        channel (fetch answers to one peer are the runtime's business)."""
         out, self._outbox = self._outbox, []
-        return out
+        return [Outgoing(wire, BROADCAST) for wire in out]
 
     # ----------------------------------------------------------- persistence
 
@@ -663,12 +705,12 @@ class Channel:
             "channel_id": self.channel_id,
             "sender_id": self.sender_id,
             "lamport": self._lamport,
-            "lost": sorted(self._lost),
+            "lost": list(self._lost),
             "recent": list(self._recent),
             "bloom": self._bloom.export(),
             "outgoing": [_outgoing_state(mid, out, self._resend) for mid, out in self._outgoing.items()],
             "watched": [_outgoing_state(mid, out, self._watch) for mid, out in self._watched.items()],
-            "filters": [[peer, data, at] for peer, (data, at) in self._filters.items()],
+            "filters": self._peers.export()[1],
             "incoming": [[p.wire, p.received_at, list(p.gaps)] for p in self._incoming.values()],
             "missing": [_entry_state(e) for e in self._missing.values()],
             "give_up_at": [[dep, at] for dep, at in self._give_up_at.items()],
@@ -676,7 +718,7 @@ class Channel:
             "repair_out": [[*_entry_state(self._repair_entries[mid]), at] for mid, at in self._repair_out.items()],
             "repair_in": [[mid, at] for mid, at in self._repair_in.items()],
             "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity, self._last_sent],
-            "heard": [[peer, at] for peer, at in self._heard.items()],
+            "heard": self._peers.export()[0],
             "outbox": list(self._outbox),
             "stats": dict(self.stats),
         }
@@ -719,15 +761,14 @@ class Channel:
         for lamport, mid, sender, hint in rows:
             ch._order.add((lamport, mid))
             ch._log[mid] = _LogEntry(lamport, sender, hint)
-        ch._lost = set(state["lost"])
+        ch._lost = dict.fromkeys(state["lost"])
         ch._recent.extend(state["recent"])
         ch._bloom = RollingBloom.restore(state["bloom"], config.bloom_capacity, config.bloom_error_rate)
         for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
             for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
-                buffer[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends)
+                buffer[mid] = _OwnMessage(wire, sent_at, set(possible_by), log_fp, resends)
                 if due is not None:
                     schedule.set(mid, due)
-        ch._filters = {peer: (data, at) for peer, data, at in state["filters"]}
         for entry in state["missing"]:
             e = _entry_from_state(entry)
             ch._missing[e.message_id] = e
@@ -748,7 +789,7 @@ class Channel:
         for mid, at in state["repair_in"]:
             ch._repair_in.set(mid, at)
         ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = state["sync"]
-        ch._heard = {peer: at for peer, at in state["heard"]}
+        ch._peers.restore(state["heard"], state["filters"])
         ch._outbox = list(state["outbox"])
         ch.stats = Counter(state["stats"])
         return ch
@@ -760,7 +801,7 @@ def _checked_content(content: bytes) -> bytes:
     return bytes(content)
 
 
-def _outgoing_state(mid: str, out: _Outgoing, schedule: Schedule[str]) -> list:
+def _outgoing_state(mid: str, out: _OwnMessage, schedule: Schedule[str]) -> list:
     return [mid, out.wire, out.sent_at, sorted(out.possible_by), out.log_fp, out.resends, schedule.get(mid)]
 
 

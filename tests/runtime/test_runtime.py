@@ -94,7 +94,7 @@ def _eve_datagrams(payloads: list[dict]) -> list[bytes]:
     out = []
     for i, fields in enumerate(payloads):
         eve.send(cbor2.dumps(fields), T0 + i)
-        out += eve.datagrams_to_send()
+        out += [o.data for o in eve.datagrams_to_send(T0 + i)]
     return out
 
 
@@ -179,3 +179,44 @@ def test_a_silent_peer_is_dropped_and_a_leaving_one_at_once(tmp_path):
     del net.nodes[net.address(bob)]  # bob crashes: no goodbye
     net.run(50_000)
     assert [e.peer_id for e in of(net.seen(alice), ev.PeerLeft)] == [carol.peer_id, bob.peer_id]
+
+
+def _link(net: Net, dialer, listener) -> None:
+    """Run one replication session between two runtimes over an in-memory
+    stream, answering their store reads at once."""
+    from chat_app.runtime.catchup import answer
+
+    a_conn = dialer.open_link(net.address(listener), initiator=True, now=net.now)
+    b_conn = listener.open_link(net.address(dialer), initiator=False, now=net.now)
+    ends = [(dialer, a_conn, listener, b_conn), (listener, b_conn, dialer, a_conn)]
+    for _ in range(100):
+        moved = False
+        for rt, conn, other, other_conn in ends:
+            for wanted_conn, wanted in rt.reads():
+                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted), net.now)
+                moved = True
+            for out in conn.datagrams_to_send(net.now):
+                moved = True
+                other.link_received(other_conn, out.data, net.now)
+        if not moved:
+            break
+    net.pump()
+
+
+def test_a_peer_that_was_away_catches_up_through_replication(tmp_path):
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    carol = net.add("carol")
+    away = net.address(carol)
+    del net.nodes[away]  # carol is away: she hears nothing
+    for i in range(30):
+        alice.say("general", f"a{i}", "text", net.now)
+        bob.say("general", f"b{i}", "text", net.now)
+        net.pump()
+    net.nodes[away] = carol
+    assert texts(carol.store) == [] and len(texts(alice.store)) == 60
+    _link(net, carol, alice)
+    assert len(texts(carol.store)) == 60
+    assert texts(carol.store) == texts(alice.store)
+    finished = of(net.seen(carol), ev.CatchupFinished)
+    assert finished and finished[-1].received == 60 and finished[-1].state == "done"
