@@ -9,12 +9,15 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,verify]'
 	touch $(STAMP)
 
-# The end-to-end client test drives a real terminal; Spark needs a Java runtime.
+# The end-to-end client test drives a real terminal; the test LAN needs iproute2
+# and nftables (network namespaces, loss rules); Spark needs a Java runtime.
+APT_INSTALL = [ "$$(id -u)" = 0 ] && { apt-get update -qq || true; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 tools:
-	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
+	@command -v tmux >/dev/null || { $(APT_INSTALL) tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
+	@{ command -v ip >/dev/null && command -v nft >/dev/null; } || { $(APT_INSTALL) iproute2 nftables >/dev/null; } || echo "note: ip/nft missing, the LAN tests will be skipped"
 
 chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)
@@ -32,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/tui_history.py
 	$(BIN)/python benchmarks/verify.py
 	$(BIN)/python benchmarks/replication.py
+	$(BIN)/python benchmarks/lan_discovery.py
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto

@@ -13,9 +13,11 @@ import asyncio
 import getpass
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
+from chat_app.net.addresses import normalize
 from proto.sds_pb2 import SdsMessage
 from sync.sim import Link, Scenario, Simulator
 
@@ -40,11 +42,27 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 60:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 60 seconds")
+    return value
+
+
 def _address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):  # [IPv6]:port
+        host = host[1:-1]
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
-    return host, int(port)
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (or [IPv6]:PORT)")
+    try:  # a name is looked up once, here: peers are told apart by address
+        found = socket.getaddrinfo(host, int(port), type=socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError):
+        raise argparse.ArgumentTypeError(f"cannot find the address of {host!r}") from None
+    return normalize(found[0][4][0]), int(port)
 
 
 def _port(text: str) -> int:
@@ -76,8 +94,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
     option("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
-    option("--bind", default="0.0.0.0", metavar="HOST",
-           help="address to listen on; a specific one also limits discovery to it (e.g. 127.0.0.1)")
+    option("--bind", default="", metavar="HOST",
+           help="address to listen on (default: every interface, IPv4 and IPv6; 0.0.0.0: every IPv4 one); "
+                "a specific one is the only one announced, and limits discovery to it (e.g. 127.0.0.1)")
     option("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
            help="a peer to talk to directly, for networks that block multicast (repeatable)")
     option("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
@@ -101,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     _peer_options(serve, defaults=False)
     sub.add_parser("verify", add_help=False,
                    help="check exports from many peers for ordering consistency (Spark); verify --help for more")
+    doc = sub.add_parser("doctor", help="why can't I see anyone? interfaces, addresses, the port, what mDNS hears")
+    doc.add_argument("--seconds", type=_seconds, default=4.0, help="how long to listen for peers (default 4)")
+    doc.add_argument("--port", type=_port, default=0, dest="doctor_port",
+                     help="check that this port is free for UDP and TCP")
     sim = sub.add_parser("simulate", help="simulate a lossy conversation and write one export per peer")
     sim.add_argument("--peers", type=_positive, default=10)
     sim.add_argument("--messages", type=_positive, default=1000)
@@ -142,17 +165,17 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
     from chat_app.node import Node
-    from chat_app.store import Store
+    from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
     try:
-        store = Store(data_dir / "sds-chat.sqlite3")
+        store = Store(database_path(data_dir))
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
     channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
-    interface = args.bind if args.bind not in ("0.0.0.0", "") else None
+    interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
@@ -171,23 +194,24 @@ def run_peer(args: argparse.Namespace) -> int:
         ChatApp(node, data_dir, bell=not args.no_bell).run()
         return 0
     except OSError as exc:
-        print(f"sds-chat: {exc.strerror or exc} (port {args.port} on {args.bind})", file=sys.stderr)
+        where = args.bind or "every interface"
+        print(f"sds-chat: {exc.strerror or exc} (port {args.port} on {where})", file=sys.stderr)
         return 2
     finally:
         store.close()
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from chat_app.export import ExportError, export
+    from chat_app.export import ExportError, export, format_for
     from chat_app.identity import peer_id
-    from chat_app.store import Store
+    from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
-    database = data_dir / "sds-chat.sqlite3"
+    database = database_path(data_dir)
     if not database.is_file():
         print(f"sds-chat: no history in {data_dir} (expected {database.name})", file=sys.stderr)
         return 2
-    fmt = args.format or ("jsonl" if args.out.suffix in (".jsonl", ".json") else "parquet")
+    fmt = format_for(args.out, args.format)
     store = Store(database)
     try:
         channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
@@ -201,10 +225,19 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+VERIFY_NEEDS_SPARK = ("sds-chat: verify needs PySpark, an optional extra: pip install 'sds-chat[verify]' "
+                      "(and a Java runtime)")
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["verify"]:  # its own parser: paths, --report, --master
+        try:
+            import pyspark  # noqa: F401  (the job imports it later, where a failure reads as bad input)
+        except ImportError:
+            print(VERIFY_NEEDS_SPARK, file=sys.stderr)
+            return 2
         from chat_app.verify.job import main as verify
 
         return verify(argv[1:])
@@ -217,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         files = simulate_exports(args.peers, args.messages, args.loss, args.seed, args.out)
         print(f"wrote {len(files)} exports to {args.out}")
         return 0
+    if args.command == "doctor":
+        from chat_app.doctor import doctor
+
+        return doctor(args.seconds, args.doctor_port)
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
     return run_peer(args)

@@ -15,6 +15,7 @@ earlier output see exactly the objects they always saw.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -43,6 +44,10 @@ class AppEvent:
         return json.dumps(self.to_json(), separators=(",", ":"))
 
 
+Emit = Callable[[AppEvent], None]
+"""How events reach a user interface."""
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
@@ -56,10 +61,13 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Ready(AppEvent):
+    """Listening; ``addresses`` are the ones we announce (others reach us there)."""
+
     name: ClassVar[str] = "ready"
     peer_id: str
     nick: str
     port: int
+    addresses: tuple[str, ...]
     channels: tuple[str, ...]
 
 
@@ -195,12 +203,17 @@ class TypingStopped(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class PeerJoined(AppEvent):
-    """A peer appeared; ``channels`` is None until it announces them."""
+    """A peer appeared. ``address`` is where we send to it, ``addresses`` all
+    it announced (None when it was only heard from), ``found`` how we know it
+    ("mdns", "--peer", "traffic"), ``channels`` None until it announces them."""
 
     name: ClassVar[str] = "peer_joined"
+    _optional: ClassVar[tuple[str, ...]] = ("addresses",)
     peer_id: str
     nick: str | None
     address: Address
+    addresses: tuple[Address, ...] | None = None
+    found: tuple[str, ...] = ()
     channels: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -239,31 +252,15 @@ class PeerLeft(AppEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class PeerInfo(AppEvent):
-    """One row of the peer table (not an event on its own: see ``Peers``)."""
-
-    name: ClassVar[str] = "peer"
-    peer_id: str
-    nick: str | None
-    address: Address
-    last_seen: int
-    channels: tuple[str, ...] | None
-
-    def to_json(self) -> dict[str, Any]:
-        row = AppEvent.to_json(self)
-        del row["event"]
-        return row
-
-
-@dataclass(frozen=True, slots=True)
 class Peers(AppEvent):
-    """The answer to ``/peers``."""
+    """The answer to ``/peers``: one row per peer (see ``chat_app.peers``:
+    address, addresses, how found, last heard, whether it answers), and the
+    addresses and port others reach us at."""
 
     name: ClassVar[str] = "peers"
-    peers: tuple[PeerInfo, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"event": self.name, "peers": [p.to_json() for p in self.peers]}
+    peers: tuple[dict[str, Any], ...]
+    addresses: tuple[str, ...]
+    port: int
 
 
 # ------------------------------------------------------------------ catch-up

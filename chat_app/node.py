@@ -8,11 +8,13 @@ and timer in ``chat_app.io``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from chat_app import events as ev
-from chat_app.io.peer import AsyncPeer, Emit, wall_ms
-from chat_app.net.udp import Address
+from chat_app.events import Emit
+from chat_app.io.peer import AsyncPeer
+from chat_app.net.udp import ANY_INTERFACE, Address
 from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Config
@@ -20,8 +22,12 @@ from sync.sds import Config
 __all__ = ["Emit", "Node"]
 
 
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
 class Node:
-    def __init__(self, store: Store, *, nick: str, channels: list[str], emit: Emit, host: str = "0.0.0.0",
+    def __init__(self, store: Store, *, nick: str, channels: list[str], emit: Emit, host: str = ANY_INTERFACE,
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
                  config: Config | None = None, clock: Callable[[], int] = wall_ms) -> None:
@@ -43,6 +49,11 @@ class Node:
     @property
     def port(self) -> int:
         return self.io.port
+
+    @property
+    def advertised(self) -> list[str]:
+        """The addresses we announce: where others reach us."""
+        return self.io.advertised
 
     @property
     def engines(self) -> dict:
@@ -79,4 +90,4 @@ class Node:
 
     def peer_snapshot(self) -> ev.Peers:
         """The peers we know, for a UI to list (called on the node's loop)."""
-        return self.runtime.peers.snapshot()
+        return self.runtime.peer_snapshot()

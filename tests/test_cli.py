@@ -24,6 +24,18 @@ def test_user_errors_get_a_message_not_a_traceback():
         assert "Traceback" not in out.stderr and "error:" in out.stderr
 
 
+def test_peer_addresses_take_ipv4_ipv6_and_names():
+    from chat_app.cli import build_parser
+
+    args = build_parser().parse_args(["--peer", "10.0.0.5:4000", "--peer", "[fd00::5]:4001", "--peer",
+                                      "localhost:4002", "--peer", "[::ffff:10.0.0.6]:4003"])
+    assert args.peers[:2] == [("10.0.0.5", 4000), ("fd00::5", 4001)]
+    assert args.peers[2] in (("127.0.0.1", 4002), ("::1", 4002))  # a name, looked up
+    assert args.peers[3] == ("10.0.0.6", 4003)
+    out = sds_chat("--peer", "no-such-host.invalid:4000")
+    assert out.returncode == 2 and "cannot find the address" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_peer_options_work_before_and_after_serve():
     from chat_app.cli import build_parser
 

@@ -22,7 +22,7 @@ async def listen(host: str, port: int, on_datagram: Callable[[bytes, Address], N
     for attempt in range(BIND_ATTEMPTS):
         udp = await open_udp(host, port, on_datagram)
         try:
-            return udp, await asyncio.start_server(on_stream, host, udp.port)
+            return udp, await asyncio.start_server(on_stream, host or None, udp.port)
         except OSError as exc:
             udp.close()
             if port != 0 or exc.errno != errno.EADDRINUSE or attempt == BIND_ATTEMPTS - 1:

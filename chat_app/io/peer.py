@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from chat_app import events as ev
+from chat_app.events import Emit
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.io.listen import listen
+from chat_app.net.addresses import advertised_addresses
 from chat_app.net.udp import Address, UdpEndpoint
 from chat_app.runtime import Runtime
 from chat_app.runtime.catchup import PEER_CLOSED, Read, answer
@@ -28,18 +28,12 @@ from sync.replication import Connection
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[ev.AppEvent], None]
-
-
-def wall_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class AsyncPeer:
     def __init__(self, runtime: Runtime, emit: Emit, *, host: str, port: int, discovery: bool,
-                 discovery_interface: str | None, clock: Callable[[], int] = wall_ms) -> None:
+                 discovery_interface: str | None, clock: Callable[[], int]) -> None:
         self.runtime, self._emit, self._now = runtime, emit, clock
         self.host, self.port = host, port
+        self.advertised: list[str] = []
         self._use_discovery, self._interface = discovery, discovery_interface
         self._udp: UdpEndpoint | None = None
         self._tcp: asyncio.AbstractServer | None = None
@@ -54,11 +48,12 @@ class AsyncPeer:
     async def start(self, channels: list[str]) -> None:
         self._udp, self._tcp = await listen(self.host, self.port, self._on_datagram, self._accept)
         self.port = self._udp.port
-        self.runtime.start(channels, self.port, self._now())
+        # a host with no usable interface still talks to peers on itself
+        self.advertised = advertised_addresses(self.host, ipv6=self._udp.dual_stack) or ["127.0.0.1"]
+        self.runtime.start(channels, self.port, self.advertised, self._now())
         if self._use_discovery:
-            advertised = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
             rt = self.runtime
-            me = PeerInfo(rt.peer_id, rt.nick, advertised, self.port, rt.channels)
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -100,11 +95,11 @@ class AsyncPeer:
         self.call(self.runtime.datagram_received, data, addr)
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
-        self.call(self.runtime.peer_announced, info.peer_id, info.nick, (info.host, info.port), info.channels)
+        self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
+                  info.channels)
 
     def _on_peer_gone(self, peer_id: str) -> None:
-        self.runtime.peer_gone(peer_id)
-        self._flush()
+        self.call(lambda now: self.runtime.peer_gone(peer_id))
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -117,7 +112,11 @@ class AsyncPeer:
         for data, address in self.runtime.datagrams_to_send():
             self._udp.send(data, address)
         for conn, writer in self._writers.items():
-            for out in conn.datagrams_to_send(now):
+            outgoing = conn.datagrams_to_send(now)
+            if writer.is_closing():  # the peer hung up: asyncio would warn on every write
+                self.runtime.stats["writes_after_close"] += len(outgoing)
+                continue
+            for out in outgoing:
                 writer.write(frame(out.data))
         for address in self.runtime.dials():
             self._spawn(self._dial(address))
@@ -132,7 +131,7 @@ class AsyncPeer:
         deadline = self.runtime.get_timer()
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
+        self._timer = None
         if deadline is not None:
             delay = max(0.0, (deadline - self._now()) / 1000)
             self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
@@ -143,13 +142,12 @@ class AsyncPeer:
         task.add_done_callback(self._tasks.discard)
 
     async def _read(self, conn: Connection, wanted: Read) -> None:
-        def read():
-            if self._reader is None:
-                self._reader = Store(self.runtime.store.path)
-            return answer(self._reader, wanted)
-
-        result = await asyncio.get_running_loop().run_in_executor(self._reads, read)
+        result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
         self.call(self.runtime.link_answer, conn, wanted, result)
+
+    def _answer(self, wanted: Read):  # on the reads thread, with its own connection
+        self._reader = self._reader or Store(self.runtime.store.path)
+        return answer(self._reader, wanted)
 
     # -------------------------------------------------------- replication links
 

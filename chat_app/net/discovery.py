@@ -1,16 +1,18 @@
 """Finding peers on the LAN with mDNS/DNS-SD (zeroconf).
 
 Each peer registers ``<peer id>._sds-chat._udp.local.`` whose TXT record
-carries its id, nick, channels and protocol version, and whose SRV record
-carries its UDP port; it browses the same type and reports peers appearing,
-changing and leaving. Several peers on one host work: each has its own port.
+carries its id, nick, channels and protocol version, whose SRV record carries
+its UDP port, and whose A/AAAA records carry every address it can be reached
+at (see ``addresses.py``); it browses the same type and reports peers
+appearing, changing and leaving. Several peers on one host work: each has its
+own port. mDNS itself runs over IPv4 multicast; the records it carries list
+IPv6 addresses too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +29,7 @@ PROTOCOL_VERSION = "1"
 class PeerInfo:
     peer_id: str
     nick: str
-    host: str
+    addresses: tuple[str, ...]
     port: int
     channels: tuple[str, ...]
 
@@ -55,7 +57,7 @@ class Discovery:
         return AsyncServiceInfo(
             SERVICE_TYPE,
             f"{me.peer_id}.{SERVICE_TYPE}",
-            addresses=[socket.inet_aton(me.host)],
+            parsed_addresses=list(me.addresses),
             port=me.port,
             server=f"{me.peer_id}.local.",
             properties={"id": me.peer_id, "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
@@ -71,7 +73,7 @@ class Discovery:
 
     async def update(self, nick: str, channels: tuple[str, ...]) -> None:
         """Announce a new nick or channel list."""
-        self.me = PeerInfo(self.me.peer_id, nick, self.me.host, self.me.port, channels)
+        self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels)
         if self._zc is not None:
             self._info = self._service_info()
             await self._zc.async_update_service(self._info)
@@ -101,7 +103,7 @@ class Discovery:
         if self._zc is None or not await info.async_request(self._zc.zeroconf, 3000):
             return
         props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
-        addresses = info.parsed_addresses(IPVersion.V4Only)
+        addresses = info.parsed_addresses(IPVersion.All)
         if not addresses or not info.port or not props.get("id") or props.get("v") != PROTOCOL_VERSION:
             log.debug("ignoring unusable service %s", name)
             return
@@ -109,4 +111,4 @@ class Discovery:
             return
         self._names[name] = props["id"]
         channels = tuple(c for c in props.get("ch", "").split(",") if c)
-        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), addresses[0], info.port, channels))
+        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels))

@@ -30,7 +30,7 @@ from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.fetching import Fetcher
-from chat_app.runtime.peers import PeerTable
+from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.routing import FetchRequest, Refused, route
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
@@ -50,7 +50,9 @@ class Runtime:
         self.config = config or Config()
         self.send_typing = send_typing
         self.conversations: dict[str, Conversation] = {}
-        self.peers = PeerTable(static_peers)
+        self.peers = PeerTracker(static_peers)
+        self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
+        self.port = 0
         self.fetcher = Fetcher()
         self.catchup = CatchUp(live)
         self.typing_state = TypingIndicator()
@@ -77,7 +79,7 @@ class Runtime:
     def get_timer(self) -> int | None:
         deadlines = [c.engine.get_timer() for c in self.conversations.values()]
         deadlines += self.typing_state.deadlines()
-        deadlines += self.peers.deadlines(self.conversations)
+        deadlines.append(self.peers.deadline(self.conversations))
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -87,13 +89,14 @@ class Runtime:
 
     # --------------------------------------------------------------- lifecycle
 
-    def start(self, channels: Iterable[str], port: int, now: int) -> None:
+    def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
+        self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
         for channel in dict.fromkeys(channels):
             self.store.join(channel, now)
         for channel in self.store.joined_channels():
             self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.channels))
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -175,7 +178,8 @@ class Runtime:
             self.stats["other_channel"] += 1
         else:
             if routed.sender_id and routed.sender_id != self.peer_id:
-                self._heard(routed.sender_id, addr, now)
+                # sync and ephemeral messages only ever come from their author
+                self._heard(routed.sender_id, addr, now, direct=not routed.chat)
             self.conversations[routed.channel].engine.receive(routed.data, now, addr)
             self._step(routed.channel, now)
 
@@ -188,18 +192,21 @@ class Runtime:
         self.stats["fetch_refused"] += refused
         self._out += [(wire, addr) for wire in wires]
 
-    def _heard(self, peer_id: str, addr: Address, now: int) -> None:
-        events, new = self.peers.heard(peer_id, addr, now)
+    def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
+        events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
         if new:
             self._replicate(addr, now)
 
-    def peer_announced(self, peer_id: str, nick: str, address: Address, channels: tuple[str, ...], now: int) -> None:
-        event, new = self.peers.announced(peer_id, nick, address, channels, now)
-        self.store.saw_peer(peer_id, nick, address[0], address[1], list(channels), now)
+    def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
+                       now: int) -> None:
+        event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         self._events.append(event)
         if new:
-            self._replicate(address, now)
+            self._replicate(peer.address, now)
+
+    def peer_snapshot(self) -> ev.Peers:
+        return self.peers.snapshot(self.addresses, self.port)
 
     def peer_gone(self, peer_id: str) -> None:
         self._events += self.peers.gone(peer_id)
@@ -260,7 +267,7 @@ class Runtime:
                 conversation.engine.handle_timer(now)
                 self._step(channel, now)
         self._events += self.typing_state.expire(now)
-        self._events += self.peers.expire(self.conversations, now)
+        self._events += self.peers.on_timer(self.conversations, now)
 
     # --------------------------------------------------------------- the step
 

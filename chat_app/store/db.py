@@ -10,10 +10,12 @@ One file per data directory, in WAL mode. Tables:
                   times, own, gaps. A message's log position is its rank in
                   (lamport, message_id) order, served by an index.
     channel_state the engine's state per channel (CBOR), without the log
-    peers         peers seen: id, nick, address, channels, last seen
+
+(A ``peers`` table of the first schema was written and never read: who is
+out there is learned afresh from mDNS and traffic. Migration 2 drops it.)
 
 ``commit_step`` writes one engine step - its delivered messages and the new
-engine state - in a single transaction, which the node commits before any
+engine state - in a single transaction, which the runtime commits before any
 datagram of that step leaves: a ``kill -9`` at any moment loses nothing that
 was sent or delivered, and a restart resumes resending what was
 unacknowledged. ``synchronous=NORMAL`` under WAL is durable across process
@@ -61,6 +63,10 @@ MIGRATIONS: list[str] = [
         peer_id TEXT PRIMARY KEY, nick TEXT, host TEXT, port INTEGER, channels TEXT, last_seen INTEGER
     );
     """,
+    # 2: the peers table was never read
+    """
+    DROP TABLE peers;
+    """,
 ]
 
 
@@ -85,6 +91,14 @@ class StoredMessage:
         return (self.channel, self.message_id, self.lamport, self.sender_id, self.nick, self.kind, self.text,
                 self.seq, self.sent_at, self.wire, self.received_at, self.delivered_at, int(self.own),
                 ",".join(self.gaps))
+
+
+DATABASE = "sds-chat.sqlite3"
+"""The database's file name inside a data directory."""
+
+
+def database_path(data_dir: Path) -> Path:
+    return data_dir / DATABASE
 
 
 _COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sent_at, wire, "
@@ -271,14 +285,6 @@ class Store:
 
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]
-
-    # ----------------------------------------------------------------- peers
-
-    def saw_peer(self, peer_id: str, nick: str, host: str, port: int, channels: list[str], now: int) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO peers (peer_id, nick, host, port, channels, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
-            (peer_id, nick, host, port, ",".join(channels), now),
-        )
 
 
 def retrieval_hint(seq: int | None) -> bytes | None:

@@ -26,7 +26,7 @@ from textual.widgets import Footer, Header, Input
 from chat_app import events as ev
 from chat_app.commands import Command, Invalid, Invocation, Say, commands_for, parse
 from chat_app.node import Emit, Node
-from chat_app.store import Store, StoredMessage
+from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.bridge import NodeThread
 from chat_app.tui.model import ChannelModel, Entry, Member, mentions
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
@@ -290,7 +290,7 @@ class ChatApp(App):
 
     @work(thread=True, group="history")
     def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        store = Store(self.data_dir / "sds-chat.sqlite3")
+        store = Store(database_path(self.data_dir))
         try:
             rows = (store.messages(channel, limit=PAGE) if before is None
                     else store.messages_before(channel, *before, PAGE))
@@ -453,17 +453,17 @@ class ChatApp(App):
                 self.bridge.call(node.set_nick, nick)
             case Invocation(name="peers"):
                 future = self.bridge.call(node.peer_snapshot)
-                future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen(f.result().peers)))
+                future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen.of(f.result())))
             case Invocation(name="export", argument=path):
                 self.export(Path(path).expanduser() if path else None)
 
     @work(thread=True, group="export")
     def export(self, out: Path | None) -> None:
-        from chat_app.export import ExportError, export
+        from chat_app.export import ExportError, export, format_for
 
         out = out or Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
-        fmt = "jsonl" if out.suffix in (".jsonl", ".json") else "parquet"
-        store = Store(self.data_dir / "sds-chat.sqlite3")
+        fmt = format_for(out)
+        store = Store(database_path(self.data_dir))
         try:
             count = export(store, self.peer_id, out, fmt)
         except ExportError as exc:
@@ -516,7 +516,7 @@ class ChatApp(App):
     def search_history(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
         """Look further back in SQLite; on a match, load everything from a
         little above it to what is loaded, so the view stays one piece."""
-        store = Store(self.data_dir / "sds-chat.sqlite3")
+        store = Store(database_path(self.data_dir))
         above, rows = [], []
         try:
             hit = store.find_before(channel, term, *before)

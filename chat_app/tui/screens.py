@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -9,7 +12,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
 from chat_app.commands import help_table
-from chat_app.events import PeerInfo
+from chat_app.events import Peers
+from chat_app.net.addresses import hostport
+from chat_app.peers import NOBODY_HINT, describe
 
 HELP_TEXT = """\
 # sds-chat
@@ -84,22 +89,32 @@ class ConfirmPaste(ModalScreen[bool]):
 class PeersScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     PeersScreen { align: center middle; }
-    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; border: thick $accent;
-                             background: $surface; padding: 1 2; }
+    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
+                             background: $surface; padding: 1 2; overflow-y: auto; }
+    PeersScreen Label { width: 100%; }
+    PeersScreen Label.peer { margin-top: 1; }
     """
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, peers: tuple[PeerInfo, ...]) -> None:
+    def __init__(self, peers: list[dict], addresses: list[str], port: int) -> None:
         super().__init__()
-        self.peers = peers
+        self.peers, self.addresses, self.port = peers, addresses, port
+
+    @classmethod
+    def of(cls, event: Peers) -> PeersScreen:
+        return cls(list(event.peers), list(event.addresses), event.port)
 
     def compose(self) -> ComposeResult:
+        now = int(time.time() * 1000)
         with Vertical():
             yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
             for p in self.peers:
-                channels = ", ".join(f"#{c}" for c in p.channels) if p.channels else "channels unknown"
-                host, port = p.address
-                yield Label(f"{p.nick or '?':<16} {p.peer_id[:12]}  {host}:{port}  {channels}")
+                who, where = describe(p, now)
+                yield Label(f"[b]{escape(who)}[/b]\n  {escape(where)}", classes="peer")
+            if not self.peers:
+                yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
+            me = ", ".join(hostport(a, self.port) for a in self.addresses)
+            yield Label(f"[dim]Others reach you at {escape(me)}[/dim]")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

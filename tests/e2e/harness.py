@@ -1,4 +1,5 @@
-"""Real `sds-chat --headless` processes on loopback, driven line by line."""
+"""Real `sds-chat --headless` processes, each on a host of the test LAN
+(``tests/lan``) with default options, driven line by line."""
 
 from __future__ import annotations
 
@@ -12,13 +13,17 @@ import threading
 import time
 from pathlib import Path
 
+from tests.lan import Host
+
 ROOT = Path(__file__).resolve().parents[2]
 EXITED = "harness:exited"  # put on the queue when the process's stdout closes
 
 
 class HeadlessPeer:
-    def __init__(self, data_dir: Path, nick: str, *args: str) -> None:
-        self.data_dir, self.nick, self.args = data_dir, nick, args
+    def __init__(self, data_dir: Path, nick: str, *args: str, host: Host | None = None) -> None:
+        """On ``host`` (a namespace of the test LAN); with no host, on this
+        machine bound to loopback."""
+        self.data_dir, self.nick, self.args, self.host = data_dir, nick, args, host
         self.events: list[dict] = []
         self._queue: queue.Queue[dict] = queue.Queue()
         self.proc: subprocess.Popen | None = None
@@ -30,8 +35,10 @@ class HeadlessPeer:
         self.previous_events = getattr(self, "previous_events", []) + self.events
         self.events = []
         self._queue = queue.Queue()
-        cmd = [sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
-               "--data-dir", str(self.data_dir), "--bind", "127.0.0.1", *self.args]
+        where = self.host.prefix() if self.host else []
+        bind = [] if self.host else ["--bind", "127.0.0.1"]
+        cmd = [*where, sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
+               "--data-dir", str(self.data_dir), *bind, *self.args]
         # stderr goes to a file: a pipe nobody reads would stall a chatty process
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}.stderr"
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +49,11 @@ class HeadlessPeer:
         threading.Thread(target=self._pump, args=(self.proc, self._queue), daemon=True).start()
         self.ready = self.wait_for(lambda e: e["event"] == "ready", timeout=30)
         self.peer_id, self.port = self.ready["peer_id"], self.ready["port"]
+
+    @property
+    def address(self) -> str:
+        """HOST:PORT, as ``--peer`` takes it."""
+        return f"{self.host.address if self.host else '127.0.0.1'}:{self.port}"
 
     @staticmethod
     def _pump(proc: subprocess.Popen, events: queue.Queue) -> None:
@@ -56,9 +68,10 @@ class HeadlessPeer:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def wait_for(self, predicate, timeout: float = 20.0) -> dict:
-        """The first event (already seen or arriving) that satisfies ``predicate``."""
-        for event in self.events:
+    def wait_for(self, predicate, timeout: float = 20.0, fresh: bool = False) -> dict:
+        """The first event (already seen, unless ``fresh``, or arriving) that
+        satisfies ``predicate``."""
+        for event in [] if fresh else self.events:
             if predicate(event):
                 return event
         deadline = time.monotonic() + timeout

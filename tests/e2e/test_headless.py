@@ -1,7 +1,6 @@
-"""Real processes, real UDP sockets, real mDNS on loopback, real SQLite."""
+"""Real processes on hosts of the test LAN, real UDP sockets, real mDNS, real SQLite."""
 
 import random
-import socket
 import time
 
 import pytest
@@ -78,7 +77,7 @@ def test_unacknowledged_messages_are_resent_after_a_crash(spawn):
     assert len(log_order(bob)) == 3
 
 
-def test_garbage_datagrams_cause_no_crash_and_no_lost_message(spawn):
+def test_garbage_datagrams_cause_no_crash_and_no_lost_message(spawn, lan):
     alice = spawn("alice")
     bob = spawn("bob")
     _introduced(alice, bob)
@@ -86,12 +85,12 @@ def test_garbage_datagrams_cause_no_crash_and_no_lost_message(spawn):
     sample = bob.wait_delivered(1)[0]
     alice.wait_delivered(1)
     rng = random.Random(7)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = lan.host("mallory").socket()
     for i in range(300):
         junk = rng.randbytes(rng.randint(0, 1500)) if i % 2 else bytes(
             b ^ (rng.randint(1, 255) if rng.random() < 0.05 else 0) for b in sample["message_id"].encode() * 20)
-        sock.sendto(junk, ("127.0.0.1", alice.port))
-    sock.sendto(b"\x12" * 60_000, ("127.0.0.1", alice.port))  # oversized
+        sock.sendto(junk, (alice.host.address, alice.port))
+    sock.sendto(b"\x12" * 60_000, (alice.host.address, alice.port))  # oversized
     sock.close()
     bob.send("still talking")
     texts = [e["text"] for e in alice.wait_delivered(2)]
@@ -128,7 +127,7 @@ def test_no_typing_sends_no_indicator(spawn):
 
 def test_static_peers_without_discovery(spawn):
     alice = spawn("alice", "--no-discovery")
-    bob = spawn("bob", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
+    bob = spawn("bob", "--no-discovery", "--peer", alice.address)
     bob.send("hello by address")
     assert alice.wait_delivered(1)[0]["text"] == "hello by address"
     alice.send("and back")  # alice learned bob's address from his datagram
@@ -148,8 +147,8 @@ def test_a_peer_that_vanishes_is_dropped_after_its_silence(spawn):
     """No goodbye, no mDNS: a crashed peer is dropped once it has been silent
     for 45 s, while a quiet but running peer stays (its keep-alive syncs)."""
     alice = spawn("alice", "--no-discovery")
-    bob = spawn("bob", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
-    carol = spawn("carol", "--no-discovery", "--peer", f"127.0.0.1:{alice.port}")
+    bob = spawn("bob", "--no-discovery", "--peer", alice.address)
+    carol = spawn("carol", "--no-discovery", "--peer", alice.address)
     bob.send("bob was here")
     carol.send("carol was here")
     alice.wait_delivered(2)
@@ -182,7 +181,7 @@ def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
     assert set(alice.ready["channels"]) == {"general", "random"}
 
 
-def test_fetch_requests_are_answered_within_a_budget(spawn):
+def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     """A fetch for stored messages gets their original datagrams back, but no
     address can draw more than the per-second budget."""
     from chat_app.net.frames import encode_fetch
@@ -192,16 +191,16 @@ def test_fetch_requests_are_answered_within_a_budget(spawn):
     for i in range(3):
         alice.send(f"stored {i}")
     ids = [e["message_id"] for e in alice.wait_delivered(3)]
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = lan.host("asker").socket()
     sock.settimeout(2)
-    sock.bind(("127.0.0.1", 0))
-    sock.sendto(encode_fetch("general", ids), ("127.0.0.1", alice.port))
+    sock.bind(("0.0.0.0", 0))
+    sock.sendto(encode_fetch("general", ids), (alice.host.address, alice.port))
     got = set()
     for _ in range(3):
         got.add(SdsMessage.FromString(sock.recv(65_535)).message_id)
     assert got == set(ids)
     for _ in range(200):  # 600 asks in well under a second; the budget is 128 a second
-        sock.sendto(encode_fetch("general", ids), ("127.0.0.1", alice.port))
+        sock.sendto(encode_fetch("general", ids), (alice.host.address, alice.port))
     answers = 0
     try:
         while True:

@@ -1,4 +1,4 @@
-"""Catch-up over TCP replication, with real processes, mDNS and SQLite."""
+"""Catch-up over TCP replication, with real processes on hosts of the test LAN, mDNS and SQLite."""
 
 import time
 
@@ -69,7 +69,7 @@ def test_a_store_peer_serves_history_after_the_authors_left(spawn):
     assert expected == log_order(a)
 
 
-def test_bad_replication_peers_are_dropped_and_nothing_invalid_is_stored(spawn):
+def test_bad_replication_peers_are_dropped_and_nothing_invalid_is_stored(spawn, lan):
     import socket
     import struct
 
@@ -82,8 +82,13 @@ def test_bad_replication_peers_are_dropped_and_nothing_invalid_is_stored(spawn):
     alice.send("a real message")
     alice.wait_delivered(1)
 
+    mallory = lan.host("mallory")
+
     def link():
-        return socket.create_connection(("127.0.0.1", alice.port), timeout=5)
+        sock = mallory.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.settimeout(5)
+        sock.connect((alice.host.address, alice.port))
+        return sock
 
     def send(sock, data):
         sock.sendall(struct.pack(">I", len(data)) + data)

@@ -1,5 +1,5 @@
-"""Two real sds-chat clients in a real terminal (tmux): what one types, the
-other sees - and sees it being typed."""
+"""Two real sds-chat clients in a real terminal (tmux), on two hosts of the
+test LAN: what one types, the other sees - and sees it being typed."""
 
 import shutil
 import subprocess
@@ -33,14 +33,15 @@ def wait_screen(session: str, needle: str, timeout: float = 20.0) -> str:
 
 
 @pytest.fixture
-def clients(tmp_path):
+def clients(tmp_path, lan):
     tag = uuid.uuid4().hex[:6]
     sessions = []
 
     def start(nick: str) -> str:
         session = f"sds-{nick}-{tag}"
-        cmd = (f"cd {ROOT} && {sys.executable} -m chat_app.cli --nick {nick} --data-dir {tmp_path / nick} "
-               f"--bind 127.0.0.1 --no-bell")
+        host = " ".join(lan.host(nick).prefix())
+        cmd = (f"cd {ROOT} && {host} {sys.executable} -m chat_app.cli --nick {nick} --data-dir {tmp_path / nick} "
+               f"--no-bell")
         tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "30", cmd)
         sessions.append(session)
         wait_screen(session, "Message, or /help")

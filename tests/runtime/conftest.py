@@ -35,7 +35,7 @@ class Net:
             other.peers.static.append(address)
         self.nodes[address] = rt
         self.events[address] = []
-        rt.start(channels, address[1], self.now)
+        rt.start(channels, address[1], [address[0]], self.now)
         self.pump()
         return rt
 

@@ -4,6 +4,7 @@ import socket
 
 import pytest
 from textual import events
+from textual.widgets import Label
 
 from chat_app import events as ev
 from chat_app.payload import Payload
@@ -110,7 +111,9 @@ async def test_commands(make_app, bob_for, tmp_path):
         await until(pilot, lambda: app.nick == "alicia")
         await type_line(pilot, "/peers")
         await until(pilot, lambda: isinstance(app.screen, PeersScreen))
-        assert app.screen.peers[0].nick == "bob"
+        assert app.screen.peers[0]["nick"] == "bob"
+        shown = " ".join(str(label.render()) for label in app.screen.query(Label))
+        assert f"127.0.0.1:{bob.node.port}" in shown and "found by traffic" in shown and "answers" in shown
         await pilot.press("escape")
         await type_line(pilot, "/help")
         assert isinstance(app.screen, HelpScreen)

@@ -1,0 +1,50 @@
+"""Discovery and first delivery across hosts of the test LAN (needs root).
+
+Three real peers, each on its own host (network namespace), default options.
+Prints, per run: how long after the last peer is ready everyone has seen
+everyone over mDNS, and how long a first message takes to be delivered on the
+two other hosts.
+
+    python benchmarks/lan_discovery.py [runs]
+"""
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.e2e.harness import HeadlessPeer  # noqa: E402
+from tests.e2e.test_headless import _introduced  # noqa: E402
+from tests.lan import Lan, check  # noqa: E402
+
+
+def run_once() -> tuple[float, float]:
+    data = Path(tempfile.mkdtemp())
+    with Lan() as lan:
+        peers = [HeadlessPeer(data / nick, nick, host=lan.host(nick)) for nick in ("alice", "bob", "carol")]
+        try:
+            ready = time.monotonic()
+            _introduced(*peers)
+            seen = time.monotonic()
+            peers[0].send("ping")
+            for peer in peers[1:]:
+                peer.wait_delivered(1)
+            return seen - ready, time.monotonic() - seen
+        finally:
+            for peer in peers:
+                peer.stop()
+
+
+def main() -> None:
+    check()
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    for i in range(runs):
+        discovered, delivered = run_once()
+        print(f"run {i}: all see all {discovered * 1000:.0f} ms after the last is ready; "
+              f"first message on both other hosts {delivered * 1000:.0f} ms later")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""A busy channel: N real headless peers on loopback, each sending r messages
+a second for T seconds, then up to C seconds to converge.
+
+    python benchmarks/load.py --peers 5 --rate 10 --seconds 60 [--converge 180]
+
+Prints one row: whether every peer's stored log is identical and complete,
+latency p50/p99 from the line written to a peer's stdin to its delivery in
+every other peer's database, CPU seconds and peak RSS per peer, datagrams the
+kernel dropped from full socket buffers, and how long /quit took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.e2e.harness import HeadlessPeer  # noqa: E402
+from tests.e2e.test_headless import _introduced  # noqa: E402
+
+TICKS = 100  # clock ticks a second (/proc/<pid>/stat)
+
+
+def rows(peer: HeadlessPeer) -> list[tuple[str, str, int]]:
+    """(message_id, text, delivered_at_ms) in log order, from the peer's database."""
+    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
+    try:
+        return list(conn.execute("SELECT message_id, text, delivered_at FROM messages WHERE channel = 'general' "
+                                 "ORDER BY lamport, message_id"))
+    finally:
+        conn.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def udp_drops(ports: set[int]) -> int:
+    """Datagrams the kernel dropped on these local UDP ports (receive buffer full)."""
+    drops = 0
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) in ports:
+                drops += int(fields[-1])
+    return drops
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+def send_at_rate(peer: HeadlessPeer, rate: float, seconds: float, sent: dict[str, float]) -> None:
+    period, start = 1 / rate, time.monotonic()
+    for k in range(int(rate * seconds)):
+        delay = start + k * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        text = f"{peer.nick} {k}"
+        sent[text] = time.time() * 1000
+        peer.send(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peers", type=int, default=5)
+    parser.add_argument("--rate", type=float, default=10, help="messages a second, per peer")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--converge", type=float, default=180, help="seconds allowed after sending stops")
+    args = parser.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="sds-load-"))
+    peers = [HeadlessPeer(data / f"p{i:02d}", f"p{i:02d}") for i in range(args.peers)]
+    _introduced(*peers)  # discovery is not what is measured
+    sent: dict[str, float] = {}
+    expected = int(args.rate * args.seconds) * args.peers
+    threads = [threading.Thread(target=send_at_rate, args=(p, args.rate, args.seconds, sent)) for p in peers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    deadline = time.monotonic() + args.converge
+    while time.monotonic() < deadline and min(len(rows(p)) for p in peers) < expected:
+        time.sleep(1)
+    converged_after = args.converge - max(0.0, deadline - time.monotonic())
+    drops = udp_drops({p.port for p in peers})
+    cpu = [cpu_seconds(p.proc.pid) for p in peers]
+    rss = [peak_rss_mb(p.proc.pid) for p in peers]
+    quit_times = []
+    for peer in peers:
+        start = time.monotonic()
+        peer.stop()
+        quit_times.append(time.monotonic() - start)
+
+    logs = [rows(p) for p in peers]
+    identical = all([r[0] for r in log] == [r[0] for r in logs[0]] for log in logs)
+    latencies = [delivered - sent[text] for peer, log in zip(peers, logs, strict=True)
+                 for _, text, delivered in log if text in sent and not text.startswith(peer.nick + " ")]
+    counts = sorted(len(log) for log in logs)
+    print(f"{args.peers} peers x {args.rate:g} msgs/s for {args.seconds:g} s: "
+          f"{'identical' if identical else 'DIFFERENT'} logs, {counts[0]}-{counts[-1]} of {expected} rows "
+          f"(converged {converged_after:.0f} s after sending stopped); "
+          f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms; "
+          f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
+          f"slowest quit {max(quit_times):.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""Who else is on the network, where to send to them, and whether they answer.
+
+No I/O: the node feeds in what discovery announced, what ``--peer`` named and
+what arrived from the network, together with ``now`` (ms), and asks where to
+send. Three ways to find a peer, all kept (``found``):
+
+- ``mdns``: its announcement lists every usable address of its interfaces;
+  they are tried in :func:`rank_candidates` order (an address on one of our
+  own subnets first), each for ``PROBE_MS``, until one answers;
+- ``--peer``: an address named on the command line is always sent to;
+- ``traffic``: a datagram arrived from it. The address it came from is proven
+  to reach us, and on a LAN the way back works too, so it becomes the address
+  in use (see :meth:`PeerTable.heard`).
+
+A peer *answers* once a datagram from it has arrived since we began sending to
+the address in use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from chat_app.net.addresses import hostport, rank_candidates
+
+Address = tuple[str, int]
+
+PROBE_MS = 10_000
+"""How long one announced address is tried before the next: a peer that
+shares a channel with us sends at least a keep-alive sync every ~23 s, and
+usually much sooner (its own sync after discovering us)."""
+SILENT_MS = 45_000
+"""A peer sharing a channel with us syncs at least every ~23 s (the engine's
+keep-alive); this long without a datagram and it has gone (crashed, or its
+goodbye was lost)."""
+
+MDNS, STATIC, TRAFFIC = "mdns", "--peer", "traffic"
+
+
+@dataclass
+class Peer:
+    peer_id: str
+    address: Address
+    nick: str | None = None
+    channels: tuple[str, ...] | None = None  # None: not announced (heard or static)
+    candidates: list[Address] = field(default_factory=list)
+    found: set[str] = field(default_factory=set)
+    last_heard: int = 0  # the last sign of life (a datagram or an announcement); 0: never
+    heard_from: Address | None = None  # where its last datagram came from
+    heard_at: int = -1  # when
+    using_since: int = 0  # when ``address`` became the one in use
+    announced: bool = False  # present in mDNS
+
+    @property
+    def answers(self) -> bool:
+        return self.heard_from == self.address and self.heard_at >= self.using_since
+
+    def shares(self, channels: Iterable[str]) -> bool:
+        return self.channels is None or any(c in self.channels for c in channels)
+
+    def snapshot(self) -> dict:
+        return {"peer_id": self.peer_id, "nick": self.nick, "address": list(self.address),
+                "addresses": [list(a) for a in self.candidates or [self.address]],
+                "found": sorted(self.found), "last_seen": self.last_heard, "answers": self.answers,
+                "channels": list(self.channels) if self.channels is not None else None}
+
+
+class PeerTable:
+    def __init__(self, static: Iterable[Address] = ()) -> None:
+        self.static = list(dict.fromkeys(static))
+        self.peers: dict[str, Peer] = {}
+
+    def __contains__(self, peer_id: str) -> bool:
+        return peer_id in self.peers
+
+    def get(self, peer_id: str) -> Peer | None:
+        return self.peers.get(peer_id)
+
+    def __iter__(self):
+        return iter(list(self.peers.values()))
+
+    # ------------------------------------------------------------ what we learn
+
+    def announced(self, peer_id: str, nick: str, addresses: list[str], port: int,
+                  channels: tuple[str, ...], now: int) -> tuple[Peer, bool]:
+        """An mDNS announcement; returns the peer and whether it is new."""
+        candidates = [(host, port) for host in rank_candidates(addresses)]
+        peer = self.peers.get(peer_id)
+        new = peer is None
+        if peer is None:
+            peer = self.peers[peer_id] = Peer(peer_id, candidates[0], using_since=now)
+        if peer.candidates != candidates and not (peer.answers and peer.address in candidates):
+            peer.address, peer.using_since = candidates[0], now
+        peer.candidates, peer.nick, peer.channels, peer.announced = candidates, nick, channels, True
+        peer.found.add(MDNS)
+        if not peer.last_heard:
+            peer.last_heard = now  # present now; silence is counted from here
+        return peer, new
+
+    def heard(self, peer_id: str, source: Address, now: int, direct: bool) -> tuple[Peer | None, bool]:
+        """A datagram claiming to be from ``peer_id`` arrived from ``source``.
+
+        ``direct`` is True for datagrams only their author ever sends (sync
+        and ephemeral messages). A message with content may be a repair
+        rebroadcast or a fetch answer relayed by someone else: coming from
+        the address of another peer we know, it says nothing about its author
+        (returns None); otherwise it teaches an address only while we have
+        none that answers.
+
+        Before messages are signed, anyone on the LAN can send a datagram that
+        claims another peer's id from its own address. What that gains them:
+        our datagrams for that peer go to them instead, until the real peer's
+        next sync (at most ~23 s later) moves the address back - a window in
+        which the peer misses our messages (SDS resends them) and the attacker
+        reads what it could read anyway (channels are not encrypted). It does
+        not let them send as that peer in any way they could not already, nor
+        change anything stored. Returns the peer and whether it is new."""
+        peer = self.peers.get(peer_id)
+        if not direct and any(p.heard_from == source for p in self.peers.values() if p is not peer):
+            return None, False
+        new = peer is None
+        if peer is None:
+            peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
+        if source in self.static:
+            peer.found.add(STATIC)
+        if source != peer.address and (direct or not peer.answers):
+            peer.address, peer.using_since = source, now
+            peer.found.add(TRAFFIC)
+        elif new:
+            peer.found.add(TRAFFIC)
+        peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
+        return peer, new
+
+    def gone(self, peer_id: str) -> Peer | None:
+        return self.peers.pop(peer_id, None)
+
+    # ------------------------------------------------------------- where to send
+
+    def targets(self, channel: str) -> set[Address]:
+        """Every address a datagram for ``channel`` goes to."""
+        targets = set(self.static)
+        for peer in self.peers.values():
+            if peer.channels is None or channel in peer.channels:
+                targets.add(peer.address)
+        return targets
+
+    # ------------------------------------------------------------------ time
+
+    def deadline(self, channels: Iterable[str]) -> float:
+        """The earliest moment something is due: a probe moving on, or a
+        silent peer counting as gone."""
+        channels = tuple(channels)
+        times = [t for p in self.peers.values() for t in (self._probe_due(p), self._silent_due(p, channels))]
+        return min(times, default=float("inf"))
+
+    def on_timer(self, now: int, channels: Iterable[str]) -> list[Peer]:
+        """Move probes on; return the peers that fell silent (and are removed)."""
+        channels = tuple(channels)
+        left = []
+        for peer in list(self.peers.values()):
+            if self._silent_due(peer, channels) <= now:
+                left.append(self.peers.pop(peer.peer_id))
+            elif self._probe_due(peer) <= now:
+                index = peer.candidates.index(peer.address) if peer.address in peer.candidates else -1
+                peer.address = peer.candidates[(index + 1) % len(peer.candidates)]
+                peer.using_since = now
+        return left
+
+    @staticmethod
+    def _probe_due(peer: Peer) -> float:
+        if peer.answers or len(peer.candidates) < 2:
+            return float("inf")
+        return peer.using_since + PROBE_MS
+
+    @staticmethod
+    def _silent_due(peer: Peer, channels: tuple[str, ...]) -> float:
+        """Only a peer that shares a channel with us (or whose channels we do
+        not know) is expected to keep talking."""
+        return peer.last_heard + SILENT_MS if peer.shares(channels) else float("inf")
+
+
+def describe(peer: dict, now: int) -> tuple[str, str]:
+    """Two lines about a peer (a :meth:`Peer.snapshot`) for people: who it
+    is; then where it is, how it was found, when it was last heard and
+    whether it answers."""
+    channels = ", ".join(f"#{c}" for c in peer["channels"]) if peer["channels"] else "channels unknown"
+    who = f"{peer['nick'] or '?'} ({peer['peer_id'][:12]})  {channels}"
+    others = [hostport(h, p) for h, p in peer.get("addresses", []) if [h, p] != peer["address"]]
+    where = hostport(*peer["address"]) + (f" (also {', '.join(others)})" if others else "")
+    heard = f"heard {max(0, now - peer['last_seen']) // 1000} s ago" if peer["last_seen"] else "never heard"
+    answers = "answers" if peer.get("answers") else "no answer yet"
+    found = ", ".join(peer.get("found", [])) or "?"
+    return who, f"{where} · found by {found} · {heard} · {answers}"
+
+
+NOBODY_HINT = ("Nobody seen yet. If others are running, this network may block multicast (mDNS): "
+               "start with --peer HOST:PORT of one of them (one side naming the other is enough).")

@@ -1,0 +1,107 @@
+"""The peer table and address choice, with a fake clock and made-up interfaces."""
+
+import ipaddress
+
+from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
+from chat_app.peers import PROBE_MS, SILENT_MS, PeerTable, describe
+
+
+def iface(name: str, cidr: str) -> InterfaceAddress:
+    address = cidr.split("/")[0]
+    return InterfaceAddress(name, ipaddress.ip_network(cidr, strict=False), address)
+
+
+LAPTOP = [iface("lo", "127.0.0.1/8"), iface("lo", "::1/128"), iface("wlan0", "192.168.1.20/24"),
+          iface("wlan0", "fe80::1/64"), iface("wlan0", "fd00::20/64"), iface("eth0", "10.0.0.5/16")]
+
+
+def test_every_usable_address_is_advertised_and_never_loopback_unless_bound_there():
+    assert advertised_addresses("", ipv6=True, interfaces=LAPTOP) == ["192.168.1.20", "10.0.0.5", "fd00::20"]
+    assert advertised_addresses("", ipv6=False, interfaces=LAPTOP) == ["192.168.1.20", "10.0.0.5"]
+    assert advertised_addresses("0.0.0.0", ipv6=False, interfaces=LAPTOP) == ["192.168.1.20", "10.0.0.5"]
+    assert advertised_addresses("127.0.0.1", ipv6=False, interfaces=LAPTOP) == ["127.0.0.1"]
+    assert advertised_addresses("10.0.0.5", ipv6=False, interfaces=LAPTOP) == ["10.0.0.5"]
+    only_loopback = [iface("lo", "127.0.0.1/8")]
+    assert advertised_addresses("", ipv6=True, interfaces=only_loopback) == []
+
+
+def test_an_address_on_one_of_our_subnets_is_tried_first():
+    offered = ["172.16.0.9", "fd12::99", "10.0.7.7", "127.0.0.1", "192.168.1.77", "fd00::99"]
+    assert rank_candidates(offered, LAPTOP) == [
+        "10.0.7.7", "192.168.1.77", "fd00::99",  # on our subnets
+        "172.16.0.9", "fd12::99",  # elsewhere, IPv4 first
+        "127.0.0.1",  # only the same host
+    ]
+    assert rank_candidates(["127.0.0.1"], LAPTOP) == ["127.0.0.1"]
+
+
+def test_ipv4_mapped_addresses_are_spelled_as_ipv4():
+    assert normalize("::ffff:10.1.2.3") == "10.1.2.3"
+    assert normalize("fd00::1") == "fd00::1"
+    assert normalize("10.1.2.3") == "10.1.2.3"
+
+
+def announce(table, now, addresses=("172.16.0.9", "192.168.1.77"), channels=("general",)):
+    return table.announced("p1", "bob", list(addresses), 7000, channels, now)
+
+
+def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
+    monkeypatch.setattr("chat_app.peers.rank_candidates", lambda a: list(a))  # keep the given order
+    table = PeerTable()
+    peer, new = announce(table, 0)
+    assert new and peer.address == ("172.16.0.9", 7000) and not peer.answers
+    assert table.deadline(["general"]) == PROBE_MS
+    assert table.on_timer(PROBE_MS, ["general"]) == []
+    assert peer.address == ("192.168.1.77", 7000)  # the first never answered: the next one
+    table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500, direct=True)
+    assert peer.answers
+    table.on_timer(PROBE_MS * 5, ["general"])
+    assert peer.address == ("192.168.1.77", 7000)  # an answering address is kept
+    again, new = announce(table, PROBE_MS * 6)  # a repeated announcement does not undo it
+    assert not new and again.address == ("192.168.1.77", 7000)
+
+
+def test_traffic_from_a_new_address_moves_the_peer_there():
+    table = PeerTable()
+    peer, _ = announce(table, 0)
+    table.heard("p1", ("10.0.7.7", 7000), 100, direct=True)
+    assert peer.address == ("10.0.7.7", 7000) and peer.answers and "traffic" in peer.found
+    assert table.targets("general") == {("10.0.7.7", 7000)}
+
+
+def test_a_relayed_message_teaches_nothing_about_its_author():
+    table = PeerTable()
+    table.heard("relay", ("10.0.0.8", 7000), 0, direct=True)
+    peer, new = table.heard("author", ("10.0.0.8", 7000), 10, direct=False)  # a fetch answer, say
+    assert peer is None and not new and "author" not in table
+    peer, new = table.heard("author", ("10.0.0.9", 7001), 20, direct=False)  # from its own address
+    assert new and peer.address == ("10.0.0.9", 7001)
+    table.heard("author", ("10.0.0.10", 7001), 30, direct=False)  # content, and it already answers
+    assert peer.address == ("10.0.0.9", 7001)
+
+
+def test_static_peers_are_always_targets_and_marked_when_heard():
+    table = PeerTable(static=[("10.0.0.2", 5000)])
+    assert table.targets("anything") == {("10.0.0.2", 5000)}
+    peer, _ = table.heard("p2", ("10.0.0.2", 5000), 0, direct=True)
+    assert peer.found == {"--peer", "traffic"}
+
+
+def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_is_not():
+    table = PeerTable()
+    announce(table, 0, channels=("general",))
+    table.announced("p2", "carol", ["10.0.0.3"], 7000, ("elsewhere",), 0)
+    assert [p.peer_id for p in table.on_timer(SILENT_MS, ["general"])] == ["p1"]
+    assert "p2" in table and "p1" not in table
+
+
+def test_describe_says_where_how_when_and_whether():
+    table = PeerTable()
+    announce(table, 0)
+    table.heard("p1", ("192.168.1.77", 7000), 1_000, direct=True)
+    table.announced("p2", "carol", ["fd00::9"], 7000, (), 0)
+    who, where = describe(table.get("p1").snapshot(), 4_000)
+    assert who == "bob (p1)  #general"
+    assert where == "192.168.1.77:7000 (also 172.16.0.9:7000) · found by mdns, traffic · heard 3 s ago · answers"
+    who, where = describe(table.get("p2").snapshot(), 4_000)
+    assert who == "carol (p2)  channels unknown" and where.startswith("[fd00::9]:7000 · found by mdns")
