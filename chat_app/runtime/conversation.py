@@ -3,8 +3,8 @@ one step every input ends with.
 
 The step, the same for every input (a datagram, a command, a timer, a
 replicated entry): drain the engine's events, translate them (no side
-effects), commit the delivered messages and the engine state to SQLite in
-one transaction, and hand back the datagrams - which the runtime sends only
+effects), commit the delivered messages and what changed in the engine
+state (``take_changes``: never the whole of it) to SQLite in one transaction, and hand back the datagrams - which the runtime sends only
 now, after the commit - and what to notify. So a crash at any moment loses
 nothing that was sent or delivered.
 
@@ -45,10 +45,17 @@ class Conversation:
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
 
     def _load(self, now: int) -> Channel:
+        """The engine as the store last committed it. Its state is saved
+        whole once here (a new channel, a rollback, an older database's
+        layout), and from then on each step stores only what it changed."""
         state = self.store.channel_state(self.channel)
         if state is None:
-            return Channel(self.channel, self.peer_id, now, self.config, retrieval_hint_of)
-        return Channel.restore(state, self.config, retrieval_hint_of, log=self.store.log_rows(self.channel))
+            engine = Channel(self.channel, self.peer_id, now, self.config, retrieval_hint_of)
+        else:
+            engine = Channel.restore(state, self.config, retrieval_hint_of, log=self.store.log_rows(self.channel))
+        # export_state also starts the round that take_changes() reports on
+        self.store.save_state(self.channel, engine.export_state(include_log=False))
+        return engine
 
     def send(self, nick: str, text: str, kind: str, now: int) -> str:
         """Queue a chat message; raises PayloadError or LocalProtocolError."""
@@ -64,8 +71,7 @@ class Conversation:
         translation = translate(self.channel, self.engine.events(), now)
         datagrams = self.engine.datagrams_to_send(now)
         try:
-            state = self.engine.export_state(include_log=False)
-            self.store.commit_step(self.channel, state, translation.rows, now)
+            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now)
         except Exception as exc:
             self.rollback(now)
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",

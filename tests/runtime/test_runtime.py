@@ -32,6 +32,20 @@ def test_two_peers_hold_the_same_log(net):
     assert {a.message_id for a in acks if a.state == "acknowledged"}  # bob's messages acknowledged ours
 
 
+def test_the_state_stored_step_by_step_is_the_whole_state(tmp_path):
+    net = Net(tmp_path, loss=0.3)
+    alice, bob = net.add("alice"), net.add("bob")
+    for i in range(40):
+        alice.say("general", f"a{i}", "text", net.now)
+        if i % 3 == 0:
+            bob.say("general", f"b{i}", "text", net.now)
+        net.run(500)
+    for rt in (alice, bob):
+        engine = rt.conversations["general"].engine
+        assert rt.store.channel_state("general") == engine.export_state(include_log=False)
+        assert engine.export_state(include_log=False)["outgoing"]  # something is still unacknowledged
+
+
 def test_a_step_is_stored_before_its_datagrams_are_queued(net):
     alice = net.add("alice")
     net.add("bob")
