@@ -38,7 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/lan_discovery.py
 
 proto: $(STAMP)
-	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto
+	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto proto/mvds.proto
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -71,3 +71,53 @@ def test_decodes_bytes_written_by_hand_from_the_spec():
     assert msg.repair_request[0].message_id == "m9" and msg.content == b"hi"
     # and our encoder produces exactly those bytes (fields in number order)
     assert msg.SerializeToString() == data
+
+
+# ---------------------------------------------------------------- MVDS
+
+
+def test_generated_mvds_module_matches_proto(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"--python_out={tmp_path}",
+         str(ROOT / "proto" / "mvds.proto")],
+        check=True,
+    )
+    assert (tmp_path / "mvds_pb2.py").read_bytes() == (ROOT / "proto" / "mvds_pb2.py").read_bytes(), (
+        "proto/mvds_pb2.py is stale: regenerate it with grpc_tools.protoc and commit the result"
+    )
+
+
+def test_mvds_published_field_numbers_and_types():
+    from proto.mvds_pb2 import Message, Payload
+
+    F = Payload.DESCRIPTOR.fields_by_name["acks"]
+    assert Payload.DESCRIPTOR.full_name == "vac.mvds.Payload"
+    assert {f.name: (f.number, f.type, f.is_repeated) for f in Payload.DESCRIPTOR.fields} == {
+        "acks": (1, F.TYPE_BYTES, True),
+        "offers": (2, F.TYPE_BYTES, True),
+        "requests": (3, F.TYPE_BYTES, True),
+        "messages": (4, F.TYPE_MESSAGE, True),
+    }
+    assert {f.name: (f.number, f.type) for f in Message.DESCRIPTOR.fields} == {
+        "group_id": (1, F.TYPE_BYTES),
+        "timestamp": (2, F.TYPE_INT64),
+        "body": (3, F.TYPE_BYTES),
+    }
+
+
+def test_mvds_decodes_bytes_written_by_hand_from_the_spec():
+    """A payload as another MVDS implementation writes it, field by field."""
+    from proto.mvds_pb2 import Payload
+
+    ack, offer, request = b"\x01" * 32, b"\x02" * 32, b"\x03" * 32
+    stamp = 1_732_000_000_123
+    message = _field(1, 2, b"g" * 32) + _field(2, 0, _varint(stamp)) + _field(3, 2, b"hello")
+    old = _field(2, 0, _varint(-1 & 0xFFFF_FFFF_FFFF_FFFF))  # int64 -1: ten-byte two's complement varint
+    data = (_field(1, 2, ack) + _field(2, 2, offer) + _field(3, 2, request)
+            + _field(4, 2, message) + _field(4, 2, old))
+    payload = Payload.FromString(data)
+    assert list(payload.acks) == [ack] and list(payload.offers) == [offer] and list(payload.requests) == [request]
+    first, second = payload.messages
+    assert (first.group_id, first.timestamp, first.body) == (b"g" * 32, stamp, b"hello")
+    assert (second.group_id, second.timestamp, second.body) == (b"", -1, b"")
+    assert payload.SerializeToString() == data

@@ -16,6 +16,7 @@ from sync.core import Engine, Event
 from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
 from sync.sds import Channel, Config, Delivered
 from sync.sds.state import apply_changes
+from tests.mvds.kind import MvdsKind
 
 T0 = 1_700_000_000_000
 
@@ -256,4 +257,9 @@ KINDS = [
     ReplicationKind(name="replication-set-reconciliation", main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-log-height", mode=0, main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-live", live=True, main_events=REPLICATION_EVENTS),
+    MvdsKind(),
 ]
+for _kind in KINDS:  # kinds written without EngineKind's hooks (MVDS) get its defaults
+    if not isinstance(_kind, EngineKind):
+        _kind.incremental = getattr(_kind, "incremental", False)
+        _kind.final_state = getattr(_kind, "final_state", lambda engine: engine.export_state())

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from chat_app.identity import peer_id
 from chat_app.payload import Payload
@@ -74,6 +75,8 @@ async def settle(pilot) -> None:
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
     app.refresh_status()
+    for line in app.query(Input):  # a blinking cursor would make the picture depend on timing
+        line.cursor_blink = False
     await pilot.pause(0.3)
 
 

@@ -1,0 +1,216 @@
+"""Private channels: a key from a passphrase, and datagrams only members can read.
+
+Theory of operation
+-------------------
+A private channel is a channel name plus a passphrase shared out of band.
+Its 32-byte secret is ``scrypt(passphrase, salt = "sds-chat channel\\0" |
+name)``; from the secret HKDF-SHA256 derives two independent values:
+
+- the channel tag (16 bytes, info ``"sds-chat channel tag v1"``): it stands
+  in for the name wherever an outsider could see it - the datagram header,
+  mDNS announcements, replication. Two groups that use one name with two
+  passphrases get two unrelated tags, and so never even try each other's
+  datagrams;
+- the ChaCha20-Poly1305 key (info ``"sds-chat channel aead v1"``).
+
+Every datagram is first signed (``envelope.seal`` with the tag as signing
+context) and then encrypted whole, so the signer's key, the SDS sender id,
+the nick, the text and the channel name are all inside the ciphertext::
+
+    offset  size  field
+         0     1  version   0x01
+         1     1  kind      0x50 (private)
+         2    16  channel tag
+        18    12  nonce     random
+        30   n+16 ChaCha20-Poly1305(signed envelope), associated data = bytes 0..29
+
+What an outsider still sees: that a datagram belongs to *some* private
+channel (its tag, constant for the channel), its size, its source and when
+it was sent.
+
+Nonces are 96 random bits from the OS. Random nonces collide after about
+2^48 messages under one key; the usual bound keeps one key under 2^32
+messages, where a collision has probability 2^-33. A busy channel of a
+thousand messages a day reaches 2^32 after eleven thousand years, so random
+nonces need no counter to persist and no coordination between members - a
+counter would have to be unique across every member's device and survive
+crashes. (An XChaCha-style 192-bit nonce would raise the bound further; the
+library offers no XChaCha, and we do not need it at chat rates.)
+
+scrypt is memory-hard: a guess at the passphrase costs 32 MiB and ~100 ms
+of one core (N=2^15, r=8, p=1; the figure for an unloaded laptop core, a
+GPU farm gains little over it). Members pay it once per join, since the key
+is kept per channel; an attacker pays it per guess. The name is the salt,
+so a table of guesses must be built per channel name. A weak passphrase
+stays weak: choose four random words or more.
+
+A blind store - a peer without the passphrase - can still keep and serve a
+private channel: ``channel_tag_of`` gives the tag to file a datagram under
+and ``blind_id`` an id to deduplicate and reconcile by; it never holds a key.
+Members should store and resend the exact sealed bytes of their own
+messages (not re-encrypt them), so a message is one blind id everywhere.
+
+Replay: a replayed datagram decrypts and verifies to the very same signed
+SDS message, whose id ``check_sds`` ties to its content; the SDS engine
+drops a message id it already holds. So a replay is accepted here and
+changes nothing downstream; no replay window is kept at this layer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from secrets import token_bytes
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+from .envelope import MAX_ENVELOPE_BYTES, VERSION, EnvelopeError, Kind, KnownKeys, Opened, open_envelope, seal
+from .keys import Identity
+
+__all__ = [
+    "DEFAULT_SCRYPT", "ChannelKey", "Keyring", "ScryptParams", "blind_id", "channel_tag_of",
+    "derive_channel_key", "open_datagram",
+]
+
+TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES = 16, 12, 16
+_HEADER = 2 + TAG_BYTES
+_MIN_BYTES = _HEADER + NONCE_BYTES + AEAD_TAG_BYTES + 1
+
+
+@dataclass(frozen=True)
+class ScryptParams:
+    n: int
+    r: int
+    p: int
+
+
+DEFAULT_SCRYPT = ScryptParams(n=2**15, r=8, p=1)
+"""32 MiB and ~100 ms per derivation on one laptop core (see the module docstring)."""
+
+
+def derive_channel_key(name: str, passphrase: str, params: ScryptParams = DEFAULT_SCRYPT) -> bytes:
+    """The 32-byte secret of channel ``name`` under ``passphrase``: slow on purpose."""
+    if not passphrase:
+        raise ValueError("a private channel needs a passphrase")
+    kdf = Scrypt(salt=b"sds-chat channel\x00" + name.encode(), length=32, n=params.n, r=params.r, p=params.p)
+    return kdf.derive(passphrase.encode())
+
+
+def _hkdf(secret: bytes, length: int, info: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(secret)
+
+
+class ChannelKey:
+    """One private channel's tag and cipher: seals and opens its datagrams."""
+
+    def __init__(self, name: str, secret: bytes) -> None:
+        if len(secret) != 32:
+            raise ValueError("a channel secret is 32 bytes")
+        self.name = name
+        self.tag = _hkdf(secret, TAG_BYTES, b"sds-chat channel tag v1")
+        self._header = bytes((VERSION, Kind.PRIVATE)) + self.tag
+        self._aead = ChaCha20Poly1305(_hkdf(secret, 32, b"sds-chat channel aead v1"))
+
+    @classmethod
+    def from_passphrase(cls, name: str, passphrase: str, params: ScryptParams = DEFAULT_SCRYPT) -> ChannelKey:
+        return cls(name, derive_channel_key(name, passphrase, params))
+
+    def __repr__(self) -> str:  # never the secret
+        return f"ChannelKey({self.name!r}, tag={self.tag.hex()})"
+
+    def seal(self, identity: Identity, kind: Kind, payload: bytes, *, compact: bool = False) -> bytes:
+        """Sign ``payload`` for this channel, then encrypt it: the bytes to send."""
+        inner = seal(identity, kind, payload, context=self.tag, compact=compact)
+        nonce = token_bytes(NONCE_BYTES)
+        aad = self._header + nonce
+        data = aad + self._aead.encrypt(nonce, inner, aad)
+        if len(data) > MAX_ENVELOPE_BYTES:
+            raise ValueError(f"private datagram of {len(data)} bytes exceeds {MAX_ENVELOPE_BYTES}")
+        return data
+
+    def open(self, data: bytes, known_keys: KnownKeys) -> Opened:
+        """Decrypt and verify one datagram of this channel. Raises ``EnvelopeError`` only."""
+        _check_private_header(data)
+        if data[2:_HEADER] != self.tag:
+            raise EnvelopeError("other_channel", "datagram of another private channel")
+        aad = bytes(data[:_HEADER + NONCE_BYTES])
+        try:
+            inner = self._aead.decrypt(aad[_HEADER:], bytes(data[len(aad):]), aad)
+        except InvalidTag:
+            raise EnvelopeError("undecryptable", "private datagram fails authentication (wrong key or altered)") \
+                from None
+        return open_envelope(inner, known_keys, context=self.tag)
+
+
+class Keyring:
+    """The private channels this peer has joined, found by tag as datagrams arrive."""
+
+    def __init__(self, params: ScryptParams = DEFAULT_SCRYPT) -> None:
+        self.params = params
+        self._by_tag: dict[bytes, ChannelKey] = {}
+
+    def join(self, name: str, passphrase: str) -> ChannelKey:
+        """Derive (once, ~100 ms) and keep the key of ``name`` under ``passphrase``."""
+        key = ChannelKey.from_passphrase(name, passphrase, self.params)
+        self._by_tag[key.tag] = key
+        return key
+
+    def add(self, key: ChannelKey) -> None:
+        """Keep a key derived earlier (a restart need not pay scrypt again)."""
+        self._by_tag[key.tag] = key
+
+    def leave(self, key: ChannelKey) -> None:
+        self._by_tag.pop(key.tag, None)
+
+    def by_tag(self, tag: bytes) -> ChannelKey | None:
+        return self._by_tag.get(tag)
+
+    def __iter__(self):
+        return iter(self._by_tag.values())
+
+
+def _check_private_header(data: bytes) -> None:
+    size = len(data)
+    if size > MAX_ENVELOPE_BYTES:
+        raise EnvelopeError("oversized", f"datagram of {size} bytes exceeds {MAX_ENVELOPE_BYTES}")
+    if size < _MIN_BYTES:
+        raise EnvelopeError("truncated", f"private datagram of {size} bytes is shorter than {_MIN_BYTES}")
+    if data[0] != VERSION:
+        raise EnvelopeError("version", f"envelope version {data[0]} is not {VERSION}")
+    if data[1] != Kind.PRIVATE:
+        raise EnvelopeError("kind", f"kind {data[1]} is not a private datagram")
+
+
+def channel_tag_of(data: bytes) -> bytes | None:
+    """The channel tag of a private datagram (what a blind store files it under), else None."""
+    try:
+        _check_private_header(data)
+    except EnvelopeError:
+        return None
+    return bytes(data[2:_HEADER])
+
+
+def blind_id(data: bytes) -> str:
+    """An id for exact datagram bytes, computable without any key."""
+    return hashlib.sha256(data).digest()[:16].hex()
+
+
+def open_datagram(data: bytes, known_keys: KnownKeys, keyring: Keyring | None = None) -> Opened:
+    """Open any datagram, public or private. Raises ``EnvelopeError`` only.
+
+    ``Opened.context`` tells the caller where it was read: empty for a public
+    envelope, the channel tag for a private one. Route by it, so a private
+    channel only ever receives what was encrypted for it.
+    """
+    if len(data) > 1 and data[1] == Kind.PRIVATE:
+        tag = channel_tag_of(data)
+        key = keyring.by_tag(tag) if keyring is not None and tag is not None else None
+        if key is None:
+            _check_private_header(data)  # a malformed one says why; a well-formed one is not ours
+            raise EnvelopeError("unknown_channel", "private datagram of a channel not joined here")
+        return key.open(data, known_keys)
+    return open_envelope(data, known_keys)
