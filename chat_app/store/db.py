@@ -38,6 +38,7 @@ import cbor2
 from sqlite_utils import Database
 
 from chat_app.identity import new_secret
+from sync.sds.state import COLLECTIONS  # the keyed parts of a channel's state; the rest is replaced whole
 
 MIGRATIONS: list[str] = [
     # 1: the initial schema
@@ -80,9 +81,6 @@ MIGRATIONS: list[str] = [
                               value BLOB NOT NULL, PRIMARY KEY (channel, collection, key));
     """,
 ]
-COLLECTIONS = ("outgoing", "watched", "incoming", "peers")
-"""The keyed collections of an SDS channel's state (``sync.sds.state``); every
-other top-level key is a part, replaced whole."""
 
 
 @dataclass(frozen=True, slots=True)

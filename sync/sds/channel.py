@@ -20,6 +20,8 @@ owns its recovery and stream objects:
   resends (backed off, and capped in rate), and the watch after that;
 * ``IncomingBuffer`` (``incoming``): messages waiting for their history,
   the missing ids they wait for, and SDS-R requests for those;
+* ``Delivery`` (``delivery``): into the log, with everything that frees,
+  and giving up on what is lost;
 * ``Responses`` (``repair``): SDS-R rebroadcasts we owe others;
 * ``Participants`` (``participants``): who we heard from lately, bounded.
 
@@ -40,7 +42,7 @@ exported state, which is what lets a crashed peer resume exactly
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from sync.core import BROADCAST, Outgoing
 
@@ -48,22 +50,19 @@ from . import state
 from .bloom import RollingBloom
 from .config import Config
 from .errors import LocalProtocolError, RemoteProtocolError
-from .events import Buffered, Delivered, EphemeralReceived, Event, HistoryEntry, Lost, Rejected
-from .events import RepairRequested, RepairSent
+from .delivery import Delivery, HintFunction
+from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairRequested, RepairSent
 from .incoming import IncomingBuffer, Pending
 from .log import LocalLog, LogView
 from .outgoing import OutgoingBuffer
 from .output import Output
 from .participants import Participants
 from .repair import Responses
+from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
+from .wire import SdsMessage, compute_message_id, decode, entry_to_pb
 
 __all__ = ["Channel", "HintFunction", "LogView"]
-
-HintFunction = Callable[[str, str, bytes], "bytes | None"]
-"""(message_id, sender_id, content) -> the retrieval hint to cite it with."""
-
 
 class Channel:
     """SDS for one channel, seen by participant ``sender_id``."""
@@ -75,7 +74,6 @@ class Channel:
             raise LocalProtocolError(problem)
         self.channel_id, self.sender_id = channel_id, sender_id
         self.config = config = config or Config()
-        self._hint_for = retrieval_hint
         self._out = Output()
         self._lamport = now
         self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
@@ -84,10 +82,9 @@ class Channel:
         self._outgoing = OutgoingBuffer(config, self._peers, self._out)
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
         self._repair = Responses(config, sender_id)
-        self._sync_round = self._sync_due = self._sync_at = 0
-        self._last_activity = self._last_sent = now
+        self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
+        self._sync = SyncTimer(config, sender_id, channel_id, now)
         self._dirty = {"bloom": False, "repair": False}
-        self._schedule_sync(now)
 
     # ------------------------------------------------------------------ views
 
@@ -97,7 +94,9 @@ class Channel:
 
     @property
     def lamport(self) -> int:
-        return self._lamport
+        """Our clock: raised by every send, and to every timestamp delivered
+        (the newest in the log)."""
+        return max(self._lamport, self._log.newest_lamport())
 
     @property
     def stats(self):
@@ -121,7 +120,7 @@ class Channel:
     def send(self, content: bytes, now: int) -> str:
         """Broadcast ``content``; returns its message id."""
         content = _checked_content(content)
-        lamport = max(now, self._lamport + 1)
+        lamport = max(now, self.lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
         msg = self._compose(message_id, lamport, content)
         wire = msg.SerializeToString()
@@ -131,10 +130,10 @@ class Channel:
         if self._attach_repair_requests(msg, now):
             wire = msg.SerializeToString()
         self._lamport = lamport
-        self._last_activity = self._last_sent = now
+        self._sync.last_activity = self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
-        self._insert(msg, wire, now, own=True)
+        self._delivery.insert(msg, wire, now, own=True)
         self.stats["sent"] += 1
         return message_id
 
@@ -169,11 +168,11 @@ class Channel:
         return len(due)
 
     def _send_sync(self, now: int) -> None:
-        lamport = max(now, self._lamport + 1)
+        lamport = max(now, self.lamport + 1)
         msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"")
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
-        self._last_sent = now
+        self._sync.last_sent = now
         self._out.transmit(msg.SerializeToString())
         self.stats["sync_sent"] += 1
 
@@ -187,7 +186,7 @@ class Channel:
         try:
             msg = decode(data, self.config)
             if msg.HasField("lamport_timestamp") and (
-                    msg.lamport_timestamp > max(now, self._lamport) + self.config.max_future_ms):
+                    msg.lamport_timestamp > max(now, self.lamport) + self.config.max_future_ms):
                 raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
@@ -211,12 +210,12 @@ class Channel:
         content = msg.content
         if content and mid in self._incoming:
             freed = self._incoming.supersede(msg, data)
-            self._deliver([freed] if freed else [])
+            self._delivery.deliver([freed] if freed else [])
             return
         if content and mid in self._log:
             self.stats["duplicate"] += 1
             return
-        self._last_activity = now
+        self._sync.last_activity = now
         if msg.HasField("bloom_filter"):
             self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
         self._outgoing.review(msg, now)
@@ -237,7 +236,7 @@ class Channel:
             self.stats["buffered"] += 1
             self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
         else:
-            self._deliver([Pending(msg, data, now, set(), 0)])
+            self._delivery.deliver([Pending(msg, data, now, set(), 0)])
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
         for pb in msg.repair_request:
@@ -246,82 +245,30 @@ class Channel:
             entry = self._log.entries.get(mid)
             self._repair.asked(mid, pb.sender_id or (entry.sender_id if entry else None), now)
 
-    # -------------------------------------------------------------- delivery
-
-    def _deliver(self, ready: list[Pending]) -> None:
-        """Deliver ``ready`` and, transitively, every buffered message whose
-        last unmet dependency that makes available."""
-        while ready:
-            pending = ready.pop()
-            self._insert(pending.msg, pending.wire, pending.received_at, gaps=tuple(pending.gaps))
-            ready.extend(self._incoming.satisfy(pending.msg.message_id))
-
-    def _insert(self, msg: SdsMessage, wire: bytes, received_at: int, own: bool = False, gaps: tuple = ()) -> None:
-        mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
-        hint = self._hint_for(mid, sender, msg.content) if self._hint_for else None
-        if hint is None and mid in self._incoming.missing:
-            hint = self._incoming.missing[mid].retrieval_hint
-        position = self._log.insert(mid, lamport, sender, hint)
-        self._lamport = max(self._lamport, lamport)
-        self._repair.remember(mid, sender, wire, own)
-        self.stats["delivered"] += 1
-        self._out.emit(Delivered(
-            message_id=mid, sender_id=sender, lamport=lamport, content=msg.content, position=position,
-            causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history), wire=wire,
-            received_at=received_at, own=own, gaps=gaps))
-
-    def _give_up(self, dep: str) -> None:
-        """``dep`` was not found in time: treat it as lost and release what
-        waits for it. (A dependency that is itself buffered is only given up
-        as a dependency; it is still delivered once its own wait ends.)"""
-        if dep in self._log:
-            return
-        entry = self._incoming.missing.get(dep)
-        if entry is not None:
-            self._log.add_lost(dep)
-            self._dirty["repair"] = True
-            self.stats["lost"] += 1
-        freed = self._incoming.satisfy(dep, lost=True)
-        if entry is not None:
-            self._out.emit(Lost(entry, tuple(p.msg.message_id for p in reversed(freed))))
-        self._deliver(freed)
-
     # ----------------------------------------------------------------- timer
 
     def get_timer(self) -> int | None:
         """The next absolute time (ms) at which ``handle_timer`` has work."""
-        candidates = (self._sync_at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
+        candidates = (self._sync.at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
                       self._repair.due.next_due(), self._incoming.next_sweep, self._peers.next_expiry())
         return min(t for t in candidates if t is not None)
 
     def handle_timer(self, now: int) -> None:
         self._outgoing.handle_timer(now)
         for dep in self._incoming.give_up_at.pop_due(now):
-            self._give_up(dep)
+            if self._delivery.give_up(dep):
+                self._dirty["repair"] = True
         self._peers.expire(now)
         self._incoming.sweep(now)
         for mid, wire in self._repair.pop_due(now):
             self._out.transmit(wire)
             self.stats["repair_sent"] += 1
             self._out.emit(RepairSent(mid))
-        if now >= self._sync_at:
-            self._periodic_sync(now)
-
-    def _periodic_sync(self, now: int) -> None:
-        quiet = self._last_activity < self._sync_due
-        repair_due = (self._incoming.requests.next_due() or now + 1) <= now
-        keepalive = now - self._last_sent >= 2 * self.config.sync_interval_ms
-        if quiet or repair_due or keepalive:
-            self._send_sync(now)
-        else:
-            self.stats["sync_suppressed"] += 1
-        self._schedule_sync(now)
-
-    def _schedule_sync(self, now: int) -> None:
-        self._sync_round += 1
-        backoff = hash64(self.sender_id, self.channel_id, str(self._sync_round)) % (self.config.sync_backoff_ms + 1)
-        self._sync_due = now + self.config.sync_interval_ms
-        self._sync_at = self._sync_due + backoff
+        if now >= self._sync.at:
+            if self._sync.should_send(now, repair_due=(self._incoming.requests.next_due() or now + 1) <= now):
+                self._send_sync(now)
+            else:
+                self.stats["sync_suppressed"] += 1
 
     # ---------------------------------------------------------------- output
 

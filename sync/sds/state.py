@@ -54,7 +54,8 @@ from .repair import is_responder
 from .wire import SdsMessage
 
 if TYPE_CHECKING:
-    from .channel import Channel, HintFunction
+    from .channel import Channel
+    from .delivery import HintFunction
 
 STATE_VERSION = 2
 PARTS = ("clock", "bloom", "repair")
@@ -119,8 +120,8 @@ def _reset(ch: Channel) -> None:
 def _part(ch: Channel, name: str) -> Any:
     if name == "clock":
         return {
-            "lamport": ch._lamport, "recent": list(ch._log.recent),
-            "sync": [ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent],
+            "lamport": ch.lamport, "recent": list(ch._log.recent),
+            "sync": ch._sync.export(),
             "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat],
             "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
         }
@@ -159,7 +160,7 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
     ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
     ch._incoming.restore(saved["incoming"], repair)
     ch._repair.restore(repair["responses"])
-    ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = clock["sync"]
+    ch._sync.restore(clock["sync"])
     ch._out.datagrams.extend(clock["outbox"])
     ch.stats.update(clock["stats"])
     _reset(ch)
