@@ -63,7 +63,7 @@ class Headless:
         match parse(line, "headless"):
             case Invalid(reason=reason):
                 self.emit(ev.Error(reason))
-            case Say() as say if self.current is None:
+            case Say() if self.current is None:
                 self.emit(ev.Error("join a channel first: /join #name"))
             case Say(text=text, kind=kind):
                 node.say(self.current, text, kind)

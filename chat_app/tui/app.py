@@ -4,9 +4,9 @@ Layout (styles in ``assets/chat.tcss``): a sidebar with the joined channels
 and the members of the current one; the channel's history; a search bar
 (Ctrl+F); who is typing; the input line; a status bar; the footer.
 
-The node runs on its own thread (``NodeThread``); its events arrive here as
-``NodeEvent`` messages. History is read from SQLite in worker threads, a
-page at a time, through a connection of their own.
+The node runs on its own thread (``NodeThread``); its typed events arrive
+here as ``NodeEvent`` messages and are handled by type. History paging
+(``history.py``) and search (``search.py``) are parts of their own.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from textual.widgets import Footer, Header, Input
 from chat_app import events as ev
 from chat_app.commands import Command, Invalid, Invocation, Say, commands_for, parse
 from chat_app.node import Emit, Node
-from chat_app.store import Store, StoredMessage, database_path
+from chat_app.store import Store, database_path
 from chat_app.tui.bridge import NodeThread
+from chat_app.tui.history import HistoryPaging
 from chat_app.tui.model import ChannelModel, Entry, Member, mentions
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.search import HistorySearch
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
@@ -38,8 +40,6 @@ from chat_app.tui.widgets.status_bar import StatusBar
 from chat_app.tui.widgets.typing_line import TypingLine
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
-PAGE = 500
-CONTEXT = 20  # messages loaded above a search hit found deep in the history
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
 
 
@@ -53,12 +53,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def entry_from_row(m: StoredMessage) -> Entry:
-    return Entry(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8], m.text or "(undecodable message)",
-                 m.kind or "text", m.lamport, m.own, gaps=len(m.gaps))
 
-
-class ChatApp(App):
+class ChatApp(HistoryPaging, HistorySearch, App):
     CSS_PATH = ASSETS / "chat.tcss"
     TITLE = "sds-chat"
     BINDINGS = [
@@ -288,48 +284,6 @@ class ChatApp(App):
 
     # ------------------------------------------------------------ history
 
-    @work(thread=True, group="history")
-    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        store = Store(database_path(self.data_dir))
-        try:
-            rows = (store.messages(channel, limit=PAGE) if before is None
-                    else store.messages_before(channel, *before, PAGE))
-        finally:
-            store.close()
-        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before,
-                              len(rows) < PAGE)
-
-    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None,
-                        complete: bool) -> None:
-        """``entries`` (in log order) were read from the store; ``complete``:
-        nothing older is left there."""
-        model = self.models.get(channel)
-        if model is None:
-            return
-        view = self.view
-        anchor = None
-        oldest = model.oldest()
-        if before is not None and oldest is not None and channel == self.current:
-            anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
-        on_top = oldest is not None and bool(entries) and entries[-1].key < oldest.key
-        added = 0
-        for entry in entries:
-            if entry.message_id not in model.by_id:
-                model.upsert(entry)
-                added += 1
-        model.history_complete |= complete
-        if channel == self.current:
-            if before is None:
-                view.relayout()
-                if view.following:  # a late first page must not yank a reader who scrolled up
-                    view.follow()
-            else:
-                if on_top:  # the usual case: all older than what was loaded
-                    view.prepended(added, anchor)
-                else:  # another load got there first
-                    view.relayout(anchor)
-                view.older_loaded()
-
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:
         model = self.models.get(event.channel)
@@ -475,101 +429,18 @@ class ChatApp(App):
 
     # ------------------------------------------------------------ search
 
-    def action_search(self) -> None:
-        search = self.search
-        view = self.view
-        if not search.display:
-            self._search_from = (view.scroll_y, view.following)
-            search.display = True
-        search.focus()
-
     @on(Input.Changed, "#search")
     def search_changed(self, event: Input.Changed) -> None:
         self._find(event.value, older_than=None)
 
     @on(Input.Submitted, "#search")
     def search_next(self, event: Input.Submitted) -> None:
-        view = self.view
-        self._find(event.value, older_than=view.search_hit)
-
-    def _find(self, term: str, older_than: str | None) -> None:
-        """Show the newest match older than ``older_than`` (or than anything):
-        first among the loaded messages, then in the rest of the history."""
-        view = self.view
-        model = self.models.get(self.current) if self.current else None
-        view.search_term = term or None
-        if model is None or not term:
-            self._show_hit(None)
-            return
-        start = model.index(older_than) - 1 if older_than in model.by_id else len(model) - 1
-        needle = term.lower()
-        for index in range(start, -1, -1):
-            if needle in model[index].text.lower():
-                self._show_hit(model[index].message_id)
-                return
-        if model.history_complete or not len(model):
-            self._no_match(term, older_than)
-        else:
-            self.search_history(model.name, term, model.oldest().key, older_than)
-
-    @work(thread=True, exclusive=True, group="search")
-    def search_history(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
-        """Look further back in SQLite; on a match, load everything from a
-        little above it to what is loaded, so the view stays one piece."""
-        store = Store(database_path(self.data_dir))
-        above, rows = [], []
-        try:
-            hit = store.find_before(channel, term, *before)
-            if hit is not None:
-                start = (hit.lamport, hit.message_id)
-                above = store.messages_before(channel, *start, CONTEXT)
-                rows = [*above, *store.messages_between(channel, start, before)]
-        finally:
-            store.close()
-        self.call_from_thread(self._history_searched, channel, term, older_than, before,
-                              hit and hit.message_id, [entry_from_row(r) for r in rows], len(above) < CONTEXT)
-
-    def _history_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
-                          hit: str | None, entries: list[Entry], complete: bool) -> None:
-        if channel != self.current or self.view.search_term != term:
-            return  # the user moved on
-        if hit is None:
-            self._no_match(term, older_than)
-            return
-        self._history_loaded(channel, entries, before, complete)
-        self._show_hit(hit)
-
-    def _show_hit(self, message_id: str | None) -> None:
-        view = self.view
-        view.search_hit = message_id
-        view.refresh()  # the hit's colours; it keeps its height
-        if message_id is not None:
-            view.scroll_to_message(message_id)
-
-    def _no_match(self, term: str, older_than: str | None) -> None:
-        self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
+        self._find(event.value, older_than=self.view.search_hit)
 
     def on_key(self, event) -> None:
-        search = self.search
-        if event.key == "escape" and search.display:
+        if event.key == "escape" and self.search.display:
             event.stop()
             self.close_search()
-
-    def close_search(self) -> None:
-        search = self.search
-        view = self.view
-        search.display = False
-        search.value = ""
-        view.search_term = view.search_hit = None
-        view.refresh()
-        if self._search_from is not None:
-            scroll_y, following = self._search_from
-            if following:
-                view.follow()
-            else:
-                view.scroll_to(y=scroll_y, animate=False)
-        self._search_from = None
-        self.input.focus()
 
     # ------------------------------------------------------- the palette
 
