@@ -12,25 +12,25 @@ here as ``NodeEvent`` messages and are handled by type. History paging
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.commands import Command, Invalid, Invocation, Say, commands_for, parse
+from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.node import Emit, Node
 from chat_app.store import Store, database_path
 from chat_app.tui.bridge import NodeThread
 from chat_app.tui.history import HistoryPaging
 from chat_app.tui.model import ChannelModel, Entry, Member, mentions
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.palette import Palette
 from chat_app.tui.search import HistorySearch
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
@@ -54,7 +54,7 @@ def now_ms() -> int:
 
 
 
-class ChatApp(HistoryPaging, HistorySearch, App):
+class ChatApp(HistoryPaging, HistorySearch, Palette, App):
     CSS_PATH = ASSETS / "chat.tcss"
     TITLE = "sds-chat"
     BINDINGS = [
@@ -450,24 +450,3 @@ class ChatApp(HistoryPaging, HistorySearch, App):
     def action_next_theme(self) -> None:
         index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
         self.theme = THEMES[index % len(THEMES)]
-
-    def _prefill(self, text: str) -> None:
-        field = self.input
-        field.value = text
-        field.cursor_position = len(text)
-        field.focus()
-
-    def _palette_action(self, command: Command) -> Callable[[], None]:
-        if command.prefills:
-            return lambda: self._prefill(f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")
-        return lambda: self.run_line(command.slash)
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for command in commands_for("tui"):
-            if command.palette is not None:
-                yield SystemCommand(command.palette, f"{command.usage}: {command.help}", self._palette_action(command))
-        yield SystemCommand("Search", "Ctrl+F: search this channel", self.action_search)
-        yield SystemCommand("Next unread channel", "Ctrl+N", self.action_next_unread)
-        yield SystemCommand("Toggle typing indicators", "Ctrl+T", self.action_toggle_typing)
-        yield SystemCommand("Next theme", "F2", self.action_next_theme)
