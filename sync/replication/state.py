@@ -5,8 +5,11 @@ dicts keyed by tuples and queued messages. CBOR would turn tuples into lists
 (and lists do not compare with tuples), so containers are tagged: a tagged
 value is a one-key dict - ``{"t": [...]}`` tuple, ``{"l": [...]}`` list,
 ``{"s": [...]}`` set, ``{"d": [[k, v], ...]}`` dict, ``{"m": bytes}`` a
-replication message in its own CBOR encoding. Objects are rebuilt attribute
-by attribute, so whatever plain data a reconciler keeps round-trips.
+replication message in its own CBOR encoding, ``{"o": [name, attributes]}``
+one of the reconciler's own parts (a class named in ``_parts``), ``{"k":
+name}`` a message type itself. Objects are
+rebuilt attribute by attribute, so whatever plain data a reconciler keeps
+round-trips.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ def to_plain(value: Any) -> Any:
         return {"d": [[to_plain(k), to_plain(v)] for k, v in value.items()]}
     if isinstance(value, _MESSAGES):
         return {"m": encode(value)}
+    if value in _MESSAGES:
+        return {"k": value.__name__}
+    if type(value).__name__ in _parts():
+        return {"o": [type(value).__name__, export_object(value)]}
     raise TypeError(f"cannot export {type(value).__name__} as replication state")
 
 
@@ -49,7 +56,21 @@ def from_plain(value: Any) -> Any:
         return {from_plain(k): from_plain(v) for k, v in body}
     if tag == "m":
         return decode(body)
+    if tag == "k":
+        return next(kind for kind in _MESSAGES if kind.__name__ == body)
+    if tag == "o":
+        name, attributes = body
+        return restore_object(_parts()[name], attributes)
     raise ValueError(f"unknown state tag {tag!r}")
+
+
+def _parts() -> dict[str, type]:
+    """The reconciler's parts, which a state may hold (imported late: they
+    import this module's neighbours)."""
+    from .ranges import ItemSet
+    from .reconcile import _Range, _RoundReader, _RoundWriter
+
+    return {cls.__name__: cls for cls in (ItemSet, _Range, _RoundReader, _RoundWriter)}
 
 
 def export_object(obj: object) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from sync.core import Engine, Event
 from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
 from sync.sds import Channel, Config, Delivered
 from sync.sds.state import apply_changes
-from tests.mvds.kind import MvdsKind
 
 T0 = 1_700_000_000_000
 
@@ -252,14 +251,14 @@ SDS_EVENTS = frozenset({"Delivered", "Acknowledged", "PossiblyAcknowledged"})
 REPLICATION_EVENTS = frozenset({"RemoteAnnounced", "HeightsWanted", "EntriesWanted", "EntryReceived",
                                 "SessionFinished", "Closed"})
 
+from ..mvds.kind import MvdsKind  # noqa: E402  (it builds on EngineKind above)
+from ..svs.conformance_kind import SVS_EVENTS, SvsKind  # noqa: E402  (it builds on EngineKind above)
+
 KINDS = [
     SdsKind(main_events=SDS_EVENTS | {"Buffered", "Rejected"}),
     ReplicationKind(name="replication-set-reconciliation", main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-log-height", mode=0, main_events=REPLICATION_EVENTS),
     ReplicationKind(name="replication-live", live=True, main_events=REPLICATION_EVENTS),
     MvdsKind(),
+    SvsKind(main_events=SVS_EVENTS),
 ]
-for _kind in KINDS:  # kinds written without EngineKind's hooks (MVDS) get its defaults
-    if not isinstance(_kind, EngineKind):
-        _kind.incremental = getattr(_kind, "incremental", False)
-        _kind.final_state = getattr(_kind, "final_state", lambda engine: engine.export_state())

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from sync.mvds import Config, Mode, MvdsNode
+from ..core.kinds import EngineKind
 
 # short epochs and backoffs, so the suite's ticks cover many retransmissions
 CONFIG = Config(epoch_ms=100, backoff_base_epochs=2, backoff_cap_epochs=32, backoff_floor_epochs=4,
@@ -15,7 +16,7 @@ GROUP = b"conversation"
 
 
 @dataclass
-class MvdsKind:
+class MvdsKind(EngineKind):
     name: str = "mvds"
     ordered: bool = False
     main_events: frozenset[str] = frozenset({"DmDelivered", "DmAcknowledged", "Rejected"})

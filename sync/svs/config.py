@@ -1,0 +1,34 @@
+"""Tunables of the SVS engine; the defaults are the spec's numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    sync_interval_ms: int = 30_000  # the Sync Interest Timer (spec 4.1)
+    sync_jitter: float = 0.10  # ... random +-10%, uniform
+    suppression_ms: int = 200  # the suppression interval (spec 4.4)
+    suppression_jitter: float = 0.50  # ... +-50%, uniform
+    # "uniform" (2021, above) or "decaying": SVS v2's c*(1 - e^((v - c)/(c/10))), v uniform in [0, c),
+    # c = suppression_ms - most members wait nearly c, a few fire early, so fewer answer at once.
+    suppression_curve: str = "uniform"
+    fetch_timeout_ms: int = 1_000  # a data interest unanswered this long is retried (the Interest Lifetime)
+    fetch_backoff_max_ms: int = 8_000  # retries wait 1, 2, 4, 8, 8 ... s
+    fetch_window: int = 64  # data interests in flight at once, over all producers
+    max_datagram_bytes: int = 1_200  # larger sync interests are split (1500-byte MTU, with the envelope)
+    cache_size: int = 256  # publications kept (and exported) to answer data interests; older: DataWanted
+    holders_per_producer: int = 4  # members remembered, per producer, as having its latest data
+    future_bootstrap_s: int = 86_400  # v3: a vector whose bootstrap time is further ahead is ignored
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.sync_jitter < 1 and 0 <= self.suppression_jitter < 1):
+            raise ValueError("jitter is a fraction below 1")
+        if min(self.sync_interval_ms, self.suppression_ms, self.fetch_timeout_ms, self.fetch_window,
+               self.cache_size, self.holders_per_producer) < 1:
+            raise ValueError("intervals, windows and sizes must be positive")
+        if self.suppression_curve not in ("uniform", "decaying"):
+            raise ValueError("suppression_curve is 'uniform' or 'decaying'")
+        if self.max_datagram_bytes < 256:
+            raise ValueError("max_datagram_bytes below 256 cannot hold a sync interest")

@@ -1,0 +1,162 @@
+"""Publication retrieval: which data interests to send, to whom, and when to retry.
+
+Each producer's publications are requested in sequence order, at most
+``fetch_window`` at once over all producers (taken round-robin, so one
+producer with a long backlog does not starve the others). The first request
+goes to the producer itself; retries alternate between the producer and the
+members known to hold the publication (any member whose state vector showed
+that sequence number, or who sent us a later one), each waiting twice as long
+as the one before, up to ``fetch_backoff_max_ms``. With no address known at
+all, the data interest is broadcast.
+Nothing here scans all producers: the work queue holds only producers with
+something left to request, and deadlines live in a ``Schedule``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Mapping
+
+from sync.core import BROADCAST, Broadcast, Schedule
+
+from .config import Config
+from .names import Name
+from .vector import Producer
+
+Request = tuple[Producer, int]
+
+
+class Fetcher:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.delivered: dict[Producer, int] = {}  # highest seq delivered with none missing below
+        self.next_request: dict[Producer, int] = {}  # the lowest seq not yet requested
+        self.queue: deque[Producer] = deque()  # producers with seqs left to request
+        self._queued: set[Producer] = set()  # the same, for membership tests
+        self.in_flight: Schedule[Request] = Schedule()  # request -> when to retry it
+        self.attempts: dict[Request, int] = {}
+        self.arrived: dict[Request, bytes] = {}  # publications waiting for an earlier one
+        self.holders: dict[Producer, dict[Hashable, int]] = {}  # member address -> the seq it showed
+        self.addresses: dict[Name, Hashable] = {}  # node -> the address its sync interests came from
+
+    # ----------------------------------------------------------- learning
+
+    def learn(self, producer: Producer, latest: int) -> None:
+        """A vector showed ``producer`` up to ``latest``: request what is missing."""
+        start = self.next_request.setdefault(producer, self.delivered.get(producer, 0) + 1)
+        if start <= latest and producer not in self._queued:
+            self.queue.append(producer)
+            self._queued.add(producer)
+
+    def saw(self, holder: Hashable, producer: Producer, seq: int) -> None:
+        """Member ``holder`` has ``producer``'s publications up to ``seq``."""
+        holders = self.holders.setdefault(producer, {})
+        holders[holder] = max(seq, holders.get(holder, 0))
+        if len(holders) > self.config.holders_per_producer:
+            del holders[min(holders, key=holders.__getitem__)]
+
+    # ---------------------------------------------------------- requesting
+
+    def requests(self, now: int, latest: Mapping[Producer, int]) -> list[tuple[Producer, int, Hashable | Broadcast]]:
+        """Retries that fell due, then new requests while the window has room."""
+        out = []
+        for request in self.in_flight.pop_due(now):
+            attempt = self.attempts[request] = self.attempts[request] + 1
+            out.append((*request, self._target(*request, attempt)))
+            self._schedule(request, now, attempt)
+        while len(self.in_flight) < self.config.fetch_window and self.queue:
+            producer = self.queue.popleft()
+            self._queued.discard(producer)
+            seq = self.next_request[producer]
+            if seq > latest.get(producer, 0):
+                continue
+            self.next_request[producer] = seq + 1
+            if seq + 1 <= latest[producer]:
+                self.queue.append(producer)
+                self._queued.add(producer)
+            request = (producer, seq)
+            self.attempts[request] = 0
+            out.append((producer, seq, self._target(producer, seq, 0)))
+            self._schedule(request, now, 0)
+        return out
+
+    def _schedule(self, request: Request, now: int, attempt: int) -> None:
+        wait = min(self.config.fetch_timeout_ms << min(attempt, 30), self.config.fetch_backoff_max_ms)
+        self.in_flight.set(request, now + max(wait, self.config.fetch_timeout_ms))
+
+    def _target(self, producer: Producer, seq: int, attempt: int) -> Hashable | Broadcast:
+        """Even attempts go to the producer, odd ones to the members known to
+        hold the publication in turn. (A vector shows what a member has heard
+        of, not necessarily fetched, so the producer stays the surest bet.)"""
+        own = self.addresses.get(producer.node)
+        holders = [h for h, s in self.holders.get(producer, {}).items() if s >= seq and h != own]
+        if own is not None and (attempt % 2 == 0 or not holders):
+            return own
+        if holders:
+            return holders[(attempt // 2) % len(holders)]
+        return BROADCAST
+
+    def next_due(self) -> int | None:
+        return self.in_flight.next_due()
+
+    # ----------------------------------------------------------- arriving
+
+    def has(self, producer: Producer, seq: int) -> bool:
+        return seq <= self.delivered.get(producer, 0) or (producer, seq) in self.arrived
+
+    def arrive(self, producer: Producer, seq: int, content: bytes) -> list[tuple[int, bytes]]:
+        """Take a fetched publication; return those now deliverable, in order."""
+        self.in_flight.discard((producer, seq))
+        self.attempts.pop((producer, seq), None)
+        self.arrived[(producer, seq)] = content
+        ready = []
+        nxt = self.delivered.get(producer, 0) + 1
+        while (producer, nxt) in self.arrived:
+            ready.append((nxt, self.arrived.pop((producer, nxt))))
+            nxt += 1
+        if ready:
+            self.delivered[producer] = nxt - 1
+        return ready
+
+    def skip_to(self, producer: Producer, seq: int) -> None:
+        """Our own publications up to ``seq`` need no fetching."""
+        self.delivered[producer] = max(seq, self.delivered.get(producer, 0))
+        self.next_request[producer] = max(self.next_request.get(producer, 1), seq + 1)
+
+    # -------------------------------------------------------------- state
+
+    def export(self, plain_address) -> dict:
+        key = _producer_plain
+        return {
+            "delivered": [[*key(p), s] for p, s in self.delivered.items()],
+            "next_request": [[*key(p), s] for p, s in self.next_request.items()],
+            "queue": [key(p) for p in self.queue],
+            "in_flight": [[*key(p), s, due, self.attempts[(p, s)]] for (p, s), due in self.in_flight.items()],
+            "arrived": [[*key(p), s, c] for (p, s), c in self.arrived.items()],
+            "holders": [[*key(p), [[plain_address(h), s] for h, s in hs.items()]] for p, hs in self.holders.items()],
+            "addresses": [[n.encode(), plain_address(a)] for n, a in self.addresses.items()],
+        }
+
+    @classmethod
+    def restore(cls, state: dict, config: Config, address) -> Fetcher:
+        f = cls(config)
+        p = _producer_from
+        f.delivered = {p(n, b): s for n, b, s in state["delivered"]}
+        f.next_request = {p(n, b): s for n, b, s in state["next_request"]}
+        f.queue = deque(p(n, b) for n, b in state["queue"])
+        f._queued = set(f.queue)
+        for n, b, s, due, attempts in state["in_flight"]:
+            f.in_flight.set((p(n, b), s), due)
+            f.attempts[(p(n, b), s)] = attempts
+        f.arrived = {(p(n, b), s): c for n, b, s, c in state["arrived"]}
+        f.holders = {p(n, b): {address(h): s for h, s in hs} for n, b, hs in state["holders"]}
+        f.addresses = {Name.decode(n): address(a) for n, a in state["addresses"]}
+        return f
+
+
+def _producer_plain(producer: Producer) -> list:
+    return [producer.node.encode(), producer.bootstrap]
+
+
+def _producer_from(node: bytes, bootstrap: int) -> Producer:
+    return Producer(Name.decode(node), bootstrap)

@@ -1,0 +1,93 @@
+"""An SVS member's state as plain data (``export_state`` / ``restore``).
+
+Producers travel as ``[encoded NodeID Name, bootstrap]``; addresses, which
+are whatever the runtime passes as ``source``, have their tuples written as
+lists (CBOR has no tuples) and turned back on restore.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from .config import Config
+from .fetch import Fetcher
+from .jitter import Jitter
+from .names import Name
+from .vector import Producer, Span
+
+if TYPE_CHECKING:
+    from .channel import Channel
+
+VERSION = 1
+
+
+def seed_for(producer: Producer) -> bytes:
+    return hashlib.sha256(producer.node.encode() + producer.bootstrap.to_bytes(8, "big")).digest()
+
+
+def address_to_plain(address: Any) -> Any:
+    return [address_to_plain(a) for a in address] if isinstance(address, (tuple, list)) else address
+
+
+def address_from_plain(address: Any) -> Any:
+    return tuple(address_from_plain(a) for a in address) if isinstance(address, list) else address
+
+
+def _entries(vector: dict[Producer, int]) -> list:
+    return [[p.node.encode(), p.bootstrap, seq] for p, seq in vector.items()]
+
+
+def _vector(entries: list) -> dict[Producer, int]:
+    return {Producer(Name.decode(n), b): seq for n, b, seq in entries}
+
+
+def _name(name: Name | None) -> bytes | None:
+    return None if name is None else name.encode()
+
+
+def _unname(data: bytes | None) -> Name | None:
+    return None if data is None else Name.decode(data)
+
+
+def export_channel(channel: Channel) -> dict:
+    return {
+        "version": VERSION,
+        "group": channel.group.encode(),
+        "node": channel.node.encode(),
+        "bootstrap": channel.bootstrap,
+        "seed": channel._jitter.seed,
+        "draws": channel._jitter.draws,
+        "vector": _entries(channel.vector),
+        "touched": [[node.encode(), at] for node, at in channel._touched.items()],
+        "clock": channel._clock,
+        "state": channel.state,
+        "sync_due": channel._sync_due,
+        "aggregate": _entries(channel._aggregate),
+        "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in channel._aggregate_spans],
+        "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._cache.items()],
+        "fetch": channel._fetch.export(address_to_plain),
+        "stats": dict(channel.stats),
+    }
+
+
+def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
+    if state.get("version") != VERSION:
+        raise ValueError(f"unknown SVS state version {state.get('version')!r}")
+    channel = cls(Name.decode(state["group"]), Name.decode(state["node"]), 0, config,
+                  bootstrap_time=state["bootstrap"], seed=state["seed"])
+    channel._jitter = Jitter(state["seed"], state["draws"])
+    for producer, seq in _vector(state["vector"]).items():
+        channel._set_entry(producer, seq)
+    channel._touched = {Name.decode(n): at for n, at in state["touched"]}
+    channel._clock = state["clock"]
+    channel.state = state["state"]
+    channel._sync_due = state["sync_due"]
+    channel._aggregate = _vector(state["aggregate"])
+    channel._aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
+    for n, b, seq, content in state["cache"]:
+        channel._cache[(Producer(Name.decode(n), b), seq)] = content
+    channel._fetch = Fetcher.restore(state["fetch"], config, address_from_plain)
+    channel.stats = Counter(state["stats"])
+    return channel
