@@ -1,7 +1,12 @@
-"""Cost of the runtime's per-datagram step: engine + state export + one
-SQLite transaction (what the node does before any datagram may leave).
+"""CPU cost of one message's step for a peer whose earlier messages are all still
+unacknowledged (alone in the channel, or its peers are away), by backlog.
 
-    python benchmarks/store_step.py [--history 10000] [--measure 3000]
+"changes" is the shipping runtime (``chat_app.runtime.Conversation``: the
+step stores what ``take_changes()`` says changed). "whole" is how the state
+was stored before: the whole engine state re-encoded and rewritten in one
+blob every step, which made each message cost more than the one before.
+
+    python benchmarks/store_step.py [--backlog 0 1000 10000 100000] [--measure 500] [--whole-up-to 10000]
 """
 
 from __future__ import annotations
@@ -12,44 +17,81 @@ import tempfile
 import time
 from pathlib import Path
 
+import cbor2
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.sds_engine import T0, conversation  # noqa: E402
-from chat_app.store import Store, StoredMessage  # noqa: E402
-from sync.sds import Channel, Delivered  # noqa: E402
+from chat_app.payload import Payload  # noqa: E402
+from chat_app.runtime.conversation import Conversation  # noqa: E402
+from chat_app.runtime.translate import translate  # noqa: E402
+from chat_app.store import Store  # noqa: E402
+from sync.sds import Config  # noqa: E402
+
+T0 = 1_767_225_600_000
+ME = "a" * 32
+FILL_BATCH = 1_000
 
 
-def step(carol: Channel, store: Store, wire: bytes, now: int) -> None:
-    """What the node does per datagram: engine, state export, one commit."""
-    carol.receive(wire, now)
-    rows = [StoredMessage("general", e.message_id, e.lamport, e.sender_id, None, None, None, None,
-                          None, e.wire, e.received_at, now, e.own)
-            for e in carol.events() if isinstance(e, Delivered)]
-    carol.datagrams_to_send(now)
-    store.commit_step("general", carol.export_state(include_log=False), rows, now)
+def changes_run(store: Store, backlog: int, measure: int) -> tuple[float, int]:
+    conv = Conversation("general", store, ME, Config(), T0)
+    now = T0
+    for start in range(0, backlog, FILL_BATCH):  # the backlog, a batch per step
+        for _ in range(min(FILL_BATCH, backlog - start)):
+            now += 1
+            conv.send("me", "x" * 40, "text", now)
+        conv.step(now)
+    began = time.process_time()
+    for _ in range(measure):
+        now += 1
+        conv.send("me", "x" * 40, "text", now)
+        conv.step(now)
+    elapsed = time.process_time() - began
+    assert len(conv.engine.unacknowledged()) == backlog + measure
+    return elapsed, len(cbor2.dumps(conv.engine.export_state(include_log=False)))
+
+
+def whole_run(store: Store, backlog: int, measure: int) -> tuple[float, int]:
+    conv = Conversation("general", store, ME, Config(), T0)
+    engine, conn, now, seq = conv.engine, store._conn, T0, 0
+
+    def step(count: int) -> None:
+        nonlocal now, seq
+        for _ in range(count):
+            now, seq = now + 1, seq + 1
+            engine.send(Payload("text", "me", "x" * 40, seq, now).encode(), now)
+        rows = translate("general", engine.events(), now).rows
+        engine.datagrams_to_send(now)
+        conn.execute("BEGIN IMMEDIATE")  # what commit_step did: the rows, and the whole state again
+        conn.executemany("INSERT INTO messages VALUES (" + ", ".join("?" * 14) + ")", [r.row() for r in rows])
+        conn.execute("INSERT OR REPLACE INTO channel_state (channel, state, saved_at) VALUES (?, ?, ?)",
+                     ("general", cbor2.dumps(engine.export_state(include_log=False)), now))
+        conn.execute("COMMIT")
+
+    for start in range(0, backlog, FILL_BATCH):
+        step(min(FILL_BATCH, backlog - start))
+    began = time.process_time()
+    for _ in range(measure):
+        step(1)
+    elapsed = time.process_time() - began
+    return elapsed, len(cbor2.dumps(engine.export_state(include_log=False)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--history", type=int, nargs="+", default=[1_000, 10_000])
-    parser.add_argument("--measure", type=int, default=3_000)
+    parser.add_argument("--backlog", type=int, nargs="+", default=[0, 1_000, 10_000, 100_000])
+    parser.add_argument("--measure", type=int, default=500)
+    parser.add_argument("--whole-up-to", type=int, default=10_000,
+                        help="the old way is quadratic: measure it only up to this backlog")
     args = parser.parse_args()
-    print(f"{'history':>9}  {'steps/s':>8}  {'ms/step':>8}  {'state bytes':>11}")
-    for history in args.history:
-        wires = conversation(history + args.measure, T0)
-        with tempfile.TemporaryDirectory() as tmp:
-            store = Store(Path(tmp) / "bench.sqlite3")
-            carol = Channel("general", "carol", T0)
-            for i, wire in enumerate(wires[:history]):
-                step(carol, store, wire, T0 + i)
-            start = time.perf_counter()
-            for i, wire in enumerate(wires[history:]):
-                step(carol, store, wire, T0 + history + i)
-            elapsed = time.perf_counter() - start
-            size = len(__import__("cbor2").dumps(carol.export_state(include_log=False)))
-            assert store.count("general") == history + args.measure
-            store.close()
-        print(f"{history:>9,}  {args.measure / elapsed:>8,.0f}  {1000 * elapsed / args.measure:>8.2f}  {size:>11,}")
+    print(f"{'unacknowledged':>14}  {'stored as':>9}  {'CPU ms/message':>14}  {'state bytes':>11}")
+    for backlog in args.backlog:
+        runs = [("changes", changes_run)] + ([("whole", whole_run)] if backlog <= args.whole_up_to else [])
+        for name, run in runs:
+            with tempfile.TemporaryDirectory() as tmp:
+                store = Store(Path(tmp) / "bench.sqlite3")
+                elapsed, size = run(store, backlog, args.measure)
+                store.close()
+            print(f"{backlog:>14,}  {name:>9}  {1000 * elapsed / args.measure:>14.2f}  {size:>11,}", flush=True)
 
 
 if __name__ == "__main__":

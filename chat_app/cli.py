@@ -165,11 +165,11 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
     from chat_app.node import Node
-    from chat_app.store import Store
+    from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
     try:
-        store = Store(data_dir / "sds-chat.sqlite3")
+        store = Store(database_path(data_dir))
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
@@ -202,16 +202,16 @@ def run_peer(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from chat_app.export import ExportError, export
+    from chat_app.export import ExportError, export, format_for
     from chat_app.identity import peer_id
-    from chat_app.store import Store
+    from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
-    database = data_dir / "sds-chat.sqlite3"
+    database = database_path(data_dir)
     if not database.is_file():
         print(f"sds-chat: no history in {data_dir} (expected {database.name})", file=sys.stderr)
         return 2
-    fmt = args.format or ("jsonl" if args.out.suffix in (".jsonl", ".json") else "parquet")
+    fmt = format_for(args.out, args.format)
     store = Store(database)
     try:
         channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
@@ -225,10 +225,19 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+VERIFY_NEEDS_SPARK = ("sds-chat: verify needs PySpark, an optional extra: pip install 'sds-chat[verify]' "
+                      "(and a Java runtime)")
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["verify"]:  # its own parser: paths, --report, --master
+        try:
+            import pyspark  # noqa: F401  (the job imports it later, where a failure reads as bad input)
+        except ImportError:
+            print(VERIFY_NEEDS_SPARK, file=sys.stderr)
+            return 2
         from chat_app.verify.job import main as verify
 
         return verify(argv[1:])

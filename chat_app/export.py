@@ -42,6 +42,13 @@ SCHEMA = pa.schema([
     ("delivered_at_ms", pa.int64()),
 ])
 FORMATS = ("parquet", "jsonl")
+
+
+def format_for(out: Path, asked: str | None = None) -> str:
+    """The export format: the one asked for, else from the file name
+    (``.jsonl`` or ``.json``: JSON lines), else Parquet."""
+    return asked or ("jsonl" if out.suffix in (".jsonl", ".json") else "parquet")
+
 BATCH = 65_536
 
 

@@ -1,22 +1,20 @@
 """``sds-chat --headless``: the bot and scripting interface.
 
-Reads lines from stdin - plain text is a message to the current channel;
-``/join #c``, ``/part``, ``/nick n``, ``/me text``, ``/peers``, ``/typing``
-and ``/quit`` are commands - and writes one JSON object per event to stdout.
+Reads lines from stdin - plain text is a message to the current channel; the
+commands are those of ``chat_app.commands`` marked for headless mode (join,
+part, nick, me, typing, peers, quit) - and writes one JSON object per event
+(``chat_app.events``) to stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 
+from chat_app import events as ev
+from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.node import Node
-
-
-def channel_name(text: str) -> str:
-    return text.strip().lstrip("#")
 
 
 class Headless:
@@ -26,8 +24,10 @@ class Headless:
         self.current: str | None = None
         self._done = asyncio.Event()
 
-    def emit(self, event: dict) -> None:
-        sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+    def emit(self, event: ev.AppEvent) -> None:
+        if not event.printed:
+            return
+        sys.stdout.write(event.json_line() + "\n")
         sys.stdout.flush()
 
     async def run(self) -> int:
@@ -45,7 +45,7 @@ class Headless:
         if lines is not None:
             lines.cancel()
         await self.node.stop()
-        self.emit({"event": "bye"})
+        self.emit(ev.Bye())
         return 0
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
@@ -60,37 +60,30 @@ class Headless:
 
     async def command(self, line: str) -> None:
         node = self.node
-        if not line.startswith("/") or line.startswith("//"):
-            text = line[1:] if line.startswith("//") else line
-            if self.current is None:
-                self.emit({"event": "error", "reason": "join a channel first: /join #name"})
-            else:
-                node.say(self.current, text)
-            return
-        name, _, arg = line[1:].partition(" ")
-        arg = arg.strip()
-        if name == "join" and arg:
-            channel = channel_name(arg)
-            await node.join(channel)
-            self.current = channel
-        elif name == "part":
-            channel = channel_name(arg) if arg else self.current
-            if channel is None:
-                self.emit({"event": "error", "reason": "not in any channel"})
-                return
-            await node.part(channel)
-            if self.current == channel:
-                self.current = next(iter(node.engines), None)
-        elif name == "nick" and arg:
-            await node.set_nick(arg)
-        elif name == "me" and arg and self.current:
-            node.say(self.current, arg, kind="me")
-        elif name == "typing" and self.current:
-            node.typing(self.current)
-        elif name == "peers":
-            self.emit({"event": "peers", "peers": node.peer_snapshot(), "addresses": node.advertised,
-                       "port": node.port})
-        elif name == "quit":
-            self._done.set()
-        else:
-            self.emit({"event": "error", "reason": f"unknown command or missing argument: /{name}"})
+        match parse(line, "headless"):
+            case Invalid(reason=reason):
+                self.emit(ev.Error(reason))
+            case Say() if self.current is None:
+                self.emit(ev.Error("join a channel first: /join #name"))
+            case Say(text=text, kind=kind):
+                node.say(self.current, text, kind)
+            case Invocation(name="join") as cmd:
+                await node.join(cmd.channel)
+                self.current = cmd.channel
+            case Invocation(name="part") as cmd:
+                channel = cmd.channel or self.current
+                if channel is None:
+                    self.emit(ev.Error("not in any channel"))
+                    return
+                await node.part(channel)
+                if self.current == channel:
+                    self.current = next(iter(node.engines), None)
+            case Invocation(name="nick", argument=nick):
+                await node.set_nick(nick)
+            case Invocation(name="typing"):
+                if self.current is not None:
+                    node.typing(self.current)
+            case Invocation(name="peers"):
+                self.emit(node.peer_snapshot())
+            case Invocation(name="quit"):
+                self._done.set()

@@ -19,6 +19,8 @@ KINDS = ("text", "me", "typing", "leave")
 EPHEMERAL_KINDS = ("typing", "leave")
 MAX_NICK = 32
 MAX_TEXT = 4000
+MAX_INT64 = 2**63 - 1
+"""The largest ``seq`` or ``sent_at`` we accept: what an SQLite INTEGER holds."""
 
 
 class PayloadError(ValueError):
@@ -40,6 +42,8 @@ class Payload:
             raise PayloadError(f"nick must be 1 to {MAX_NICK} characters")
         if len(self.text) > MAX_TEXT:
             raise PayloadError(f"text longer than {MAX_TEXT} characters")
+        if not (0 <= self.seq <= MAX_INT64 and 0 <= self.sent_at <= MAX_INT64):
+            raise PayloadError("seq and sent_at must be between 0 and 2^63 - 1")
         if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text):
             raise PayloadError("a chat message needs text and a sequence number >= 1")
 

@@ -1,3 +1,3 @@
-from .db import StoredMessage, Store, retrieval_hint
+from .db import DATABASE, Store, StoredMessage, database_path, retrieval_hint
 
-__all__ = ["Store", "StoredMessage", "retrieval_hint"]
+__all__ = ["DATABASE", "Store", "StoredMessage", "database_path", "retrieval_hint"]

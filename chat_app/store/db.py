@@ -9,11 +9,18 @@ One file per data directory, in WAL mode. Tables:
                   sent_at), the exact SDS wire bytes, received/delivered
                   times, own, gaps. A message's log position is its rank in
                   (lamport, message_id) order, served by an index.
-    channel_state the engine's state per channel (CBOR), without the log
-    peers         peers seen: id, nick, address, channels, last seen
+    state_part    the engine's state per channel, without the log: each part
+    state_entry   (CBOR) replaced whole, each entry of a keyed collection
+                  (unacknowledged messages, ...) upserted or deleted alone,
+                  so a step writes what it changed, not everything
+    channel_state the whole state in one blob (read once, from databases
+                  written before the state was split)
+
+(A ``peers`` table of the first schema was written and never read: who is
+out there is learned afresh from mDNS and traffic. Migration 2 drops it.)
 
 ``commit_step`` writes one engine step - its delivered messages and the new
-engine state - in a single transaction, which the node commits before any
+engine state - in a single transaction, which the runtime commits before any
 datagram of that step leaves: a ``kill -9`` at any moment loses nothing that
 was sent or delivered, and a restart resumes resending what was
 unacknowledged. ``synchronous=NORMAL`` under WAL is durable across process
@@ -31,6 +38,7 @@ import cbor2
 from sqlite_utils import Database
 
 from chat_app.identity import new_secret
+from sync.sds.state import COLLECTIONS  # the keyed parts of a channel's state; the rest is replaced whole
 
 MIGRATIONS: list[str] = [
     # 1: the initial schema
@@ -61,6 +69,17 @@ MIGRATIONS: list[str] = [
         peer_id TEXT PRIMARY KEY, nick TEXT, host TEXT, port INTEGER, channels TEXT, last_seen INTEGER
     );
     """,
+    # 2: the peers table was never read
+    """
+    DROP TABLE peers;
+    """,
+    # 3: engine state by parts and keyed entries, so a step writes only what it changed
+    """
+    CREATE TABLE state_part (channel TEXT NOT NULL, name TEXT NOT NULL, value BLOB NOT NULL,
+                             PRIMARY KEY (channel, name));
+    CREATE TABLE state_entry (channel TEXT NOT NULL, collection TEXT NOT NULL, key TEXT NOT NULL,
+                              value BLOB NOT NULL, PRIMARY KEY (channel, collection, key));
+    """,
 ]
 
 
@@ -87,12 +106,21 @@ class StoredMessage:
                 ",".join(self.gaps))
 
 
+DATABASE = "sds-chat.sqlite3"
+"""The database's file name inside a data directory."""
+
+
+def database_path(data_dir: Path) -> Path:
+    return data_dir / DATABASE
+
+
 _COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sent_at, wire, "
             "received_at, delivered_at, own, gaps")
 
 
 class Store:
     def __init__(self, path: Path) -> None:
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -155,8 +183,10 @@ class Store:
 
     # -------------------------------------------------------------- messages
 
-    def commit_step(self, channel: str, state: dict | None, delivered: list[StoredMessage], now: int) -> None:
-        """One engine step, atomically: new messages and the engine state."""
+    def commit_step(self, channel: str, changes: dict | None, delivered: list[StoredMessage], now: int) -> None:
+        """One engine step, atomically: new messages and what changed in the
+        engine state (``Channel.take_changes()``: parts to replace, entries
+        to upsert, entries given as None to delete)."""
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -167,19 +197,57 @@ class Store:
                     "ON CONFLICT (channel, message_id) DO NOTHING",
                     [m.row() for m in delivered],
                 )
-            if state is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO channel_state (channel, state, saved_at) VALUES (?, ?, ?)",
-                    (channel, cbor2.dumps(state), now),
-                )
+            if changes is not None:
+                self._write_changes(channel, changes["parts"], changes["entries"])
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
 
+    def save_state(self, channel: str, state: dict) -> None:
+        """A channel's whole state (``export_state(include_log=False)``), replacing what was saved."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for table in ("state_part", "state_entry", "channel_state"):
+                conn.execute(f"DELETE FROM {table} WHERE channel = ?", (channel,))
+            parts = {k: v for k, v in state.items() if k not in COLLECTIONS}
+            self._write_changes(channel, parts, {c: state[c] for c in COLLECTIONS if c in state})
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _write_changes(self, channel: str, parts: dict, entries: dict[str, dict]) -> None:
+        conn = self._conn
+        conn.executemany("INSERT OR REPLACE INTO state_part (channel, name, value) VALUES (?, ?, ?)",
+                         [(channel, name, cbor2.dumps(value)) for name, value in parts.items()])
+        upserts, deletes = [], []
+        for collection, changed in entries.items():
+            for key, value in changed.items():
+                if value is None:
+                    deletes.append((channel, collection, key))
+                else:
+                    upserts.append((channel, collection, key, cbor2.dumps(value)))
+        conn.executemany("INSERT OR REPLACE INTO state_entry (channel, collection, key, value) VALUES (?, ?, ?, ?)",
+                         upserts)
+        conn.executemany("DELETE FROM state_entry WHERE channel = ? AND collection = ? AND key = ?", deletes)
+
     def channel_state(self, channel: str) -> dict | None:
-        row = self._conn.execute("SELECT state FROM channel_state WHERE channel = ?", (channel,)).fetchone()
-        return cbor2.loads(row[0]) if row else None
+        """What ``save_state`` and the steps since left: the dict
+        ``export_state(include_log=False)`` gave (or a whole-blob state from
+        an older database)."""
+        parts = self._conn.execute("SELECT name, value FROM state_part WHERE channel = ?", (channel,)).fetchall()
+        if not parts:
+            row = self._conn.execute("SELECT state FROM channel_state WHERE channel = ?", (channel,)).fetchone()
+            return cbor2.loads(row[0]) if row else None
+        state: dict = {name: cbor2.loads(value) for name, value in parts}
+        for collection in COLLECTIONS:
+            state[collection] = {}
+        for collection, key, value in self._conn.execute(
+                "SELECT collection, key, value FROM state_entry WHERE channel = ?", (channel,)):
+            state.setdefault(collection, {})[key] = cbor2.loads(value)
+        return state
 
     def log_rows(self, channel: str) -> Iterator[tuple[int, str, str, bytes | None, bytes]]:
         """(lamport, message_id, sender_id, retrieval_hint, wire) in log order,
@@ -270,14 +338,6 @@ class Store:
 
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]
-
-    # ----------------------------------------------------------------- peers
-
-    def saw_peer(self, peer_id: str, nick: str, host: str, port: int, channels: list[str], now: int) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO peers (peer_id, nick, host, port, channels, last_seen) VALUES (?, ?, ?, ?, ?, ?)",
-            (peer_id, nick, host, port, ",".join(channels), now),
-        )
 
 
 def retrieval_hint(seq: int | None) -> bytes | None:

@@ -4,45 +4,47 @@ Layout (styles in ``assets/chat.tcss``): a sidebar with the joined channels
 and the members of the current one; the channel's history; a search bar
 (Ctrl+F); who is typing; the input line; a status bar; the footer.
 
-The node runs on its own thread (``NodeThread``); its events arrive here as
-``NodeEvent`` messages. History is read from SQLite in worker threads, a
-page at a time, through a connection of their own.
+The node runs on its own thread (``NodeThread``); its typed events arrive
+here as ``NodeEvent`` messages and are handled by type. History paging
+(``history.py``) and search (``search.py``) are parts of their own.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
+from chat_app import events as ev
+from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.node import Emit, Node
-from chat_app.store import Store, StoredMessage
+from chat_app.store import Store, database_path
 from chat_app.tui.bridge import NodeThread
+from chat_app.tui.history import HistoryPaging
 from chat_app.tui.model import ChannelModel, Entry, Member, mentions
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.palette import Palette
+from chat_app.tui.search import HistorySearch
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
-from chat_app.tui.widgets.chat_input import COMMANDS, ChatInput
+from chat_app.tui.widgets.chat_input import ChatInput
 from chat_app.tui.widgets.member_list import MemberList
 from chat_app.tui.widgets.status_bar import StatusBar
 from chat_app.tui.widgets.typing_line import TypingLine
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
-PAGE = 500
-CONTEXT = 20  # messages loaded above a search hit found deep in the history
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
 
 
 class NodeEvent(Message):
-    def __init__(self, event: dict) -> None:
+    def __init__(self, event: ev.AppEvent) -> None:
         super().__init__()
         self.event = event
 
@@ -51,12 +53,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def entry_from_row(m: StoredMessage) -> Entry:
-    return Entry(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8], m.text or "(undecodable message)",
-                 m.kind or "text", m.lamport, m.own, gaps=len(m.gaps))
 
-
-class ChatApp(App):
+class ChatApp(HistoryPaging, HistorySearch, Palette, App):
     CSS_PATH = ASSETS / "chat.tcss"
     TITLE = "sds-chat"
     BINDINGS = [
@@ -83,7 +81,7 @@ class ChatApp(App):
         self.peer_id = ""
         self.bridge: NodeThread | None = None
         self._search_from: tuple[float, bool] | None = None
-        self.catching_up: dict[tuple[str, int], list[str]] = {}
+        self.catching_up: dict[ev.Address, list[str]] = {}
 
     # ------------------------------------------------------------- layout
 
@@ -115,7 +113,6 @@ class ChatApp(App):
         self.input.focus()
         self.start_node()
         self.set_interval(2.0, self.refresh_status)
-        self.set_interval(5.0, self.poll_peers)
 
     @work(thread=True, exclusive=True, group="node")
     def start_node(self) -> None:
@@ -133,19 +130,51 @@ class ChatApp(App):
 
     @on(NodeEvent)
     def node_event(self, message: NodeEvent) -> None:
-        event = message.event
-        handler = getattr(self, f"_node_{event['event']}", None)
-        if handler is not None:
-            handler(event)
+        match message.event:
+            case ev.Ready() as e:
+                self._node_started(e)
+            case ev.Joined(channel=channel):
+                self._add_channel(channel)
+                self.switch_to(channel)
+            case ev.Parted(channel=channel):
+                self._parted(channel)
+            case ev.NickChanged(nick=nick):
+                self._set_nick(nick)
+                self.notify(f"you are now {nick}")
+            case ev.Error(reason=reason):
+                self.notify(reason, severity="error")
+            case ev.MessageDelivered() | ev.MessageWaiting() as e:
+                self._show_message(e)
+            case ev.MessageAcknowledged() as e:
+                self._acknowledged(e)
+            case ev.CatchupStarted(address=address, channels=channels):
+                self.catching_up[address] = list(channels)
+                self.refresh_status()
+            case ev.CatchupFinished() as e:
+                self._caught_up(e)
+            case ev.Typing() as e:
+                self._typing(e.channel, e.peer_id, (e.nick, e.expires_at))
+            case ev.TypingStopped() as e:
+                self._typing(e.channel, e.peer_id, None)
+            case ev.PeerJoined() as e:  # and PeerUpdated
+                self._peer_present(e)
+            case ev.PeerHeard(peer_id=peer_id, at=at):
+                self._peer_heard(peer_id, at)
+            case ev.PeerLeft(peer_id=peer_id):
+                self._peer_left(peer_id)
 
-    def _node_ready(self, event: dict) -> None:
-        self.nick, self.peer_id = event["nick"], event["peer_id"]
-        self.sub_title = self.nick
-        self.view.my_nick = self.nick
-        for channel in event["channels"]:
+    def _node_started(self, event: ev.Ready) -> None:
+        self.peer_id = event.peer_id
+        self._set_nick(event.nick)
+        for channel in event.channels:
             self._add_channel(channel)
-        if event["channels"]:
-            self.switch_to(event["channels"][0])
+        if event.channels:
+            self.switch_to(event.channels[0])
+
+    def _set_nick(self, nick: str) -> None:
+        self.nick = nick
+        self.sub_title = nick
+        self.view.my_nick = nick
 
     def _add_channel(self, channel: str) -> None:
         if channel not in self.models:
@@ -153,49 +182,32 @@ class ChatApp(App):
             self.load_history(channel)
         self.refresh_channels()
 
-    def _node_joined(self, event: dict) -> None:
-        self._add_channel(event["channel"])
-        self.switch_to(event["channel"])
-
-    def _node_parted(self, event: dict) -> None:
-        self.models.pop(event["channel"], None)
-        if self.current == event["channel"]:
+    def _parted(self, channel: str) -> None:
+        self.models.pop(channel, None)
+        if self.current == channel:
             self.current = None
             if self.models:
                 self.switch_to(next(iter(self.models)))
         self.refresh_channels()
 
-    def _node_nick(self, event: dict) -> None:
-        self.nick = event["nick"]
-        self.sub_title = self.nick
-        self.view.my_nick = self.nick
-        self.notify(f"you are now {self.nick}")
-
-    def _node_error(self, event: dict) -> None:
-        self.notify(event["reason"], severity="error")
-
-    def _node_delivered(self, event: dict) -> None:
-        self._show_message(event, waiting_for=0)
-
-    def _node_waiting(self, event: dict) -> None:
-        self._show_message(event, waiting_for=event["waiting_for"])
-
-    def _show_message(self, event: dict, waiting_for: int) -> None:
-        model = self.models.get(event["channel"])
+    def _show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
+        model = self.models.get(event.channel)
         if model is None:
             return
-        entry = Entry(event["lamport"], event["message_id"], event["sender_id"],
-                      event.get("nick") or event["sender_id"][:8], event.get("text") or "(undecodable message)",
-                      event.get("kind") or "text", event["lamport"], event.get("own", False),
-                      ack="unacknowledged" if event.get("own") else None,
-                      waiting_for=waiting_for, gaps=len(event.get("gaps", ())))
-        known = event["message_id"] in model.by_id
+        delivered = isinstance(event, ev.MessageDelivered)
+        own = delivered and event.own
+        waiting_for = 0 if delivered else event.waiting_for
+        gaps = len(event.gaps) if delivered else 0
+        entry = Entry(event.lamport, event.message_id, event.sender_id, event.nick or event.sender_id[:8],
+                      event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
+                      ack="unacknowledged" if own else None, waiting_for=waiting_for, gaps=gaps)
+        known = event.message_id in model.by_id
         model.upsert(entry)
-        model.typing.pop(event["sender_id"], None)
-        member = self.members.get(event["sender_id"])
+        model.typing.pop(event.sender_id, None)
+        member = self.members.get(event.sender_id)
         if member is not None:
             member.last_seen = now_ms()
-            if member.nick != entry.nick and event.get("nick"):
+            if member.nick != entry.nick and event.nick:
                 member.nick = entry.nick  # learned from the message (no mDNS, or a new nick)
                 self.refresh_members()
         view = self.view
@@ -220,102 +232,57 @@ class ChatApp(App):
                 view.follow()
             self.refresh_typing()
 
-    def _node_catchup_started(self, event: dict) -> None:
-        host, port = event["address"]
-        self.catching_up[(host, port)] = event["channels"]
+    def _caught_up(self, event: ev.CatchupFinished) -> None:
+        host, port = event.address
+        self.catching_up.pop(event.address, None)
+        if event.received:
+            noun = "message" if event.received == 1 else "messages"
+            self.notify(f"caught up: {event.received} {noun} from {host}:{port}")
         self.refresh_status()
 
-    def _node_catchup(self, event: dict) -> None:
-        host, port = event["address"]
-        self.catching_up.pop((host, port), None)
-        if event["received"]:
-            noun = "message" if event["received"] == 1 else "messages"
-            self.notify(f"caught up: {event['received']} {noun} from {host}:{port}")
-        self.refresh_status()
-
-    def _node_ack(self, event: dict) -> None:
-        model = self.models.get(event["channel"])
-        if model is not None and model.acknowledge(event["message_id"], event["state"], event["peers"]):
+    def _acknowledged(self, event: ev.MessageAcknowledged) -> None:
+        model = self.models.get(event.channel)
+        if model is not None and model.acknowledge(event.message_id, event.state, event.peers):
             if model.name == self.current:  # the mark may wrap onto a new line
-                self.view.placed(model.by_id[event["message_id"]], replaced=True)
+                self.view.placed(model.by_id[event.message_id], replaced=True)
 
-    def _node_typing(self, event: dict) -> None:
-        model = self.models.get(event["channel"])
-        if model is not None:
-            model.typing[event["peer_id"]] = (event["nick"], event["expires_at"])
-            self.refresh_typing()
+    def _typing(self, channel: str, peer_id: str, who: tuple[str, int] | None) -> None:
+        model = self.models.get(channel)
+        if model is None:
+            return
+        if who is None:
+            model.typing.pop(peer_id, None)
+        else:
+            model.typing[peer_id] = who
+        self.refresh_typing()
 
-    def _node_typing_stopped(self, event: dict) -> None:
-        model = self.models.get(event["channel"])
-        if model is not None:
-            model.typing.pop(event["peer_id"], None)
-            self.refresh_typing()
-
-    def _node_peer_joined(self, event: dict) -> None:
-        member = self.members.get(event["peer_id"])
+    def _peer_present(self, event: ev.PeerJoined) -> None:
+        member = self.members.get(event.peer_id)
         if member is None:
-            self.members[event["peer_id"]] = Member(event["peer_id"], event.get("nick"), now_ms())
+            self.members[event.peer_id] = Member(event.peer_id, event.nick, now_ms())
         else:
             member.present, member.last_seen = True, now_ms()
-            member.nick = event.get("nick") or member.nick
-        if "channels" in event:
-            self.member_channels[event["peer_id"]] = tuple(event["channels"])
+            member.nick = event.nick or member.nick
+        if event.channels is not None:
+            self.member_channels[event.peer_id] = event.channels
         self.refresh_members()
 
-    _node_peer_updated = _node_peer_joined
+    def _peer_heard(self, peer_id: str, at: int) -> None:
+        member = self.members.get(peer_id)
+        if member is not None and member.present:
+            member.last_seen = max(member.last_seen, at)
+            self.refresh_members()
 
-    def _node_peer_left(self, event: dict) -> None:
-        member = self.members.get(event["peer_id"])
+    def _peer_left(self, peer_id: str) -> None:
+        member = self.members.get(peer_id)
         if member is not None:
             member.present = False
         for model in self.models.values():
-            model.typing.pop(event["peer_id"], None)
+            model.typing.pop(peer_id, None)
         self.refresh_members()
         self.refresh_typing()
 
     # ------------------------------------------------------------ history
-
-    @work(thread=True, group="history")
-    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        store = Store(self.data_dir / "sds-chat.sqlite3")
-        try:
-            rows = (store.messages(channel, limit=PAGE) if before is None
-                    else store.messages_before(channel, *before, PAGE))
-        finally:
-            store.close()
-        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before,
-                              len(rows) < PAGE)
-
-    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None,
-                        complete: bool) -> None:
-        """``entries`` (in log order) were read from the store; ``complete``:
-        nothing older is left there."""
-        model = self.models.get(channel)
-        if model is None:
-            return
-        view = self.view
-        anchor = None
-        oldest = model.oldest()
-        if before is not None and oldest is not None and channel == self.current:
-            anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
-        on_top = oldest is not None and bool(entries) and entries[-1].key < oldest.key
-        added = 0
-        for entry in entries:
-            if entry.message_id not in model.by_id:
-                model.upsert(entry)
-                added += 1
-        model.history_complete |= complete
-        if channel == self.current:
-            if before is None:
-                view.relayout()
-                if view.following:  # a late first page must not yank a reader who scrolled up
-                    view.follow()
-            else:
-                if on_top:  # the usual case: all older than what was loaded
-                    view.prepended(added, anchor)
-                else:  # another load got there first
-                    view.relayout(anchor)
-                view.older_loaded()
 
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:
@@ -364,20 +331,6 @@ class ChatApp(App):
 
     def refresh_members(self) -> None:
         self.member_list.show(self.nick or "you", self.current_members())
-
-    def poll_peers(self) -> None:
-        if self.bridge is None or self.bridge.node is None:
-            return
-        future = self.bridge.call(self.bridge.node.peer_snapshot)
-        future.add_done_callback(lambda f: self.call_later(self._peers_polled, f) if not f.exception() else None)
-
-    def _peers_polled(self, future) -> None:
-        for p in future.result():
-            member = self.members.get(p["peer_id"])
-            if member is not None and member.present:
-                member.last_seen = max(member.last_seen, p["last_seen"])
-                member.nick = p["nick"] or member.nick
-        self.refresh_members()
 
     def refresh_status(self) -> None:
         waiting = sum(len(m.waiting) for m in self.models.values())
@@ -433,45 +386,38 @@ class ChatApp(App):
             self.view.set_marker(None)
 
     def run_line(self, line: str) -> None:
-        if not line.startswith("/") or line.startswith("//"):
-            self.say(line[1:] if line.startswith("//") else line)
-            return
-        name, _, arg = line.partition(" ")
-        arg = arg.strip()
         node = self.bridge.node if self.bridge else None
-        if name == "/help":
-            self.action_help()
-        elif name == "/quit":
-            self.exit()
-        elif node is None:
-            self.notify("still starting…", severity="warning")
-        elif name == "/join" and arg:
-            self.bridge.call(node.join, arg.lstrip("#"))
-        elif name == "/part":
-            channel = arg.lstrip("#") or self.current
-            if channel:
-                self.bridge.call(node.part, channel)
-        elif name == "/nick" and arg:
-            self.bridge.call(node.set_nick, arg)
-        elif name == "/me" and arg:
-            self.say(arg, kind="me")
-        elif name == "/peers":
-            future = self.bridge.call(lambda: PeersScreen(node.peer_snapshot(), node.advertised, node.port))
-            future.add_done_callback(lambda f: self.call_later(self.push_screen, f.result()))
-        elif name == "/export":
-            self.export(Path(arg).expanduser() if arg else None)
-        elif name in COMMANDS:
-            self.notify(f"{name} needs an argument; see /help", severity="warning")
-        else:
-            self.notify(f"unknown command {name}; see /help", severity="error")
+        match parse(line, "tui"):
+            case Invalid(reason=reason):
+                self.notify(reason, severity="error")
+            case Say(text=text, kind=kind):
+                self.say(text, kind)
+            case Invocation(name="help"):
+                self.action_help()
+            case Invocation(name="quit"):
+                self.exit()
+            case Invocation() if node is None:
+                self.notify("still starting…", severity="warning")
+            case Invocation(name="join") as cmd:
+                self.bridge.call(node.join, cmd.channel)
+            case Invocation(name="part") as cmd:
+                if channel := cmd.channel or self.current:
+                    self.bridge.call(node.part, channel)
+            case Invocation(name="nick", argument=nick):
+                self.bridge.call(node.set_nick, nick)
+            case Invocation(name="peers"):
+                future = self.bridge.call(node.peer_snapshot)
+                future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen.of(f.result())))
+            case Invocation(name="export", argument=path):
+                self.export(Path(path).expanduser() if path else None)
 
     @work(thread=True, group="export")
     def export(self, out: Path | None) -> None:
-        from chat_app.export import ExportError, export
+        from chat_app.export import ExportError, export, format_for
 
         out = out or Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
-        fmt = "jsonl" if out.suffix in (".jsonl", ".json") else "parquet"
-        store = Store(self.data_dir / "sds-chat.sqlite3")
+        fmt = format_for(out)
+        store = Store(database_path(self.data_dir))
         try:
             count = export(store, self.peer_id, out, fmt)
         except ExportError as exc:
@@ -483,101 +429,18 @@ class ChatApp(App):
 
     # ------------------------------------------------------------ search
 
-    def action_search(self) -> None:
-        search = self.search
-        view = self.view
-        if not search.display:
-            self._search_from = (view.scroll_y, view.following)
-            search.display = True
-        search.focus()
-
     @on(Input.Changed, "#search")
     def search_changed(self, event: Input.Changed) -> None:
         self._find(event.value, older_than=None)
 
     @on(Input.Submitted, "#search")
     def search_next(self, event: Input.Submitted) -> None:
-        view = self.view
-        self._find(event.value, older_than=view.search_hit)
-
-    def _find(self, term: str, older_than: str | None) -> None:
-        """Show the newest match older than ``older_than`` (or than anything):
-        first among the loaded messages, then in the rest of the history."""
-        view = self.view
-        model = self.models.get(self.current) if self.current else None
-        view.search_term = term or None
-        if model is None or not term:
-            self._show_hit(None)
-            return
-        start = model.index(older_than) - 1 if older_than in model.by_id else len(model) - 1
-        needle = term.lower()
-        for index in range(start, -1, -1):
-            if needle in model[index].text.lower():
-                self._show_hit(model[index].message_id)
-                return
-        if model.history_complete or not len(model):
-            self._no_match(term, older_than)
-        else:
-            self.search_history(model.name, term, model.oldest().key, older_than)
-
-    @work(thread=True, exclusive=True, group="search")
-    def search_history(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
-        """Look further back in SQLite; on a match, load everything from a
-        little above it to what is loaded, so the view stays one piece."""
-        store = Store(self.data_dir / "sds-chat.sqlite3")
-        above, rows = [], []
-        try:
-            hit = store.find_before(channel, term, *before)
-            if hit is not None:
-                start = (hit.lamport, hit.message_id)
-                above = store.messages_before(channel, *start, CONTEXT)
-                rows = [*above, *store.messages_between(channel, start, before)]
-        finally:
-            store.close()
-        self.call_from_thread(self._history_searched, channel, term, older_than, before,
-                              hit and hit.message_id, [entry_from_row(r) for r in rows], len(above) < CONTEXT)
-
-    def _history_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
-                          hit: str | None, entries: list[Entry], complete: bool) -> None:
-        if channel != self.current or self.view.search_term != term:
-            return  # the user moved on
-        if hit is None:
-            self._no_match(term, older_than)
-            return
-        self._history_loaded(channel, entries, before, complete)
-        self._show_hit(hit)
-
-    def _show_hit(self, message_id: str | None) -> None:
-        view = self.view
-        view.search_hit = message_id
-        view.refresh()  # the hit's colours; it keeps its height
-        if message_id is not None:
-            view.scroll_to_message(message_id)
-
-    def _no_match(self, term: str, older_than: str | None) -> None:
-        self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
+        self._find(event.value, older_than=self.view.search_hit)
 
     def on_key(self, event) -> None:
-        search = self.search
-        if event.key == "escape" and search.display:
+        if event.key == "escape" and self.search.display:
             event.stop()
             self.close_search()
-
-    def close_search(self) -> None:
-        search = self.search
-        view = self.view
-        search.display = False
-        search.value = ""
-        view.search_term = view.search_hit = None
-        view.refresh()
-        if self._search_from is not None:
-            scroll_y, following = self._search_from
-            if following:
-                view.follow()
-            else:
-                view.scroll_to(y=scroll_y, animate=False)
-        self._search_from = None
-        self.input.focus()
 
     # ------------------------------------------------------- the palette
 
@@ -587,23 +450,3 @@ class ChatApp(App):
     def action_next_theme(self) -> None:
         index = THEMES.index(self.theme) + 1 if self.theme in THEMES else 0
         self.theme = THEMES[index % len(THEMES)]
-
-    def _prefill(self, text: str) -> None:
-        field = self.input
-        field.value = text
-        field.cursor_position = len(text)
-        field.focus()
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Join a channel", "/join #name: join and switch to it", lambda: self._prefill("/join #"))
-        yield SystemCommand("Leave this channel", "/part", lambda: self.run_line("/part"))
-        yield SystemCommand("Change nick", "/nick name", lambda: self._prefill("/nick "))
-        yield SystemCommand("Action", "/me does something", lambda: self._prefill("/me "))
-        yield SystemCommand("Peers", "/peers: who is on the network", lambda: self.run_line("/peers"))
-        yield SystemCommand("Export history", "/export [file]: Parquet, or .jsonl", lambda: self.run_line("/export"))
-        yield SystemCommand("Search", "Ctrl+F: search this channel", self.action_search)
-        yield SystemCommand("Next unread channel", "Ctrl+N", self.action_next_unread)
-        yield SystemCommand("Toggle typing indicators", "Ctrl+T", self.action_toggle_typing)
-        yield SystemCommand("Next theme", "F2", self.action_next_theme)
-        yield SystemCommand("Help", "/help", self.action_help)

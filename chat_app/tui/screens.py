@@ -11,25 +11,18 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
+from chat_app.commands import help_table
+from chat_app.events import Peers
 from chat_app.net.addresses import hostport
 from chat_app.peers import NOBODY_HINT, describe
 
-HELP = """\
+HELP_TEXT = """\
 # sds-chat
 
 Serverless chat: peers on this network find each other, and every peer ends
 with the same messages in the same order.
 
-| command | what it does |
-|---|---|
-| `/join #name` | join a channel (and switch to it) |
-| `/part` | leave the current channel |
-| `/nick name` | change your nick |
-| `/me waves` | an action |
-| `/peers` | who is on the network |
-| `/export [file]` | write this peer's history (Parquet, or `.jsonl`) |
-| `/help` | this screen |
-| `/quit` | leave |
+{commands}
 
 **Keys**: `Tab` completes commands, channels and nicks; `Ctrl+F` searches
 this channel (`Enter` for the next older match, `Esc` returns you where you
@@ -41,6 +34,7 @@ were); `Ctrl+N` jumps to the next channel with unread messages;
 peers, ● *n* acknowledged. A message shown *waiting for earlier messages*
 moves into place when the history it depends on arrives.
 """
+HELP = HELP_TEXT.format(commands=help_table("tui"))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -105,6 +99,10 @@ class PeersScreen(ModalScreen[None]):
     def __init__(self, peers: list[dict], addresses: list[str], port: int) -> None:
         super().__init__()
         self.peers, self.addresses, self.port = peers, addresses, port
+
+    @classmethod
+    def of(cls, event: Peers) -> PeersScreen:
+        return cls(list(event.peers), list(event.addresses), event.port)
 
     def compose(self) -> ComposeResult:
         now = int(time.time() * 1000)

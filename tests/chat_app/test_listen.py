@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-import chat_app.node
+import chat_app.io.listen
 from chat_app.node import Node
 from chat_app.store import Store
 
@@ -38,7 +38,7 @@ def test_any_free_port_skips_one_taken_for_tcp(tmp_path, monkeypatch):
     the node closes it and picks again instead of failing to start."""
     taken = _tcp_listener()
     busy_port = taken.getsockname()[1]
-    real_open_udp = chat_app.node.open_udp
+    real_open_udp = chat_app.io.listen.open_udp
     picks = []
 
     async def open_udp(host, port, on_datagram):
@@ -47,7 +47,7 @@ def test_any_free_port_skips_one_taken_for_tcp(tmp_path, monkeypatch):
         picks.append(endpoint.port)
         return endpoint
 
-    monkeypatch.setattr(chat_app.node, "open_udp", open_udp)
+    monkeypatch.setattr(chat_app.io.listen, "open_udp", open_udp)
     node = _node(tmp_path)
 
     async def run():

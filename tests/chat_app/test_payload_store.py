@@ -54,13 +54,16 @@ def test_identity_is_created_once_and_survives_reopening(tmp_path):
 
 def test_commit_step_is_atomic(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
-    store.commit_step("general", {"version": 1}, [_row("m1", 10, 1)], now=5)
+    store.commit_step("general", {"parts": {"version": 1}, "entries": {"outgoing": {"a": [1]}}},
+                      [_row("m1", 10, 1)], now=5)
     with pytest.raises(sqlite3.Error):
         # a bad row in the same step: neither it nor the new state may land
         bad = StoredMessage("general", "m3", None, "s1", None, None, None, None, None, b"w", 1, 2, False)
-        store.commit_step("general", {"version": 2}, [_row("m2", 11, 2), bad], now=6)  # lamport NOT NULL
+        changes = {"parts": {"version": 2}, "entries": {"outgoing": {"a": None, "b": [2]}}}
+        store.commit_step("general", changes, [_row("m2", 11, 2), bad], now=6)  # lamport NOT NULL
     assert [m.message_id for m in store.messages("general")] == ["m1"]
-    assert store.channel_state("general") == {"version": 1}
+    assert store.channel_state("general") == {"version": 1, "outgoing": {"a": [1]}, "watched": {}, "incoming": {},
+                                              "peers": {}}
 
 
 def test_log_order_sequences_and_duplicates(tmp_path):

@@ -28,8 +28,9 @@ class Bob:
     """A second peer in this process: real node, real UDP, real SQLite."""
 
     def __init__(self, data_dir: Path, peers, channels=("general",)) -> None:
-        self.events: list[dict] = []
-        self.thread = NodeThread(node_factory(data_dir, "bob", channels, peers), self.events.append)
+        self.events: list[dict] = []  # as headless mode would print them
+        self.thread = NodeThread(node_factory(data_dir, "bob", channels, peers),
+                                 lambda event: self.events.append(event.to_json()))
         self.node = self.thread.start()
 
     def call(self, fn, *args):

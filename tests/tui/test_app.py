@@ -6,7 +6,9 @@ import pytest
 from textual import events
 from textual.widgets import Label
 
+from chat_app import events as ev
 from chat_app.payload import Payload
+from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
@@ -68,7 +70,7 @@ async def test_typing_indicator_appears_and_expires(make_app, bob_for):
         await until(pilot, lambda: str(typing.render()) == "bob is typing…")
         await until(pilot, lambda: str(typing.render()) == "", timeout=10)
         await pilot.press("ctrl+t")  # hide typing indicators
-        bob.node._typing_sent.clear()
+        bob.node.runtime.typing_state = TypingIndicator()  # forget when bob last said he types
         bob.call(bob.node.typing, "general")
         await pilot.pause(0.5)
         assert str(typing.render()) == ""
@@ -309,11 +311,16 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             dict(lamport=base + 8_000, message_id="m" * 32, text="m" * (view._text_width - 3), own=True),
         ]
         for e in events:
-            app._show_message({"channel": "general", "sender_id": "d" * 32, "nick": e.get("nick", "dave"),
-                               "kind": "text", **e}, waiting_for=e.get("waiting_for", 0))
+            common = dict(channel="general", message_id=e["message_id"], sender_id="d" * 32,
+                          lamport=e["lamport"], nick=e.get("nick", "dave"), kind="text", text=e["text"])
+            if "waiting_for" in e:
+                app._show_message(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
+            else:
+                app._show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
+                                                      gaps=tuple(e.get("gaps", ()))))
             assert view._offsets == _full_layout(view), e["message_id"]
         lines = view._offsets[-1]
-        app._node_ack({"channel": "general", "message_id": "m" * 32, "state": "acknowledged", "peers": 12})
+        app._acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
         assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
         view.set_marker("late")
         assert view._offsets == _full_layout(view)

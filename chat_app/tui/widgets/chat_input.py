@@ -10,22 +10,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
-COMMANDS = ("/join", "/part", "/nick", "/me", "/peers", "/export", "/help", "/quit")
+from chat_app.commands import commands_for, complete
 
-
-def complete(value: str, commands: tuple[str, ...], channels: list[str], nicks: list[str]) -> list[str]:
-    """Every completion of ``value``'s last word, as whole new input values."""
-    head, _, word = value.rpartition(" ")
-    prefix = f"{head} " if head else ""
-    if not head and word.startswith("/"):
-        return [f"{c} " for c in commands if c.startswith(word)]
-    if word.startswith("#") or head == "/join":
-        stem = word.lstrip("#").lower()
-        return [f"{prefix}#{c} " for c in channels if c.lower().startswith(stem)]
-    if not word:
-        return []
-    suffix = ": " if not head else " "
-    return [f"{prefix}{n}{suffix}" for n in nicks if n.lower().startswith(word.lower())]
+COMMANDS = tuple(c.slash for c in commands_for("tui"))
 
 
 class ChatInput(Input):

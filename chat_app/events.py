@@ -1,0 +1,292 @@
+"""What the user interfaces see: typed application events.
+
+Every event the node reports - a delivered message, an acknowledgement, a
+peer coming or going, someone typing, a catch-up - is a small frozen
+dataclass under one base class, the h11 way. The TUI handles them by type;
+headless mode writes each as one JSON object whose ``"event"`` field is the
+class's ``name`` and whose other fields are the dataclass fields, in order.
+
+A few fields are left out of the JSON when they carry nothing (a delivered
+message's ``gaps`` and ``undecodable``, a peer's unknown ``channels``, an
+acknowledgement's ``via`` unless it is a full one): scripts written against
+earlier output see exactly the objects they always saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+Address = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class AppEvent:
+    name: ClassVar[str] = ""
+    printed: ClassVar[bool] = True
+    """Whether headless mode writes this event out."""
+    _optional: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of the JSON when None or an empty tuple."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object headless mode prints for this event."""
+        out: dict[str, Any] = {"event": self.name}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in self._optional and (value is None or value == ()):
+                continue
+            out[f.name] = _plain(value)
+        return out
+
+    def json_line(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+
+Emit = Callable[[AppEvent], None]
+"""How events reach a user interface."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+# ---------------------------------------------------------------- this peer
+
+
+@dataclass(frozen=True, slots=True)
+class Ready(AppEvent):
+    """Listening; ``addresses`` are the ones we announce (others reach us there)."""
+
+    name: ClassVar[str] = "ready"
+    peer_id: str
+    nick: str
+    port: int
+    addresses: tuple[str, ...]
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Joined(AppEvent):
+    name: ClassVar[str] = "joined"
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parted(AppEvent):
+    name: ClassVar[str] = "parted"
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class NickChanged(AppEvent):
+    name: ClassVar[str] = "nick"
+    old: str
+    nick: str
+
+
+@dataclass(frozen=True, slots=True)
+class Error(AppEvent):
+    """A command of ours that could not be done, with a one-line reason."""
+
+    name: ClassVar[str] = "error"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bye(AppEvent):
+    name: ClassVar[str] = "bye"
+
+
+# ----------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelivered(AppEvent):
+    """A message took its place in the channel's log (and is in the store)."""
+
+    name: ClassVar[str] = "delivered"
+    _optional: ClassVar[tuple[str, ...]] = ("gaps", "undecodable")
+    channel: str
+    position: int
+    message_id: str
+    sender_id: str
+    lamport: int
+    nick: str | None
+    kind: str | None
+    text: str | None
+    seq: int | None
+    own: bool
+    gaps: tuple[str, ...] = ()
+    undecodable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWaiting(AppEvent):
+    """A message arrived before some it depends on; shown, not yet placed."""
+
+    name: ClassVar[str] = "waiting"
+    channel: str
+    message_id: str
+    sender_id: str
+    lamport: int
+    nick: str | None
+    kind: str | None
+    text: str | None
+    waiting_for: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAcknowledged(AppEvent):
+    """``state`` is "acknowledged" (``via`` says how) or "possibly_acknowledged"."""
+
+    name: ClassVar[str] = "ack"
+    _optional: ClassVar[tuple[str, ...]] = ("via",)
+    channel: str
+    message_id: str
+    state: str
+    peers: int
+    via: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesMissing(AppEvent):
+    name: ClassVar[str] = "missing"
+    channel: str
+    waiting: int
+    message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageLost(AppEvent):
+    name: ClassVar[str] = "lost"
+    channel: str
+    message_id: str
+    released: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DatagramRejected(AppEvent):
+    """Input from the network that was dropped, and why."""
+
+    name: ClassVar[str] = "rejected"
+    kind: str
+    reason: str
+
+
+# ------------------------------------------------------------------- typing
+
+
+@dataclass(frozen=True, slots=True)
+class Typing(AppEvent):
+    name: ClassVar[str] = "typing"
+    channel: str
+    peer_id: str
+    nick: str
+    expires_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TypingStopped(AppEvent):
+    name: ClassVar[str] = "typing_stopped"
+    channel: str
+    peer_id: str
+
+
+# -------------------------------------------------------------------- peers
+
+
+@dataclass(frozen=True, slots=True)
+class PeerJoined(AppEvent):
+    """A peer appeared. ``address`` is where we send to it, ``addresses`` all
+    it announced (None when it was only heard from), ``found`` how we know it
+    ("mdns", "--peer", "traffic"), ``channels`` None until it announces them."""
+
+    name: ClassVar[str] = "peer_joined"
+    _optional: ClassVar[tuple[str, ...]] = ("addresses",)
+    peer_id: str
+    nick: str | None
+    address: Address
+    addresses: tuple[Address, ...] | None = None
+    found: tuple[str, ...] = ()
+    channels: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = AppEvent.to_json(self)
+        if self.channels is None:  # not announced: heard from, or a static peer
+            del out["channels"]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PeerUpdated(PeerJoined):
+    name: ClassVar[str] = "peer_updated"
+
+
+@dataclass(frozen=True, slots=True)
+class PeerHeard(AppEvent):
+    """A datagram came from this peer (at most one such event per peer every
+    ``HEARD_EVERY_MS``): what keeps a quiet member "online" in the client.
+    Headless mode does not print it; it would be a line every few seconds
+    that says nothing a script acts on."""
+
+    name: ClassVar[str] = "peer_heard"
+    printed: ClassVar[bool] = False
+    peer_id: str
+    at: int
+
+
+HEARD_EVERY_MS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PeerLeft(AppEvent):
+    name: ClassVar[str] = "peer_left"
+    peer_id: str
+    nick: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Peers(AppEvent):
+    """The answer to ``/peers``: one row per peer (see ``chat_app.peers``:
+    address, addresses, how found, last heard, whether it answers), and the
+    addresses and port others reach us at."""
+
+    name: ClassVar[str] = "peers"
+    peers: tuple[dict[str, Any], ...]
+    addresses: tuple[str, ...]
+    port: int
+
+
+# ------------------------------------------------------------------ catch-up
+
+
+@dataclass(frozen=True, slots=True)
+class CatchupStarted(AppEvent):
+    name: ClassVar[str] = "catchup_started"
+    address: Address
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CatchupFinished(AppEvent):
+    """``state``: "done", or "live" when the stream stays open for new messages."""
+
+    name: ClassVar[str] = "catchup"
+    address: Address
+    channels: tuple[str, ...]
+    received: int
+    sent: int
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationClosed(AppEvent):
+    name: ClassVar[str] = "replication_closed"
+    address: Address
+    reason: str

@@ -1,0 +1,196 @@
+"""The asyncio adapter: feeds the runtime, moves its bytes, re-arms one timer.
+
+Every input - a datagram, a replication frame, a discovery report, a user
+command, the timer - reads the clock once, calls the runtime, then
+``_flush`` sends what the runtime queued, hands its events to ``emit``,
+starts the dials and store reads it asked for, and re-arms the timer at the
+runtime's earliest deadline. Replication's reads of SQLite run on one worker
+thread with a connection of its own, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from chat_app.events import Emit
+from chat_app.net.discovery import Discovery, PeerInfo
+from chat_app.net.tcp import FrameError, frame, read_frame
+from chat_app.io.listen import listen
+from chat_app.net.addresses import advertised_addresses
+from chat_app.net.udp import Address, UdpEndpoint
+from chat_app.runtime import Runtime
+from chat_app.runtime.catchup import PEER_CLOSED, Read, answer
+from chat_app.store import Store
+from sync.replication import Connection
+
+log = logging.getLogger(__name__)
+
+class AsyncPeer:
+    def __init__(self, runtime: Runtime, emit: Emit, *, host: str, port: int, discovery: bool,
+                 discovery_interface: str | None, clock: Callable[[], int]) -> None:
+        self.runtime, self._emit, self._now = runtime, emit, clock
+        self.host, self.port = host, port
+        self.advertised: list[str] = []
+        self._use_discovery, self._interface = discovery, discovery_interface
+        self._udp: UdpEndpoint | None = None
+        self._tcp: asyncio.AbstractServer | None = None
+        self._discovery: Discovery | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._writers: dict[Connection, asyncio.StreamWriter] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._stopping = False
+        self._reads = ThreadPoolExecutor(1, thread_name_prefix="sds-chat-reads")
+        self._reader: Store | None = None  # opened on the reads thread
+
+    async def start(self, channels: list[str]) -> None:
+        self._udp, self._tcp = await listen(self.host, self.port, self._on_datagram, self._accept)
+        self.port = self._udp.port
+        # a host with no usable interface still talks to peers on itself
+        self.advertised = advertised_addresses(self.host, ipv6=self._udp.dual_stack) or ["127.0.0.1"]
+        self.runtime.start(channels, self.port, self.advertised, self._now())
+        if self._use_discovery:
+            rt = self.runtime
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels)
+            self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
+            await self._discovery.start()
+        self._flush()
+
+    async def stop(self) -> None:
+        """Leave politely: tell each channel, then close everything."""
+        self._stopping = True
+        self.runtime.leave(self._now())
+        self._flush(rearm=False)
+        if self._timer is not None:
+            self._timer.cancel()
+        for writer in self._writers.values():
+            writer.close()
+        if self._tcp is not None:
+            self._tcp.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._discovery is not None:
+            await self._discovery.stop()
+        if self._udp is not None:
+            self._udp.close()
+        self._reads.submit(lambda: self._reader and self._reader.close())
+        self._reads.shutdown(wait=True)
+
+    def call(self, method: Callable, *args):
+        """Run a runtime command with the time now, then flush its output."""
+        result = method(*args, self._now())
+        self._flush()
+        return result
+
+    async def announce(self) -> None:
+        if self._discovery is not None:
+            await self._discovery.update(self.runtime.nick, self.runtime.channels)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_datagram(self, data: bytes, addr: Address) -> None:
+        self.call(self.runtime.datagram_received, data, addr)
+
+    def _on_peer_seen(self, info: PeerInfo) -> None:
+        self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
+                  info.channels)
+
+    def _on_peer_gone(self, peer_id: str) -> None:
+        self.call(lambda now: self.runtime.peer_gone(peer_id))
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.call(self.runtime.handle_timer)
+
+    # ---------------------------------------------------------------- outputs
+
+    def _flush(self, rearm: bool = True) -> None:
+        now = self._now()
+        for data, address in self.runtime.datagrams_to_send():
+            self._udp.send(data, address)
+        for conn, writer in self._writers.items():
+            outgoing = conn.datagrams_to_send(now)
+            if writer.is_closing():  # the peer hung up: asyncio would warn on every write
+                self.runtime.stats["writes_after_close"] += len(outgoing)
+                continue
+            for out in outgoing:
+                writer.write(frame(out.data))
+        for address in self.runtime.dials():
+            self._spawn(self._dial(address))
+        for conn, wanted in self.runtime.reads():
+            self._spawn(self._read(conn, wanted))
+        for event in self.runtime.events():
+            self._emit(event)
+        if rearm and not self._stopping:
+            self._rearm()
+
+    def _rearm(self) -> None:
+        deadline = self.runtime.get_timer()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        if deadline is not None:
+            delay = max(0.0, (deadline - self._now()) / 1000)
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read(self, conn: Connection, wanted: Read) -> None:
+        result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
+        self.call(self.runtime.link_answer, conn, wanted, result)
+
+    def _answer(self, wanted: Read):  # on the reads thread, with its own connection
+        self._reader = self._reader or Store(self.runtime.store.path)
+        return answer(self._reader, wanted)
+
+    # -------------------------------------------------------- replication links
+
+    async def _dial(self, address: Address) -> None:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), 5)
+        except (TimeoutError, OSError) as exc:
+            log.info("replication with %s:%s: cannot connect (%s)", *address, exc)
+        else:
+            await self._run_link(address, reader, writer, initiator=True)
+        finally:
+            self.runtime.catchup.dial_ended(address)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False)
+
+    async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
+        conn = self.runtime.open_link(address, initiator=initiator, now=self._now())
+        self._writers[conn] = writer
+        try:
+            self._flush()
+            while conn.closed is None:
+                deadline = conn.get_timer()
+                timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
+                try:
+                    data = await asyncio.wait_for(read_frame(reader), timeout)
+                except TimeoutError:
+                    self.call(self.runtime.link_timer, conn)  # the link's own idle timeout
+                    continue
+                if data is None:
+                    conn.close(PEER_CLOSED)
+                    break
+                if self.call(self.runtime.link_received, conn, data) and initiator:
+                    break  # our session is over: hang up
+        except FrameError as exc:
+            conn.close(str(exc))
+        except (OSError, ConnectionError) as exc:
+            conn.close(f"stream failed ({exc.__class__.__name__})")
+        except asyncio.CancelledError:
+            log.debug("replication with %s:%s cancelled at quit", *address)  # not an error: no traceback
+        finally:
+            self._writers.pop(conn, None)
+            if not self._stopping:
+                self.call(self.runtime.link_received, conn, None)
+            self.runtime.catchup.close(conn)
+            writer.close()

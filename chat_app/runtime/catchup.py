@@ -1,0 +1,133 @@
+"""Catching up over TCP: when to replicate with whom, and what a
+replication link's events mean.
+
+Policy: replicate with a peer when we first hear of it, and when a channel
+misses messages (that also finds what nobody references), at most once per
+``REPLICATE_EVERY_MS`` per address and one link per address at a time.
+The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
+their bytes, and this module turns their events into entries to feed the
+engines, application events to show, and reads of the store the link asks
+for (log heights, entries), which the adapter does off the event loop and
+hands back with ``Runtime.link_answer``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from chat_app import events as ev
+from chat_app.net.udp import Address
+from chat_app.runtime.routing import Refused, SdsDatagram, route
+from sync.replication import (
+    Closed,
+    Connection,
+    EntriesWanted,
+    EntryReceived,
+    HeightsWanted,
+    RemoteAnnounced,
+    ReplicationError,
+    SessionFinished,
+)
+
+log = logging.getLogger(__name__)
+
+REPLICATE_EVERY_MS = 5_000
+"""At most one replication with a peer this often (it is also how Missing
+messages are fetched when no rebroadcast or fetch answer arrives)."""
+PEER_CLOSED = "the peer closed the stream"
+
+
+def validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
+    """A replicated entry must be a chat message (with its author's sequence
+    number) for a channel the session is about."""
+    routed = route(entry)
+    if isinstance(routed, Refused):
+        raise ReplicationError(f"entry refused: {routed.reason}")
+    if not isinstance(routed, SdsDatagram):
+        raise ReplicationError("entry is not an SDS message")
+    if routed.channel not in channels:
+        raise ReplicationError(f"entry for channel {routed.channel!r}, which was not requested")
+    if not routed.chat:
+        raise ReplicationError("entry is not a chat message with a sequence number")
+    return routed.channel
+
+
+Read = HeightsWanted | EntriesWanted
+"""What a link asks of the store; the I/O adapter reads it off the event loop."""
+
+
+def answer(store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
+    """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
+    if isinstance(wanted, HeightsWanted):
+        return {c: store.heights(c) for c in wanted.channels}
+    return [entry for channel, author, above in wanted.wants for entry in store.entries_after(channel, author, above)]
+
+
+@dataclass
+class LinkOutcome:
+    entries: list[tuple[str, bytes]] = field(default_factory=list)  # (channel, SDS datagram)
+    events: list[ev.AppEvent] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
+    over: bool = False  # a session we started is over: hang up
+
+
+class CatchUp:
+    def __init__(self, live: bool = False) -> None:
+        self.live = live
+        self.links: dict[Connection, Address] = {}
+        self._dialing: set[Address] = set()
+        self._replicated_at: dict[Address, int] = {}
+
+    def want(self, address: Address, now: int) -> bool:
+        """Whether to dial ``address`` now (and if so, it counts as dialing)."""
+        if address in self._dialing or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS:
+            return False
+        self._replicated_at[address] = now
+        self._dialing.add(address)
+        return True
+
+    def dial_ended(self, address: Address) -> None:
+        self._dialing.discard(address)
+
+    def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
+        conn = Connection(channels, validate_entry, initiator=initiator, now=now, live=self.live, peer=address)
+        self.links[conn] = address
+        return conn
+
+    def close(self, conn: Connection) -> None:
+        self.links.pop(conn, None)
+
+    def outcome(self, conn: Connection, joined: set[str]) -> LinkOutcome:
+        address = self.links.get(conn, ("?", 0))
+        out = LinkOutcome()
+        pending = list(conn.events())
+        while pending:
+            event = pending.pop(0)
+            if isinstance(event, (HeightsWanted, EntriesWanted)):
+                out.reads.append(event)
+            elif isinstance(event, RemoteAnnounced) and conn.initiator:
+                if conn.sync() is not None:
+                    pending += conn.events()
+                    common = tuple(sorted(set(conn.channels) & set(event.channels)))
+                    out.events.append(ev.CatchupStarted(tuple(address), common))
+                else:
+                    out.over = True  # nothing in common
+            elif isinstance(event, EntryReceived) and event.channel in joined:
+                out.entries.append((event.channel, event.entry))
+            elif isinstance(event, SessionFinished):
+                out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
+                                                     event.sent, "live" if event.live else "done"))
+                out.over = out.over or not event.live
+            elif isinstance(event, Closed) and event.reason != PEER_CLOSED:
+                log.warning("replication with %s:%s closed: %s", *address, event.reason)
+                out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
+        return out
+
+    def push(self, channel: str, wires: list[bytes]) -> None:
+        """Live mode: stream newly delivered messages down every open link."""
+        if not self.live:
+            return
+        for conn in self.links:
+            for wire in wires:
+                conn.push(channel, wire)

@@ -1,0 +1,87 @@
+"""One channel's conversation: its engine, its slice of the store, and the
+one step every input ends with.
+
+The step, the same for every input (a datagram, a command, a timer, a
+replicated entry): drain the engine's events, translate them (no side
+effects), commit the delivered messages and what changed in the engine
+state (``take_changes``: never the whole of it) to SQLite in one transaction, and hand back the datagrams - which the runtime sends only
+now, after the commit - and what to notify. So a crash at any moment loses
+nothing that was sent or delivered.
+
+A step commits whole or not at all: if the commit fails, the engine is put
+back to the state the store last committed (``StepFailed``), and nothing of
+the step leaves.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.translate import Translation, translate
+from chat_app.store import Store, retrieval_hint
+from sync.core import Outgoing
+from sync.sds import Channel, Config, LocalProtocolError
+
+log = logging.getLogger(__name__)
+
+
+class StepFailed(Exception):
+    """The store refused a step; the engine is back at its last committed state."""
+
+
+def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes | None:
+    payload = Payload.try_decode(content)
+    return retrieval_hint(payload.seq) if payload else None
+
+
+class Conversation:
+    def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int) -> None:
+        self.channel = channel
+        self.store = store
+        self.peer_id = peer_id
+        self.config = config
+        self.engine = self._load(now)
+        self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
+
+    def _load(self, now: int) -> Channel:
+        """The engine as the store last committed it. Its state is saved
+        whole once here (a new channel, a rollback, an older database's
+        layout), and from then on each step stores only what it changed."""
+        state = self.store.channel_state(self.channel)
+        if state is None:
+            engine = Channel(self.channel, self.peer_id, now, self.config, retrieval_hint_of)
+        else:
+            engine = Channel.restore(state, self.config, retrieval_hint_of, log=self.store.log_rows(self.channel))
+        # export_state also starts the round that take_changes() reports on
+        self.store.save_state(self.channel, engine.export_state(include_log=False))
+        return engine
+
+    def send(self, nick: str, text: str, kind: str, now: int) -> str:
+        """Queue a chat message; raises PayloadError or LocalProtocolError."""
+        content = Payload(kind, nick, text, self.seq + 1, now).encode()
+        message_id = self.engine.send(content, now)
+        self.seq += 1
+        return message_id
+
+    def send_ephemeral(self, payload: Payload, now: int) -> None:
+        self.engine.send_ephemeral(payload.encode(), now)
+
+    def step(self, now: int) -> tuple[Translation, list[Outgoing]]:
+        translation = translate(self.channel, self.engine.events(), now)
+        datagrams = self.engine.datagrams_to_send(now)
+        try:
+            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now)
+        except Exception as exc:
+            self.rollback(now)
+            log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
+                        self.channel, exc)
+            raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        return translation, datagrams
+
+    def rollback(self, now: int) -> None:
+        self.engine = self._load(now)
+        self.seq = self.store.last_seq(self.channel, self.peer_id)
+
+
+__all__ = ["Conversation", "StepFailed", "PayloadError", "LocalProtocolError"]

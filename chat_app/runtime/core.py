@@ -1,0 +1,316 @@
+"""The running peer's logic, without asyncio: inputs in, outputs queued.
+
+Theory of operation. The I/O adapter reads the clock once per input and
+calls one of the entry points - a datagram (``datagram_received``), a user
+command (``say``, ``join``...), a discovery report (``peer_announced``), a
+replication link's bytes, or the timer (``handle_timer``). Each entry point
+feeds the engines and ends with the step of every conversation it touched
+(``Conversation.step``: drain, translate, commit). Only after the commit
+does the runtime queue the step's datagrams, ask for missing messages and
+update the peer table, and last queue the application events.
+
+The adapter then drains the outputs: ``datagrams_to_send()`` (data,
+address), ``events()`` for the user, ``dials()`` (addresses to replicate
+with), ``reads()`` (what replication links want from the store, answered
+with ``link_answer`` once read), and re-arms its one timer at
+``get_timer()``. Nothing here blocks,
+sends or sleeps; a test drives it with a fake clock and an in-memory network.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+
+from chat_app import events as ev
+from chat_app.identity import peer_id as derive_peer_id
+from chat_app.net.udp import Address
+from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.catchup import CatchUp, Read
+from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.peers import PeerTracker
+from chat_app.runtime.routing import FetchRequest, Refused, route
+from chat_app.runtime.typing_indicator import TypingIndicator
+from chat_app.store import Store
+from sync.core import BROADCAST
+from sync.replication import Connection, HeightsWanted
+from sync.sds import Config, LocalProtocolError
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
+                 live: bool = False, config: Config | None = None) -> None:
+        self.store = store
+        self.peer_id = derive_peer_id(store.secret())
+        self.nick = nick
+        self.config = config or Config()
+        self.send_typing = send_typing
+        self.conversations: dict[str, Conversation] = {}
+        self.peers = PeerTracker(static_peers)
+        self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
+        self.port = 0
+        self.fetcher = Fetcher()
+        self.catchup = CatchUp(live)
+        self.typing_state = TypingIndicator()
+        self.stats: Counter[str] = Counter()
+        self._out: list[tuple[bytes, Address]] = []
+        self._events: list[ev.AppEvent] = []
+        self._dials: list[Address] = []
+        self._reads: list[tuple[Connection, Read]] = []
+
+    # ----------------------------------------------------------------- outputs
+
+    def datagrams_to_send(self) -> list[tuple[bytes, Address]]:
+        out, self._out = self._out, []
+        return out
+
+    def events(self) -> list[ev.AppEvent]:
+        out, self._events = self._events, []
+        return out
+
+    def dials(self) -> list[Address]:
+        out, self._dials = self._dials, []
+        return out
+
+    def get_timer(self) -> int | None:
+        deadlines = [c.engine.get_timer() for c in self.conversations.values()]
+        deadlines += self.typing_state.deadlines()
+        deadlines.append(self.peers.deadline(self.conversations))
+        deadlines = [d for d in deadlines if d is not None]
+        return min(deadlines) if deadlines else None
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return tuple(self.conversations)
+
+    # --------------------------------------------------------------- lifecycle
+
+    def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
+        self.port, self.addresses = port, tuple(addresses)
+        self.store.set_nick(self.nick)
+        for channel in dict.fromkeys(channels):
+            self.store.join(channel, now)
+        for channel in self.store.joined_channels():
+            self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
+        for channel in self.channels:
+            self._step(channel, now)  # a restored engine may have datagrams due
+        for address in self.peers.static:
+            self._replicate(address, now)
+
+    def leave(self, now: int) -> None:
+        """Say goodbye in every channel (the adapter closes the rest)."""
+        for channel, conversation in self.conversations.items():
+            conversation.send_ephemeral(Payload("leave", self.nick, sent_at=now), now)
+            self._step(channel, now)
+        for conn in self.catchup.links:
+            conn.stop_live()
+
+    # ---------------------------------------------------------------- commands
+
+    def say(self, channel: str, text: str, kind: str, now: int) -> str | None:
+        """Send a chat message; returns its id, or None (and an error event)."""
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            return self._error(f"not in channel {channel}")
+        try:
+            message_id = conversation.send(self.nick, text, kind, now)
+        except (PayloadError, LocalProtocolError) as exc:
+            return self._error(str(exc))
+        return message_id if self._step(channel, now) else None
+
+    def typing(self, channel: str, now: int) -> None:
+        """The user is typing: tell the channel, at most once per 3 s."""
+        conversation = self.conversations.get(channel)
+        if not self.send_typing or conversation is None or not self.typing_state.should_send(channel, now):
+            return
+        conversation.send_ephemeral(Payload("typing", self.nick, sent_at=now), now)
+        self._step(channel, now)
+
+    def join(self, channel: str, now: int) -> bool:
+        """True if the channel is new (the adapter then re-announces us)."""
+        if channel in self.conversations:
+            return False
+        self.store.join(channel, now)
+        self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
+        self._events.append(ev.Joined(channel))
+        self._step(channel, now)
+        return True
+
+    def part(self, channel: str) -> bool:
+        if self.conversations.pop(channel, None) is None:
+            self._error(f"not in channel {channel}")
+            return False
+        self.store.part(channel)
+        self._events.append(ev.Parted(channel))
+        return True
+
+    def set_nick(self, nick: str) -> bool:
+        try:
+            Payload("typing", nick)
+        except PayloadError as exc:
+            self._error(str(exc))
+            return False
+        old, self.nick = self.nick, nick
+        self.store.set_nick(nick)
+        self._events.append(ev.NickChanged(old, nick))
+        return True
+
+    def _error(self, reason: str) -> None:
+        self._events.append(ev.Error(reason))
+        return None
+
+    # -------------------------------------------------------------- the network
+
+    def datagram_received(self, data: bytes, addr: Address, now: int) -> None:
+        self.stats["datagrams_in"] += 1
+        routed = route(data)
+        if isinstance(routed, Refused):
+            self.stats[routed.kind] += 1
+            self._events.append(ev.DatagramRejected(routed.kind, routed.reason))
+        elif isinstance(routed, FetchRequest):
+            self._serve_fetch(routed, addr, now)
+        elif routed.channel not in self.conversations:
+            self.stats["other_channel"] += 1
+        else:
+            if routed.sender_id and routed.sender_id != self.peer_id:
+                # sync and ephemeral messages only ever come from their author
+                self._heard(routed.sender_id, addr, now, direct=not routed.chat)
+            self.conversations[routed.channel].engine.receive(routed.data, now, addr)
+            self._step(routed.channel, now)
+
+    def _serve_fetch(self, request: FetchRequest, addr: Address, now: int) -> None:
+        if request.channel not in self.conversations:
+            return
+        wires, refused = self.fetcher.answers(request.message_ids, addr,
+                                              lambda mid: self.store.wire(request.channel, mid), now)
+        self.stats["fetch_served"] += len(wires)
+        self.stats["fetch_refused"] += refused
+        self._out += [(wire, addr) for wire in wires]
+
+    def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
+        events, new = self.peers.heard(peer_id, addr, now, direct)
+        self._events += events
+        if new:
+            self._replicate(addr, now)
+
+    def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
+                       now: int) -> None:
+        event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
+        self._events.append(event)
+        if new:
+            self._replicate(peer.address, now)
+
+    def peer_snapshot(self) -> ev.Peers:
+        return self.peers.snapshot(self.addresses, self.port)
+
+    def peer_gone(self, peer_id: str) -> None:
+        self._events += self.peers.gone(peer_id)
+
+    def _broadcast(self, channel: str, data: bytes) -> None:
+        self._out += [(data, address) for address in self.peers.targets(channel)]
+
+    # ------------------------------------------------------------- replication
+
+    def _replicate(self, address: Address, now: int) -> None:
+        if self.conversations and self.catchup.want(address, now):
+            self._dials.append(address)
+
+    def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
+        return self.catchup.open(self.channels, address, initiator=initiator, now=now)
+
+    def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
+        """One frame from a link (None: the stream ended or failed, and
+        ``conn`` is already closed); True when we should hang up."""
+        if data is not None:
+            conn.receive(data, now, self.catchup.links.get(conn))
+        return self._link_step(conn, now)
+
+    def link_timer(self, conn: Connection, now: int) -> bool:
+        conn.handle_timer(now)  # the link's own idle timeout
+        return self._link_step(conn, now)
+
+    def link_answer(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
+        """The store's answer to a read the link asked for (see ``reads``)."""
+        if conn.closed is None:
+            if isinstance(wanted, HeightsWanted):
+                conn.provide_heights(wanted.session_id, answer)
+            else:
+                conn.provide_entries(wanted.session_id, answer)
+        return self._link_step(conn, now)
+
+    def reads(self) -> list[tuple[Connection, Read]]:
+        out, self._reads = self._reads, []
+        return out
+
+    def _link_step(self, conn: Connection, now: int) -> bool:
+        outcome = self.catchup.outcome(conn, set(self.conversations))
+        self._reads += [(conn, wanted) for wanted in outcome.reads]
+        for channel, entry in outcome.entries:
+            if channel in self.conversations:
+                self.conversations[channel].engine.receive(entry, now, self.catchup.links.get(conn))
+                self.stats["replicated_in"] += 1
+                self._step(channel, now)
+        self._events += outcome.events
+        return outcome.over or conn.closed is not None
+
+    # -------------------------------------------------------------------- time
+
+    def handle_timer(self, now: int) -> None:
+        for channel, conversation in list(self.conversations.items()):
+            deadline = conversation.engine.get_timer()
+            if deadline is not None and deadline <= now:
+                conversation.engine.handle_timer(now)
+                self._step(channel, now)
+        self._events += self.typing_state.expire(now)
+        self._events += self.peers.on_timer(self.conversations, now)
+
+    # --------------------------------------------------------------- the step
+
+    def _step(self, channel: str, now: int) -> bool:
+        """Drain, translate and commit ``channel``'s engine, then send, then
+        act on what the step said, then notify. False if the commit failed."""
+        try:
+            step, datagrams = self.conversations[channel].step(now)
+        except StepFailed as exc:
+            self.stats["step_failed"] += 1
+            self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
+            return False
+        for out in datagrams:
+            if out.to is BROADCAST:
+                self._broadcast(channel, out.data)
+            else:
+                self._out.append((out.data, out.to))
+        self.stats["rejected"] += step.rejected
+        if step.missing:
+            self._ask_for(channel, step.missing, now)
+        self.catchup.push(channel, [row.wire for row in step.rows])
+        for sender_id, nick in step.authors:
+            self.typing_state.message_from(channel, sender_id)
+            self.peers.learned_nick(sender_id, nick)
+        events = list(step.events)
+        for sender_id, nick in step.typists:
+            if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:
+                events.append(typing)
+        for sender_id in step.leavers:
+            events += self.peers.gone(sender_id)
+        self._events += events
+        return True
+
+    def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], now: int) -> None:
+        """Fetch what is missing, and replicate the channel (throttled): that
+        also finds what nobody references."""
+        sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
+        for data, target in sends:
+            if target is None:
+                self._broadcast(channel, data)
+            else:
+                self._out.append((data, target))
+        self.stats["fetch_sent"] += asked
+        for peer in self.peers:
+            if peer.channels is None or channel in peer.channels:
+                self._replicate(peer.address, now)

@@ -1,0 +1,82 @@
+"""The peer table, as the runtime sees it: what each change means to the user.
+
+``chat_app.peers.PeerTable`` keeps who is out there, at which addresses, how
+each was found and whether it answers. This wraps it so that every call
+returns the application events to report, and never sends anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from chat_app import events as ev
+from chat_app.net.udp import Address
+from chat_app.peers import Peer, PeerTable
+
+
+def _joined(kind: type[ev.PeerJoined], peer: Peer, announced: bool) -> ev.PeerJoined:
+    addresses = tuple(tuple(a) for a in peer.candidates) if announced else None
+    return kind(peer.peer_id, peer.nick, tuple(peer.address), addresses, tuple(sorted(peer.found)),
+                peer.channels if announced else None)
+
+
+class PeerTracker:
+    def __init__(self, static: Iterable[Address] = ()) -> None:
+        self.table = PeerTable(static)
+        self._reported: dict[str, int] = {}  # peer -> when a PeerHeard event last went out
+
+    @property
+    def static(self) -> list[Address]:
+        return self.table.static
+
+    def get(self, peer_id: str) -> Peer | None:
+        return self.table.get(peer_id)
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> tuple[list[ev.AppEvent], bool]:
+        """A datagram from ``peer_id`` came from ``addr``: (events, whether it is new)."""
+        peer, new = self.table.heard(peer_id, addr, now, direct)
+        if peer is None:
+            return [], False
+        if new:
+            self._reported[peer_id] = now
+            return [_joined(ev.PeerJoined, peer, announced=False)], True
+        if now - self._reported.get(peer_id, 0) >= ev.HEARD_EVERY_MS:
+            self._reported[peer_id] = now
+            return [ev.PeerHeard(peer_id, now)], False
+        return [], False
+
+    def announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
+                  now: int) -> tuple[ev.PeerJoined, Peer, bool]:
+        """mDNS says this about ``peer_id``: (the event, the peer, whether it is new)."""
+        peer, new = self.table.announced(peer_id, nick, addresses, port, channels, now)
+        return _joined(ev.PeerJoined if new else ev.PeerUpdated, peer, announced=True), peer, new
+
+    def gone(self, peer_id: str) -> list[ev.AppEvent]:
+        self._reported.pop(peer_id, None)
+        peer = self.table.gone(peer_id)
+        return [ev.PeerLeft(peer_id, peer.nick)] if peer is not None else []
+
+    def learned_nick(self, peer_id: str, nick: str) -> None:
+        """A message of theirs names them (no mDNS: this is the only way)."""
+        peer = self.table.get(peer_id)
+        if peer is not None and peer.nick is None:
+            peer.nick = nick
+
+    def targets(self, channel: str) -> set[Address]:
+        return self.table.targets(channel)
+
+    def deadline(self, joined: Iterable[str]) -> int | None:
+        due = self.table.deadline(joined)
+        return None if due == float("inf") else int(due)
+
+    def on_timer(self, joined: Iterable[str], now: int) -> list[ev.AppEvent]:
+        left = self.table.on_timer(now, joined)
+        for peer in left:
+            self._reported.pop(peer.peer_id, None)
+        return [ev.PeerLeft(peer.peer_id, peer.nick) for peer in left]
+
+    def snapshot(self, addresses: Iterable[str], port: int) -> ev.Peers:
+        return ev.Peers(tuple(p.snapshot() for p in self.table), tuple(addresses), port)

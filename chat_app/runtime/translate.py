@@ -1,0 +1,91 @@
+"""From engine events to what the application does with them - as values.
+
+``translate`` reads one step's worth of SDS events and says what the step
+means: rows to store, events to show, ids to fetch, who is typing, who left,
+whose nick a message told us. It changes nothing; the conversation commits
+the rows, and the runtime acts on the rest only after the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from chat_app import events as ev
+from chat_app.payload import Payload, PayloadError
+from chat_app.store import StoredMessage
+from sync.sds import (
+    Acknowledged,
+    Buffered,
+    Delivered,
+    EphemeralReceived,
+    Lost,
+    Missing,
+    PossiblyAcknowledged,
+    Rejected,
+)
+
+
+@dataclass
+class Translation:
+    rows: list[StoredMessage] = field(default_factory=list)
+    events: list[ev.AppEvent] = field(default_factory=list)
+    missing: list[tuple[str, str | None]] = field(default_factory=list)  # (message_id, author)
+    authors: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick) of delivered messages
+    typists: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick)
+    leavers: list[str] = field(default_factory=list)
+    rejected: int = 0
+
+
+def translate(channel: str, engine_events: Iterable[object], now: int) -> Translation:
+    out = Translation()
+    for event in engine_events:
+        if isinstance(event, Delivered):
+            _delivered(channel, event, now, out)
+        elif isinstance(event, Acknowledged):
+            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "acknowledged", event.peers,
+                                                     event.via))
+        elif isinstance(event, PossiblyAcknowledged):
+            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "possibly_acknowledged",
+                                                     event.peers))
+        elif isinstance(event, Buffered):
+            payload = Payload.try_decode(event.content)
+            out.events.append(ev.MessageWaiting(
+                channel, event.message_id, event.sender_id, event.lamport, payload.nick if payload else None,
+                payload.kind if payload else None, payload.text if payload else None, len(event.waiting_for)))
+        elif isinstance(event, Missing):
+            out.missing += [(e.message_id, e.sender_id) for e in event.entries]
+            out.events.append(ev.MessagesMissing(channel, event.waiting,
+                                                 tuple(e.message_id for e in event.entries)))
+        elif isinstance(event, Lost):
+            out.events.append(ev.MessageLost(channel, event.entry.message_id, tuple(event.released)))
+        elif isinstance(event, EphemeralReceived):
+            payload = Payload.try_decode(event.content)
+            if payload is not None and payload.kind == "leave":
+                out.leavers.append(event.sender_id)
+            elif payload is not None and payload.kind == "typing":
+                out.typists.append((event.sender_id, payload.nick))
+        elif isinstance(event, Rejected):
+            out.rejected += 1
+            out.events.append(ev.DatagramRejected(event.kind, event.reason))
+    return out
+
+
+def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> None:
+    try:
+        payload: Payload | None = Payload.decode(event.content)
+        problem = None
+    except PayloadError as exc:
+        payload, problem = None, str(exc)
+    if payload is not None:
+        out.authors.append((event.sender_id, payload.nick))
+    row = StoredMessage(
+        channel, event.message_id, event.lamport, event.sender_id,
+        payload.nick if payload else None, payload.kind if payload else None,
+        payload.text if payload else None, payload.seq if payload else None,
+        payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
+    )
+    out.rows.append(row)
+    out.events.append(ev.MessageDelivered(
+        channel, event.position, event.message_id, event.sender_id, event.lamport, row.nick, row.kind,
+        row.text, row.seq, event.own, tuple(event.gaps), problem))

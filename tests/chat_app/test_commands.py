@@ -1,0 +1,37 @@
+"""One command table for both surfaces: what a typed line means."""
+
+import pytest
+
+from chat_app.commands import BY_NAME, Invalid, Invocation, Say, commands_for, complete, help_table, parse
+
+
+@pytest.mark.parametrize("surface", ["tui", "headless"])
+def test_text_and_escaped_slash_are_messages(surface):
+    assert parse("hello", surface) == Say("hello")
+    assert parse("//shrug", surface) == Say("/shrug")
+    assert parse("/me waves", surface) == Say("waves", kind="me")
+
+
+def test_arguments_are_parsed_and_checked():
+    join = parse("/join  #general ", "headless")
+    assert isinstance(join, Invocation) and join.name == "join" and join.channel == "general"
+    assert parse("/part", "tui") == Invocation(BY_NAME["part"], "")
+    assert parse("/join", "tui") == Invalid("/join needs an argument: /join #name")
+    assert parse("/me", "headless") == Invalid("/me needs an argument: /me waves")
+
+
+def test_each_surface_knows_only_its_commands():
+    assert isinstance(parse("/typing", "headless"), Invocation)
+    assert parse("/typing", "tui") == Invalid("unknown command /typing; see /help")
+    assert parse("/export", "headless") == Invalid("unknown command /export; see /help")
+    assert isinstance(parse("/export out.jsonl", "tui"), Invocation)
+    assert parse("/frobnicate x", "tui") == Invalid("unknown command /frobnicate; see /help")
+
+
+def test_help_and_completion_come_from_the_table():
+    tui = [c.slash for c in commands_for("tui")]
+    table = help_table("tui")
+    assert all(f"`{BY_NAME[s[1:]].usage}`" in table for s in tui)
+    assert "/typing" not in table
+    assert complete("/", tuple(tui), [], []) == [f"{c} " for c in tui]
+    assert complete("/e", tuple(tui), [], []) == ["/export "]

@@ -1,0 +1,89 @@
+"""The JSON headless mode prints for each application event is pinned here:
+scripts read these field names, so a renamed or reordered field fails."""
+
+import dataclasses
+import json
+
+import pytest
+
+from chat_app import events as ev
+
+A = "a" * 32
+M = "m" * 32
+
+PINNED = [
+    (ev.Ready(A, "alice", 7000, ("192.168.1.5", "fe80::1"), ("general", "random")),
+     '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["192.168.1.5","fe80::1"],'
+     '"channels":["general","random"]}' % A),
+    (ev.Joined("general"), '{"event":"joined","channel":"general"}'),
+    (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
+    (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
+    (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
+    (ev.Bye(), '{"event":"bye"}'),
+    (ev.MessageDelivered("general", 3, M, A, 1700, "alice", "text", "hi", 2, False),
+     '{"event":"delivered","channel":"general","position":3,"message_id":"%s","sender_id":"%s",'
+     '"lamport":1700,"nick":"alice","kind":"text","text":"hi","seq":2,"own":false}' % (M, A)),
+    (ev.MessageDelivered("general", 0, M, A, 1, None, None, None, None, True, ("x", "y"), "content is not CBOR"),
+     '{"event":"delivered","channel":"general","position":0,"message_id":"%s","sender_id":"%s",'
+     '"lamport":1,"nick":null,"kind":null,"text":null,"seq":null,"own":true,"gaps":["x","y"],'
+     '"undecodable":"content is not CBOR"}' % (M, A)),
+    (ev.MessageWaiting("general", M, A, 5, "bob", "me", "waves", 2),
+     '{"event":"waiting","channel":"general","message_id":"%s","sender_id":"%s","lamport":5,"nick":"bob",'
+     '"kind":"me","text":"waves","waiting_for":2}' % (M, A)),
+    (ev.MessageAcknowledged("general", M, "acknowledged", 2, "bloom"),
+     '{"event":"ack","channel":"general","message_id":"%s","state":"acknowledged","peers":2,"via":"bloom"}' % M),
+    (ev.MessageAcknowledged("general", M, "possibly_acknowledged", 1),
+     '{"event":"ack","channel":"general","message_id":"%s","state":"possibly_acknowledged","peers":1}' % M),
+    (ev.MessagesMissing("general", 1, (M,)),
+     '{"event":"missing","channel":"general","waiting":1,"message_ids":["%s"]}' % M),
+    (ev.MessageLost("general", M, ("r",)), '{"event":"lost","channel":"general","message_id":"%s","released":["r"]}' % M),
+    (ev.DatagramRejected("malformed", "not an SDS message"),
+     '{"event":"rejected","kind":"malformed","reason":"not an SDS message"}'),
+    (ev.Typing("general", A, "alice", 9000),
+     '{"event":"typing","channel":"general","peer_id":"%s","nick":"alice","expires_at":9000}' % A),
+    (ev.TypingStopped("general", A), '{"event":"typing_stopped","channel":"general","peer_id":"%s"}' % A),
+    (ev.PeerJoined(A, None, ("127.0.0.1", 7000), None, ("traffic",)),
+     '{"event":"peer_joined","peer_id":"%s","nick":null,"address":["127.0.0.1",7000],"found":["traffic"]}' % A),
+    (ev.PeerJoined(A, "alice", ("127.0.0.1", 7000), (("127.0.0.1", 7000),), ("mdns",), ()),
+     '{"event":"peer_joined","peer_id":"%s","nick":"alice","address":["127.0.0.1",7000],'
+     '"addresses":[["127.0.0.1",7000]],"found":["mdns"],"channels":[]}' % A),
+    (ev.PeerUpdated(A, "alicia", ("10.0.0.2", 7000), (("10.0.0.2", 7000), ("fe80::2", 7000)), ("mdns", "traffic"),
+                    ("general",)),
+     '{"event":"peer_updated","peer_id":"%s","nick":"alicia","address":["10.0.0.2",7000],'
+     '"addresses":[["10.0.0.2",7000],["fe80::2",7000]],"found":["mdns","traffic"],"channels":["general"]}' % A),
+    (ev.PeerLeft(A, "alice"), '{"event":"peer_left","peer_id":"%s","nick":"alice"}' % A),
+    (ev.Peers(({"peer_id": A, "nick": None, "address": ["::1", 9]},), ("10.0.0.1",), 7000),
+     '{"event":"peers","peers":[{"peer_id":"%s","nick":null,"address":["::1",9]}],"addresses":["10.0.0.1"],'
+     '"port":7000}' % A),
+    (ev.CatchupStarted(("127.0.0.1", 7000), ("general",)),
+     '{"event":"catchup_started","address":["127.0.0.1",7000],"channels":["general"]}'),
+    (ev.CatchupFinished(("127.0.0.1", 7000), ("general",), 4, 0, "done"),
+     '{"event":"catchup","address":["127.0.0.1",7000],"channels":["general"],"received":4,"sent":0,'
+     '"state":"done"}'),
+    (ev.ReplicationClosed(("127.0.0.1", 7000), "bad frame"),
+     '{"event":"replication_closed","address":["127.0.0.1",7000],"reason":"bad frame"}'),
+    (ev.PeerHeard(A, 5), '{"event":"peer_heard","peer_id":"%s","at":5}' % A),
+]
+
+
+@pytest.mark.parametrize(("event", "line"), PINNED, ids=[type(e).__name__ + str(i) for i, (e, _) in
+                                                         enumerate(PINNED)])
+def test_each_event_prints_exactly_this_json(event, line):
+    assert event.json_line() == line
+    json.loads(line)  # the pin itself is valid JSON
+
+
+def test_every_event_class_is_pinned():
+    pinned = {type(e) for e, _ in PINNED}
+    classes = {c for c in vars(ev).values()
+               if isinstance(c, type) and issubclass(c, ev.AppEvent) and c is not ev.AppEvent}
+    assert classes <= pinned
+
+
+def test_events_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.Joined("general").channel = "x"
+
+
+def test_only_heard_is_kept_out_of_headless_output():
+    assert [type(e).__name__ for e, _ in PINNED if not e.printed] == ["PeerHeard"]

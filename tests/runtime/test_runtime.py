@@ -1,0 +1,236 @@
+"""The runtime with a fake clock and an in-memory network: real engines, real
+SQLite files, no sockets and no asyncio."""
+
+from __future__ import annotations
+
+import cbor2
+import pytest
+
+from chat_app import events as ev
+from chat_app.net.frames import encode_fetch
+from chat_app.payload import Payload, PayloadError
+from chat_app.store import Store
+from sync.sds import Channel, Config
+
+from .conftest import T0, Net, texts
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_two_peers_hold_the_same_log(net):
+    alice, bob = net.add("alice"), net.add("bob")
+    for i in range(5):
+        alice.say("general", f"a{i}", "text", net.now)
+        bob.say("general", f"b{i}", "text", net.now)
+        net.run(300)
+    net.run(5_000)
+    assert len(texts(alice.store)) == 10
+    assert texts(alice.store) == texts(bob.store)
+    acks = of(net.seen(alice), ev.MessageAcknowledged)
+    assert {a.message_id for a in acks if a.state == "acknowledged"}  # bob's messages acknowledged ours
+
+
+def test_the_state_stored_step_by_step_is_the_whole_state(tmp_path):
+    net = Net(tmp_path, loss=0.3)
+    alice, bob = net.add("alice"), net.add("bob")
+    for i in range(40):
+        alice.say("general", f"a{i}", "text", net.now)
+        if i % 3 == 0:
+            bob.say("general", f"b{i}", "text", net.now)
+        net.run(500)
+    for rt in (alice, bob):
+        engine = rt.conversations["general"].engine
+        assert rt.store.channel_state("general") == engine.export_state(include_log=False)
+        assert engine.export_state(include_log=False)["outgoing"]  # something is still unacknowledged
+
+
+def test_a_step_is_stored_before_its_datagrams_are_queued(net):
+    alice = net.add("alice")
+    net.add("bob")
+    mid = alice.say("general", "hello", "text", net.now)
+    queued = alice.datagrams_to_send()
+    assert queued and alice.store.wire("general", mid) is not None
+    assert all(data for data, _ in queued)
+
+
+class FlakyStore(Store):
+    """A real store whose next commit fails when armed (a full disk, say)."""
+
+    fail_next = False
+
+    def commit_step(self, *args, **kwargs):
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        return super().commit_step(*args, **kwargs)
+
+
+def test_a_failed_commit_leaves_engine_and_store_as_they_were(net, tmp_path):
+    store = FlakyStore(tmp_path / "alice.sqlite3")
+    alice = net.add("alice", store=store)
+    bob = net.add("bob")
+    bob.say("general", "first", "text", net.now)
+    net.pump()
+    before = alice.conversations["general"].engine.export_state(include_log=False)
+    log_before = list(alice.conversations["general"].engine.log)
+    store.fail_next = True
+    bob.say("general", "second", "text", net.now)
+    (data, _), *_ = bob.datagrams_to_send()
+    alice.datagram_received(data, net.address(bob), net.now)
+    assert alice.datagrams_to_send() == []  # nothing of the failed step leaves
+    assert [e for e in alice.events() if isinstance(e, ev.Error)]
+    engine = alice.conversations["general"].engine
+    assert engine.export_state(include_log=False) == before
+    assert list(engine.log) == log_before
+    assert texts(store) == ["first"]
+    assert alice.stats["step_failed"] == 1
+    net.run(8_000)  # bob resends what alice never acknowledged
+    assert texts(store) == ["first", "second"] == texts(bob.store)
+
+
+def test_a_failed_commit_of_our_own_message_is_not_sent_and_not_counted(net, tmp_path):
+    store = FlakyStore(tmp_path / "alice.sqlite3")
+    alice = net.add("alice", store=store)
+    bob = net.add("bob")
+    store.fail_next = True
+    assert alice.say("general", "lost to the disk", "text", net.now) is None
+    assert alice.datagrams_to_send() == []
+    assert alice.conversations["general"].seq == 0
+    alice.say("general", "kept", "text", net.now)
+    net.run(5_000)
+    assert texts(bob.store) == ["kept"] and [m.seq for m in bob.store.messages("general")] == [1]
+
+
+def _eve_datagrams(payloads: list[dict]) -> list[bytes]:
+    eve = Channel("general", "e" * 32, T0)
+    out = []
+    for i, fields in enumerate(payloads):
+        eve.send(cbor2.dumps(fields), T0 + i)
+        out += [o.data for o in eve.datagrams_to_send(T0 + i)]
+    return out
+
+
+def test_payload_fields_sqlite_cannot_hold_are_refused_before_delivery(tmp_path):
+    with pytest.raises(PayloadError):
+        Payload("text", "eve", "x", 2**64)
+    net = Net(tmp_path)
+    alice = net.add("alice", config=Config(lost_after_ms=20_000))
+    huge, fine = _eve_datagrams([{"kind": "text", "nick": "eve", "text": "boom", "seq": 2**64, "sent_at": T0},
+                                 {"kind": "text", "nick": "eve", "text": "after", "seq": 2, "sent_at": T0}])
+    alice.datagram_received(huge, ("10.0.0.9", 1), net.now)
+    refused = of(alice.events(), ev.DatagramRejected)
+    assert refused and refused[0].kind == "payload" and "2^63" in refused[0].reason
+    alice.datagram_received(fine, ("10.0.0.9", 1), net.now)
+    net.run(30_000)  # the refused one is given up as lost; what followed it is delivered
+    assert texts(alice.store) == ["after"]
+    assert alice.stats["step_failed"] == 0
+
+
+@pytest.mark.parametrize("fields", [
+    {"kind": "text", "nick": "eve", "text": "x", "seq": 1, "sent_at": -1},
+    {"kind": "typing", "nick": "eve"},
+    {"kind": "text", "nick": "", "text": "x", "seq": 1},
+    "not a map",
+])
+def test_chat_messages_without_a_valid_payload_never_reach_the_engine(net, fields):
+    alice = net.add("alice")
+    (data,) = _eve_datagrams([fields])
+    alice.datagram_received(data, ("10.0.0.9", 1), net.now)
+    net.run(1_000)
+    assert of(net.seen(alice), ev.DatagramRejected) and texts(alice.store) == []
+    assert not alice.conversations["general"].engine.log
+
+
+def test_datagrams_are_routed_by_their_type_tag(net):
+    alice = net.add("alice")
+    mid = alice.say("general", "stored", "text", net.now)
+    net.pump()
+    alice.datagram_received(encode_fetch("general", [mid]), ("10.0.0.9", 1), net.now)
+    answers = alice.datagrams_to_send()
+    assert answers == [(alice.store.wire("general", mid), ("10.0.0.9", 1))]
+    alice.datagram_received(b"\x00\x07whatever", ("10.0.0.9", 1), net.now)
+    alice.datagram_received(b"\x00", ("10.0.0.9", 1), net.now)
+    reasons = [e.reason for e in of(alice.events(), ev.DatagramRejected)]
+    assert reasons == ["unknown control frame type 07", "unknown control frame type none"]
+    assert alice.stats["malformed"] == 2
+
+
+def test_a_missing_message_is_fetched_from_its_author(tmp_path):
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    net.loss = 1.0  # alice's first message reaches nobody
+    alice.say("general", "one", "text", net.now)
+    net.pump()
+    net.loss = 0.0
+    alice.say("general", "two", "text", net.now)  # names "one" in its causal history
+    net.pump()
+    net.run(3_000)
+    fetches = [(src, dst) for src, data, dst in net.sent if data[:2] == b"\x00\x01"]
+    assert (net.address(bob), net.address(alice)) in fetches
+    assert texts(bob.store) == ["one", "two"]
+
+
+def test_typing_shows_once_then_expires(net):
+    alice, bob = net.add("alice"), net.add("bob")
+    alice.typing("general", net.now)
+    alice.typing("general", net.now + 1)  # too soon: not sent again
+    net.pump()
+    assert [(e.peer_id, e.nick) for e in of(net.seen(bob), ev.Typing)] == [(alice.peer_id, "alice")]
+    net.run(7_000)
+    assert [e.peer_id for e in of(net.seen(bob), ev.TypingStopped)] == [alice.peer_id]
+
+
+def test_a_silent_peer_is_dropped_and_a_leaving_one_at_once(tmp_path):
+    net = Net(tmp_path)
+    alice, bob, carol = net.add("alice"), net.add("bob"), net.add("carol")
+    net.run(25_000)  # everyone syncs at least every 20 s: that is how they are heard
+    assert {e.peer_id for e in of(net.seen(alice), ev.PeerJoined)} == {bob.peer_id, carol.peer_id}
+    carol.leave(net.now)
+    net.pump()
+    assert [e.peer_id for e in of(net.seen(alice), ev.PeerLeft)] == [carol.peer_id]
+    del net.nodes[net.address(bob)]  # bob crashes: no goodbye
+    net.run(50_000)
+    assert [e.peer_id for e in of(net.seen(alice), ev.PeerLeft)] == [carol.peer_id, bob.peer_id]
+
+
+def _link(net: Net, dialer, listener) -> None:
+    """Run one replication session between two runtimes over an in-memory
+    stream, answering their store reads at once."""
+    from chat_app.runtime.catchup import answer
+
+    a_conn = dialer.open_link(net.address(listener), initiator=True, now=net.now)
+    b_conn = listener.open_link(net.address(dialer), initiator=False, now=net.now)
+    ends = [(dialer, a_conn, listener, b_conn), (listener, b_conn, dialer, a_conn)]
+    for _ in range(100):
+        moved = False
+        for rt, conn, other, other_conn in ends:
+            for wanted_conn, wanted in rt.reads():
+                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted), net.now)
+                moved = True
+            for out in conn.datagrams_to_send(net.now):
+                moved = True
+                other.link_received(other_conn, out.data, net.now)
+        if not moved:
+            break
+    net.pump()
+
+
+def test_a_peer_that_was_away_catches_up_through_replication(tmp_path):
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    carol = net.add("carol")
+    away = net.address(carol)
+    del net.nodes[away]  # carol is away: she hears nothing
+    for i in range(30):
+        alice.say("general", f"a{i}", "text", net.now)
+        bob.say("general", f"b{i}", "text", net.now)
+        net.pump()
+    net.nodes[away] = carol
+    assert texts(carol.store) == [] and len(texts(alice.store)) == 60
+    _link(net, carol, alice)
+    assert len(texts(carol.store)) == 60
+    assert texts(carol.store) == texts(alice.store)
+    finished = of(net.seen(carol), ev.CatchupFinished)
+    assert finished and finished[-1].received == 60 and finished[-1].state == "done"
