@@ -4,7 +4,8 @@ one step every input ends with.
 The step, the same for every input (a datagram, a command, a timer, a
 replicated entry): drain the engine's events, translate them (no side
 effects), commit the delivered messages and what changed in the engine
-state (``take_changes``: never the whole of it) to SQLite in one transaction, and hand back the datagrams - which the runtime sends only
+state (``take_changes``: never the whole of it) to SQLite in one
+transaction, and hand back the datagrams - which the runtime sends only
 now, after the commit - and what to notify. So a crash at any moment loses
 nothing that was sent or delivered.
 
