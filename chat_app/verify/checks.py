@@ -272,10 +272,12 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame) -> Da
         peer="peer_id", message="message_id", other_message="dep")
 
 
-def all_checks(rows: DataFrame, persist=lambda df: df) -> list[tuple[str, DataFrame]]:
-    """Every check, in report order: (name, anomalies). ``persist`` caches
-    the shared intermediate results (the caller owns the storage level)."""
-    peers = persist(channel_peers(rows))
+def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df) -> list[tuple[str, DataFrame]]:
+    """Every check, in report order: (name, anomalies). ``peers`` is
+    ``channel_peers(rows)`` when the caller already knows it (then it need
+    not be computed again); ``persist`` caches the shared intermediate
+    results (the caller owns the storage level)."""
+    peers = persist(channel_peers(rows)) if peers is None else peers
     msgs = persist(messages(rows))
     flags = persist(flagged(rows))
     missing = persist(missing_messages(msgs, peers))
