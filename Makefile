@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The end-to-end client test drives a real terminal; Spark needs a Java runtime.
+# The end-to-end client test drives a real terminal; Spark needs a Java runtime;
+# the verify report's page is rendered in headless Chromium.
 tools:
 	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "note: chromium missing, the report rendering test will be skipped"
 
 chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)

@@ -28,6 +28,8 @@ from chat_app.verify.text import render
 EXAMPLES = 32
 PARQUET = (".parquet", ".pq")
 JSONL = (".jsonl", ".json", ".ndjson")
+SMALL = 64 << 20  # bytes of input that fit one shuffle partition
+TINY = 4 << 20  # below this, interpreting beats compiling (about 100,000 rows)
 
 
 class InputError(Exception):
@@ -50,6 +52,10 @@ def find_inputs(paths: list[str]) -> Inputs:
 
     found = Inputs()
     for raw in paths:
+        if "://" in raw:  # hdfs://, s3a://, ...: only the cluster can see it; Spark reports what it cannot read
+            (found.jsonl if raw.endswith(JSONL) else found.parquet).append(raw)
+            found.bytes += SMALL  # unknown size: assume it is not tiny
+            continue
         path = Path(raw)
         if not path.exists():
             raise InputError(f"{raw}: no such file or directory")
@@ -94,7 +100,6 @@ def progress(message: str) -> None:
     print(f"verify: {message}", file=sys.stderr, flush=True)
 
 
-SMALL = 64 << 20  # bytes of input that fit one shuffle partition
 
 
 def spark_session(master: str | None, inputs: Inputs):
@@ -110,7 +115,7 @@ def spark_session(master: str | None, inputs: Inputs):
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.driver.memory", "6g"))
-    if inputs.bytes < SMALL:
+    if inputs.bytes < TINY:
         # Compiling generated code for each of the job's few dozen operators
         # costs more than it saves on a few thousand rows.
         builder = builder.config("spark.sql.codegen.wholeStage", "false")
