@@ -181,11 +181,13 @@ def check(spark, rows) -> dict:
     for p in peers:
         for channel in p["channels"]:
             by_channel.setdefault(channel, []).append(p["peer_id"])
-    channel_peers = spark.createDataFrame(sorted((c, sorted(ps)) for c, ps in by_channel.items()),
-                                          "channel_id string, all_peers array<string>")
+    # channel -> peers as literals: a table built in the JVM, so no executor ever starts a Python worker
+    members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
+               for c, ps in sorted(by_channel.items())]
+    channel_peers = F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
 
     keep = StorageLevel.MEMORY_AND_DISK
-    checks = all_checks(rows, F.broadcast(channel_peers), persist=lambda df: df.persist(keep))
+    checks = all_checks(rows, channel_peers, persist=lambda df: df.persist(keep))
     progress(f"running {len(checks)} checks over {total:,} rows: " + ", ".join(n for n, _ in checks))
     found = checks[0][1]
     for _, df in checks[1:]:
