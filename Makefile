@@ -13,11 +13,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The end-to-end client test drives a real terminal; the test LAN needs iproute2
-# and nftables (network namespaces, loss rules); Spark needs a Java runtime.
+# and nftables (network namespaces, loss rules); Spark needs a Java runtime;
+# the verify report's page is rendered in headless Chromium.
 APT_INSTALL = [ "$$(id -u)" = 0 ] && { apt-get update -qq || true; } && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq
 tools:
 	@command -v tmux >/dev/null || { $(APT_INSTALL) tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
 	@{ command -v ip >/dev/null && command -v nft >/dev/null; } || { $(APT_INSTALL) iproute2 nftables >/dev/null; } || echo "note: ip/nft missing, the LAN tests will be skipped"
+	@command -v chromium >/dev/null || { $(APT_INSTALL) chromium >/dev/null; } || echo "note: chromium missing, the report rendering test will be skipped"
 
 chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)

@@ -1,15 +1,27 @@
-"""Throughput of the whole ``sds-chat verify`` job, local mode, every check on.
+"""How long ``sds-chat verify`` takes, local mode, every check on.
 
-    python benchmarks/verify.py [--rows 1000000 10000000] [--peers 10]
+    python benchmarks/verify.py [--small-runs 3] [--rows 1000000 10000000] [--peers 10] [--cores 2]
 
-Writes clean synthetic exports (every peer holds the same messages in the
-same order, each naming its three predecessors) with pyarrow - not timed -
-then times ``sds-chat verify`` as a separate process, JVM start included.
+Two figures:
+
+* **small**: three exports of 1,000 rows each (an afternoon's chat). Times
+  ``sds-chat verify`` against a bare Spark session that starts, reads the same
+  files and counts them, both as separate processes (JVM start included),
+  alternating, and prints the median of each and their ratio: the ratio is
+  what ``verify`` adds on top of Spark itself.
+* **large**: clean exports of ``--rows`` rows over ``--peers`` peers, timed
+  the same way.
+
+Exports are synthetic (every peer holds the same messages in the same order,
+each naming its three predecessors, with receive and delivery times a few
+milliseconds after the send) and written with pyarrow - not timed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,45 +37,91 @@ from chat_app.export import SCHEMA  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# What a user would otherwise wait for anyway: start Spark, read, count.
+BARE = """
+import os, sys
+from pyspark.sql import SparkSession
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+spark = (SparkSession.builder.master(sys.argv[1]).appName("bare")
+         .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+print(spark.read.parquet(*sys.argv[2:]).count())
+spark.stop()
+"""
 
-def write_exports(out: Path, rows: int, peers: int) -> None:
+
+def write_exports(out: Path, rows: int, peers: int) -> list[Path]:
     n = rows // peers
     ids = [f"{i:032x}" for i in range(n)]
-    lamports = pa.array(range(1_700_000_000_000, 1_700_000_000_000 + n), pa.int64())
+    sent = list(range(1_700_000_000_000, 1_700_000_000_000 + 10 * n, 10))
     history = pa.array([ids[max(0, i - 3):i] for i in range(n)], pa.list_(pa.string()))
     columns = {
         "channel_id": pa.array(["general"] * n), "pos": pa.array(range(n), pa.int64()),
         "message_id": pa.array(ids), "sender_id": pa.array([f"peer{i % peers:03d}" for i in range(n)]),
-        "lamport_timestamp": lamports, "causal_history": history,
+        "lamport_timestamp": pa.array(sent, pa.int64()), "causal_history": history,
         "content": pa.array([f"message {i}" for i in range(n)]),
-        "received_at_ms": lamports, "delivered_at_ms": lamports,
     }
+    files = []
     for p in range(peers):
-        table = pa.table({"peer_id": pa.array([f"peer{p:03d}"] * n), **columns}, schema=SCHEMA)
-        pq.write_table(table, out / f"peer{p:03d}.parquet")
+        received = [t + (i * 7 + p * 13) % 40 for i, t in enumerate(sent)]
+        delivered = [t + (i * 11 + p) % 9 for i, t in enumerate(received)]
+        table = pa.table({"peer_id": pa.array([f"peer{p:03d}"] * n), **columns,
+                          "received_at_ms": pa.array(received, pa.int64()),
+                          "delivered_at_ms": pa.array(delivered, pa.int64())}, schema=SCHEMA)
+        files.append(out / f"peer{p:03d}.parquet")
+        pq.write_table(table, files[-1])
+    return files
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--peers", type=int, default=10)
-    args = parser.parse_args()
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}  # keep Spark on loopback
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"{command[:4]} failed ({run.returncode}): {run.stderr[-800:]}")
+    return seconds
+
+
+def small(runs: int, master: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [str(f) for f in write_exports(Path(tmp), 3_000, 3)]
+        bare, ours = [], []
+        for _ in range(runs):
+            bare.append(timed([sys.executable, "-c", BARE, master, *files]))
+            ours.append(timed([sys.executable, "-m", "chat_app.cli", "verify", "--master", master, *files]))
+    b, v = statistics.median(bare), statistics.median(ours)
+    print(f"3 exports x 1,000 rows, {master}, median of {runs}: bare Spark read+count {b:.1f} s, "
+          f"sds-chat verify {v:.1f} s, ratio {v / b:.2f}", flush=True)
+
+
+def large(sizes: list[int], peers: int, master: str) -> None:
     results = []
-    for rows in args.rows:
+    for rows in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            write_exports(Path(tmp), rows, args.peers)
-            start = time.perf_counter()
-            run = subprocess.run([sys.executable, "-m", "chat_app.cli", "verify", tmp], cwd=ROOT,
-                                 capture_output=True, text=True)
-            seconds = time.perf_counter() - start
-        if run.returncode != 0:
-            raise SystemExit(f"verify failed ({run.returncode}): {run.stderr[-500:]}")
+            write_exports(Path(tmp), rows, peers)
+            seconds = timed([sys.executable, "-m", "chat_app.cli", "verify", "--master", master, tmp])
         results.append((rows, seconds))
         print(f"{rows:>12,} rows  {seconds:7.1f} s  {rows / seconds:>10,.0f} rows/s  "
               f"{1e6 * seconds / rows:.2f} µs/row", flush=True)
     if len(results) > 1:
         (r0, s0), (r1, s1) = results[0], results[-1]
         print(f"per-row cost at {r1:,} is {(s1 / r1) / (s0 / r0):.2f}x that at {r0:,}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small-runs", type=int, default=3, help="0 skips the small comparison")
+    parser.add_argument("--rows", type=int, nargs="*", default=[1_000_000, 10_000_000])
+    parser.add_argument("--peers", type=int, default=10)
+    parser.add_argument("--cores", type=int, default=2, help="local[N]")
+    args = parser.parse_args()
+    master = f"local[{args.cores}]"
+    if args.small_runs:
+        small(args.small_runs, master)
+    if args.rows:
+        large(args.rows, args.peers, master)
 
 
 if __name__ == "__main__":

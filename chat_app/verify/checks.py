@@ -65,15 +65,19 @@ def channel_peers(rows: DataFrame) -> DataFrame:
 
 def messages(rows: DataFrame) -> DataFrame:
     """One row per (channel, message): its holders, row count, payload
-    versions (with a witness peer for the lowest and highest) and one copy."""
-    payload = F.struct(F.col("sender_id"), F.col("lamport_timestamp"),
-                       F.concat_ws(",", F.coalesce(F.col("causal_history"), F.array())).alias("history"))
-    return (rows.select("channel_id", "message_id", "peer_id", "causal_history", payload.alias("v"))
+    versions (with a witness peer for the lowest and highest) and one copy.
+
+    Versions are told apart by a 64-bit hash of the payload, so the
+    aggregation compares and collects numbers, not strings and arrays."""
+    payload = F.struct("sender_id", "lamport_timestamp", F.col("causal_history").alias("history"))
+    version = F.xxhash64("sender_id", "lamport_timestamp", "causal_history")
+    return (rows.select("channel_id", "message_id", "peer_id", payload.alias("v"), version.alias("h"))
             .groupBy("channel_id", "message_id")
             .agg(F.count("*").alias("n_rows"), F.array_sort(F.collect_set("peer_id")).alias("holders"),
-                 F.size(F.collect_set("v")).alias("versions"), F.min("v").alias("a"), F.max("v").alias("b"),
-                 F.min_by("peer_id", "v").alias("pa"), F.max_by("peer_id", "v").alias("pb"),
-                 F.min_by("causal_history", "v").alias("history"))
+                 F.size(F.collect_set("h")).alias("versions"), F.min_by("v", "h").alias("a"),
+                 F.max_by("v", "h").alias("b"), F.min_by("peer_id", "h").alias("pa"),
+                 F.max_by("peer_id", "h").alias("pb"))
+            .withColumn("history", F.col("a.history"))
             .withColumn("lamport", F.col("a.lamport_timestamp"))
             .withColumn("n_holders", F.size("holders")))
 
@@ -130,7 +134,7 @@ def payload_conflicts(msgs: DataFrame) -> DataFrame:
     fields = F.concat_ws(", ",
                          F.when(F.col("a.sender_id") != F.col("b.sender_id"), F.lit("sender")),
                          F.when(F.col("a.lamport_timestamp") != F.col("b.lamport_timestamp"), F.lit("lamport")),
-                         F.when(F.col("a.history") != F.col("b.history"), F.lit("causal history")))
+                         F.when(~F.col("a.history").eqNullSafe(F.col("b.history")), F.lit("causal history")))
     return anomalies(
         msgs.where(F.col("versions") > 1), "payload_conflict",
         F.concat(F.lit("message "), _short("message_id"), F.lit(": peers "), _short("pa"), F.lit(" and "),
@@ -272,10 +276,12 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame) -> Da
         peer="peer_id", message="message_id", other_message="dep")
 
 
-def all_checks(rows: DataFrame, persist=lambda df: df) -> list[tuple[str, DataFrame]]:
-    """Every check, in report order: (name, anomalies). ``persist`` caches
-    the shared intermediate results (the caller owns the storage level)."""
-    peers = persist(channel_peers(rows))
+def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df) -> list[tuple[str, DataFrame]]:
+    """Every check, in report order: (name, anomalies). ``peers`` is
+    ``channel_peers(rows)`` when the caller already knows it (then it need
+    not be computed again); ``persist`` caches the shared intermediate
+    results (the caller owns the storage level)."""
+    peers = persist(channel_peers(rows)) if peers is None else peers
     msgs = persist(messages(rows))
     flags = persist(flagged(rows))
     missing = persist(missing_messages(msgs, peers))

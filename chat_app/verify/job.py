@@ -1,12 +1,12 @@
 """``sds-chat verify``: do these exports agree on what was said, and in what order?
 
-    sds-chat verify PATH... [--report FILE.json] [--master URL]
-    spark-submit chat_app/verify/job.py PATH... [--report FILE.json]
+    sds-chat verify PATH... [--report FILE.json] [--html FILE.html] [--master URL]
+    spark-submit chat_app/verify/job.py PATH... [--report FILE.json] [--html FILE.html]
 
 Reads any number of exports (files or directories; Parquet or JSON Lines,
 mixed), runs every check in ``checks`` and prints a verdict, a per-peer
-summary and, per anomaly kind, the count and up to 32 examples with a
-one-line explanation each. Exit status: 0 consistent, 1 anomalies found,
+summary with delivery timing and, per anomaly kind, the count and up to 32
+examples with a one-line explanation each. Exit status: 0 consistent, 1 anomalies found,
 2 unreadable input (with a one-line reason).
 
 ``main`` only wires read -> check -> report. Nothing that grows with the
@@ -23,9 +23,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chat_app.verify.text import render
+
 EXAMPLES = 32
 PARQUET = (".parquet", ".pq")
 JSONL = (".jsonl", ".json", ".ndjson")
+SMALL = 64 << 20  # bytes of input that fit one shuffle partition
+TINY = 4 << 20  # below this, interpreting beats compiling (about 100,000 rows)
 
 
 class InputError(Exception):
@@ -48,6 +52,10 @@ def find_inputs(paths: list[str]) -> Inputs:
 
     found = Inputs()
     for raw in paths:
+        if "://" in raw:  # hdfs://, s3a://, ...: only the cluster can see it; Spark reports what it cannot read
+            (found.jsonl if raw.endswith(JSONL) else found.parquet).append(raw)
+            found.bytes += SMALL  # unknown size: assume it is not tiny
+            continue
         path = Path(raw)
         if not path.exists():
             raise InputError(f"{raw}: no such file or directory")
@@ -92,27 +100,41 @@ def progress(message: str) -> None:
     print(f"verify: {message}", file=sys.stderr, flush=True)
 
 
+
+
 def spark_session(master: str | None, inputs: Inputs):
     from pyspark.sql import SparkSession
 
-    # ~64 MB of input per shuffle partition, at least 4, at most 400
-    partitions = max(4, min(400, inputs.bytes // (64 << 20) + 1))
+    # ~64 MB of input per shuffle partition, at least 2, at most 400
+    partitions = max(2, min(400, inputs.bytes // SMALL + 1))
     builder = (SparkSession.builder.appName("sds-chat verify")
                .config("spark.sql.shuffle.partitions", str(partitions))
                .config("spark.sql.adaptive.enabled", "true")
+               # let the persisted intermediates shrink to a few partitions as well
+               .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.driver.memory", "6g"))
+    if inputs.bytes < TINY:
+        # Compiling generated code for each of the job's few dozen operators
+        # costs more than it saves on a few thousand rows.
+        builder = builder.config("spark.sql.codegen.wholeStage", "false")
+    if not master and not _in_spark_submit():
+        master = "local[*]"
     if master:
         builder = builder.master(master)
-    elif not _in_spark_submit():
-        # local mode: the driver listens on loopback only
+    if master and _on_this_machine(master):
+        # the driver listens on loopback only
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (builder.master("local[*]").config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1"))
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _on_this_machine(master: str) -> bool:
+    host = master.split("://", 1)[-1].split(":", 1)[0]
+    return master.startswith("local") or host in ("127.0.0.1", "localhost", "[::1]")
 
 
 def _in_spark_submit() -> bool:
@@ -135,76 +157,73 @@ def read(spark, inputs: Inputs):
 
 
 def check(spark, rows) -> dict:
-    """Run every check; return the report (small: counts and examples)."""
+    """Run every check; return the report (small: counts and examples).
+
+    Three Spark jobs when the exports agree, four when they do not: the
+    per-peer pass, whether any log is out of order, the anomaly counts per
+    kind and peer, and the examples. A small input pays mostly for Spark's
+    fixed cost per job, so nothing is computed twice."""
     from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from chat_app.verify.checks import all_checks
+    from chat_app.verify.peers import collect, summary
     from chat_app.verify.schema import REQUIRED
 
-    progress("reading exports and counting rows")
-    invalid_row = F.expr(" OR ".join(f"{c} IS NULL" for c in REQUIRED))
-    totals = rows.agg(F.count("*").alias("rows"), F.countDistinct("channel_id").alias("channels"),
-                      F.count(F.when(invalid_row, 1)).alias("invalid")).first()
-    invalid = totals["invalid"]
+    progress("reading exports, counting rows and timing deliveries")
+    peers = collect(summary(rows))
+    invalid = sum(p["invalid"] for p in peers)
     if invalid:
         raise InputError(f"{invalid} row{'s' if invalid > 1 else ''} lack required fields ({', '.join(REQUIRED)})")
+    total = sum(p["rows"] for p in peers)
+    by_channel: dict[str, list[str]] = {}
+    for p in peers:
+        for channel in p["channels"]:
+            by_channel.setdefault(channel, []).append(p["peer_id"])
+    # channel -> peers as literals: a table built in the JVM, so no executor ever starts a Python worker
+    members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
+               for c, ps in sorted(by_channel.items())]
+    channel_peers = F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
 
-    checks = all_checks(rows, persist=lambda df: df.persist(StorageLevel.MEMORY_AND_DISK))
-    progress(f"running {len(checks)} checks over {totals['rows']:,} rows: " + ", ".join(n for n, _ in checks))
+    keep = StorageLevel.MEMORY_AND_DISK
+    checks = all_checks(rows, channel_peers, persist=lambda df: df.persist(keep))
+    progress(f"running {len(checks)} checks over {total:,} rows: " + ", ".join(n for n, _ in checks))
     found = checks[0][1]
     for _, df in checks[1:]:
         found = found.unionByName(df)
-    found = found.persist(StorageLevel.MEMORY_AND_DISK)
-    counts = {r["kind"]: r["count"] for r in found.groupBy("kind").count().collect()}
+    found = found.persist(keep)
+    counts: dict[str, int] = {}
+    per_peer: dict[str, int] = {}
+    for r in found.groupBy("kind", "peer_id").count().collect():
+        counts[r["kind"]] = counts.get(r["kind"], 0) + r["count"]
+        if r["peer_id"] is not None:
+            per_peer[r["peer_id"]] = per_peer.get(r["peer_id"], 0) + r["count"]
 
-    progress("collecting examples and per-peer totals")
     examples: dict[str, list[dict]] = {}
     if counts:
+        progress("collecting examples")
         w = Window.partitionBy("kind").orderBy("channel_id", "peer_id", "message_id", "other_message_id")
         for r in found.withColumn("n", F.row_number().over(w)).where(F.col("n") <= EXAMPLES).drop("n").collect():
             examples.setdefault(r["kind"], []).append({k: r[k] for k in r.asDict() if k != "kind"})
-    per_peer = {r["peer_id"]: {"rows": r["rows"], "channels": r["channels"], "anomalies": 0}
-                for r in rows.groupBy("peer_id").agg(F.count("*").alias("rows"),
-                                                     F.countDistinct("channel_id").alias("channels")).collect()}
-    for r in found.where(F.col("peer_id").isNotNull()).groupBy("peer_id").count().collect():
-        if r["peer_id"] in per_peer:
-            per_peer[r["peer_id"]]["anomalies"] = r["count"]
     return {
         "verdict": "consistent" if not counts else "inconsistent",
-        "rows": totals["rows"],
-        "channels": totals["channels"],
-        "peers": [{"peer_id": p, **v} for p, v in sorted(per_peer.items())],
+        "rows": total,
+        "channels": len(by_channel),
+        "peers": [{"peer_id": p["peer_id"], "rows": p["rows"], "channels": len(p["channels"]),
+                   "anomalies": per_peer.get(p["peer_id"], 0), "timed": p["timed"],
+                   "delay_ms": p["delay_ms"], "wait_ms": p["wait_ms"]} for p in peers],
         "anomalies": {kind: {"count": counts[kind], "examples": sorted(
             examples.get(kind, []), key=lambda e: tuple(str(e[k]) for k in ("channel_id", "peer_id", "message_id")))}
             for kind in sorted(counts)},
     }
 
 
-def render(report: dict) -> str:
-    lines = [f"verdict: {report['verdict'].upper()} - {report['rows']:,} rows, {len(report['peers'])} peers, "
-             f"{report['channels']} channel(s)", "", "peer                              rows   channels  anomalies"]
-    for p in report["peers"]:
-        lines.append(f"{p['peer_id'][:32]:<32} {p['rows']:>7,} {p['channels']:>10} {p['anomalies']:>10,}")
-    if report["anomalies"]:
-        lines.append("")
-        for kind, found in report["anomalies"].items():
-            lines.append(f"{kind}: {found['count']:,}")
-            for example in found["examples"][:5]:
-                lines.append(f"  - {example['explanation']}")
-            if found["count"] > 5:
-                note = " (32 in the report)" if found["count"] > EXAMPLES else ""
-                lines.append(f"  … {found['count'] - 5:,} more{note}")
-    else:
-        lines += ["", "no anomalies: every peer holds the same messages in the same order"]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sds-chat verify", description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", metavar="PATH", help="export files or directories (Parquet or JSONL)")
     parser.add_argument("--report", type=Path, help="also write the report as JSON to this file")
+    parser.add_argument("--html", type=Path, help="also write the report as one self-contained HTML page")
     parser.add_argument("--master", help="Spark master URL (default: local[*], or spark-submit's)")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -212,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         inputs = find_inputs(args.paths)
         progress(f"{len(inputs.parquet) + len(inputs.jsonl)} export file(s), {inputs.bytes / 1e6:,.1f} MB")
         spark = spark_session(args.master, inputs)
-        report = check(spark, read(spark, inputs))
+        rows = read(spark, inputs)
+        report = check(spark, rows)
+        pictures = _order_pictures(rows, report) if args.html else []
     except InputError as exc:
         print(f"sds-chat verify: {exc}", file=sys.stderr)
         return 2
@@ -224,12 +245,34 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report["seconds"] = round(time.monotonic() - started, 2)
     report["inputs"] = args.paths
-    print(render(report))
-    if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(report, indent=2))
-        progress(f"report written to {args.report}")
+    print(render(report, EXAMPLES))
+    try:
+        if args.report:
+            _write(args.report, json.dumps(report, indent=2))
+        if args.html:
+            from chat_app.verify.page import render as page
+
+            _write(args.html, page(report, pictures))
+    except OSError as exc:
+        print(f"sds-chat verify: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0 if report["verdict"] == "consistent" else 1
+
+
+def _order_pictures(rows, report: dict) -> list:
+    found = report["anomalies"].get("order_disagreement")
+    if not found:
+        return []
+    from chat_app.verify.witness import order_contexts
+
+    progress("fetching the logs around order disagreements")
+    return order_contexts(rows, found["examples"])
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    progress(f"report written to {path}")
 
 
 if __name__ == "__main__":
