@@ -15,6 +15,14 @@ $(STAMP): pyproject.toml
 # The end-to-end client test drives a real terminal; Spark needs a Java runtime.
 tools:
 	@command -v tmux >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
+	@$(MAKE) -s $(WAKU_SDS) || echo "note: @waku/sds not installed, the interop tests will be skipped"
+
+# The interop tests run the reference JavaScript SDS under node; npm installs
+# it once into a cache outside git (tests/interop/harness.py looks there).
+WAKU_SDS := .cache/interop/node_modules/@waku/sds/package.json
+$(WAKU_SDS):
+	@command -v npm >/dev/null || { echo "npm not found"; exit 1; }
+	npm install --prefix .cache/interop --no-save --no-audit --no-fund --loglevel=error @waku/sds@0.0.8
 
 chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)

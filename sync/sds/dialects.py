@@ -1,0 +1,152 @@
+"""Two bloom filter dialects on one channel: ours and @waku/sds's.
+
+The published SDS protobuf leaves the ``bloom_filter`` bytes open, and two
+formats meet on the wire:
+
+* **compact** (ours, ``bloom.py``): a 22-byte header with the parameters,
+  then the bits; 617 bytes at our defaults, rolled over at capacity;
+* **waku** (``waku_bloom.py``): @waku/sds's fixed 18,752 bytes, no header.
+
+We read both: a filter of exactly ``waku_bloom.WIRE_BYTES`` is the waku
+dialect (``Config`` refuses compact parameters of that size, so the rule is
+unambiguous), anything else is parsed by its header. @waku/sds reads only
+its own and drops any message whose filter is shorter, so once a participant
+is heard speaking it, we send our filter in its format - while anyone heard
+speaking it is active - and the compact one otherwise. Our own peers read
+either. One datagram goes to everyone, so the choice is per channel, made
+from what is tracked per participant.
+
+The waku filter holds the same ids as the compact one (its newest
+``bloom_capacity``): it is the same set, in the other encoding, so it needs
+no state of its own and acknowledges everything still in flight.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from proto.sds_pb2 import SdsMessage
+
+from .bloom import RollingBloom, WireBloom
+from .waku_bloom import WIRE_BYTES, WakuBloom
+
+__all__ = ["Dialect", "ReceivedFilter", "check_compact_size", "dialect_of", "read_filter"]
+
+
+class Dialect(Enum):
+    COMPACT = "compact"
+    WAKU = "waku"
+
+
+def dialect_of(data: bytes) -> Dialect:
+    return Dialect.WAKU if len(data) == WIRE_BYTES else Dialect.COMPACT
+
+
+def read_filter(data: bytes) -> WireBloom | WakuBloom:
+    """Decode a filter in either dialect; ``RemoteProtocolError`` if neither."""
+    if dialect_of(data) is Dialect.WAKU:
+        return WakuBloom.decode(data)
+    return WireBloom.decode(data)
+
+
+class ReceivedFilter:
+    """Our filter of received ids, sent in the dialect the channel needs.
+
+    Wraps the compact ``RollingBloom`` and, from the first time a waku
+    participant is heard, mirrors its ids into a ``WakuBloom``. Which one
+    goes out is decided by the participants heard speaking each dialect
+    within ``active_ms``.
+    """
+
+    def __init__(self, capacity: int, error_rate: float, active_ms: int) -> None:
+        self.compact = RollingBloom(capacity, error_rate)
+        self.active_ms = active_ms
+        self._waku: WakuBloom | None = None
+        self._waku_heard: dict[str, int] = {}  # participant -> last heard in the waku dialect
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.compact
+
+    def __len__(self) -> int:
+        return len(self.compact)
+
+    def add(self, key: str) -> None:
+        before = len(self.compact)
+        self.compact.add(key)
+        if self._waku is not None:
+            if len(self.compact) == before + 1:
+                self._waku.add(key)
+            else:  # the compact filter rolled over: mirror the ids it kept
+                self._waku = WakuBloom(self.compact.ids())
+
+    # -------------------------------------------------------- per participant
+
+    def heard(self, participant: str, data: bytes, now: int) -> Dialect:
+        """Note the dialect of a filter ``participant`` sent at ``now``."""
+        dialect = dialect_of(data)
+        if dialect is Dialect.WAKU:
+            self._waku_heard[participant] = now
+            if self._waku is None:
+                self._waku = WakuBloom(self.compact.ids())
+        else:
+            self._waku_heard.pop(participant, None)
+        return dialect
+
+    def speaks(self, participant: str) -> Dialect:
+        return Dialect.WAKU if participant in self._waku_heard else Dialect.COMPACT
+
+    def outgoing(self, now: int) -> Dialect:
+        """The dialect of the filters we send at ``now``."""
+        horizon = now - self.active_ms
+        for participant, at in list(self._waku_heard.items()):
+            if at > horizon:
+                return Dialect.WAKU
+            del self._waku_heard[participant]  # gone quiet: forget it
+        return Dialect.COMPACT
+
+    def to_bytes(self, now: int) -> bytes:
+        if self.outgoing(now) is Dialect.WAKU and self._waku is not None:
+            return self._waku.to_bytes()
+        return self.compact.to_bytes()
+
+    def readable(self, wire: bytes, now: int, own: bool) -> bytes:
+        """``wire`` as it may be sent at ``now``: a message whose filter the
+        waku participants cannot read gets our current filter if it is
+        ``own``, and no filter otherwise (a relayed message must not speak
+        for its sender). Unchanged when nothing needs fixing."""
+        if self.outgoing(now) is not Dialect.WAKU:
+            return wire
+        msg = SdsMessage()
+        msg.ParseFromString(wire)
+        if not msg.HasField("bloom_filter") or dialect_of(msg.bloom_filter) is Dialect.WAKU:
+            return wire
+        if own:
+            msg.bloom_filter = self.to_bytes(now)
+        else:
+            msg.ClearField("bloom_filter")
+        return msg.SerializeToString()
+
+    # ------------------------------------------------------------ persistence
+
+    def export(self) -> dict:
+        state = self.compact.export()
+        state["waku_heard"] = [[p, at] for p, at in self._waku_heard.items()]
+        state["waku"] = self._waku is not None
+        return state
+
+    @classmethod
+    def restore(cls, state: dict, capacity: int, error_rate: float, active_ms: int) -> ReceivedFilter:
+        received = cls(capacity, error_rate, active_ms)
+        received.compact = RollingBloom.restore(state, capacity, error_rate)
+        received._waku_heard = {p: at for p, at in state.get("waku_heard", ())}
+        if state.get("waku"):
+            received._waku = WakuBloom(received.compact.ids())
+        return received
+
+
+def check_compact_size(wire_bytes: int) -> None:
+    """Refuse compact filter parameters that would pass for the waku dialect."""
+    if wire_bytes == WIRE_BYTES:
+        raise ValueError(f"a compact bloom filter of {WIRE_BYTES} bytes would read as the @waku/sds format")
+
+
