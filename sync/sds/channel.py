@@ -58,7 +58,7 @@ from typing import overload
 
 from sortedcontainers import SortedList
 
-from .bloom import RollingBloom, WireBloom
+from .dialects import ReceivedFilter, read_filter
 from .config import Config
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import (
@@ -170,7 +170,7 @@ class Channel:
         self._log: dict[str, _LogEntry] = {}
         self._lost: set[str] = set()
         self._recent: deque[str] = deque(maxlen=config.causal_history_size)
-        self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
+        self._bloom = ReceivedFilter(config.bloom_capacity, config.bloom_error_rate, config.participant_timeout_ms)
 
         self._outgoing: dict[str, _Outgoing] = {}
         self._resend: Schedule[str] = Schedule()
@@ -231,7 +231,7 @@ class Channel:
         content = _checked_content(content)
         lamport = max(now, self._lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
-        msg = self._compose(message_id, lamport, content)
+        msg = self._compose(message_id, lamport, content, now)
         wire = msg.SerializeToString()
         if len(wire) > self.config.max_datagram_bytes:
             raise LocalProtocolError(
@@ -260,13 +260,13 @@ class Channel:
         self.stats["sent_ephemeral"] += 1
         return message_id
 
-    def _compose(self, message_id: str, lamport: int, content: bytes) -> SdsMessage:
+    def _compose(self, message_id: str, lamport: int, content: bytes, now: int) -> SdsMessage:
         msg = SdsMessage(
             sender_id=self.sender_id,
             message_id=message_id,
             channel_id=self.channel_id,
             lamport_timestamp=lamport,
-            bloom_filter=self._bloom.to_bytes(),
+            bloom_filter=self._bloom.to_bytes(now),  # in the dialect the channel speaks
         )
         if content:
             msg.content = content
@@ -290,7 +290,7 @@ class Channel:
     def _send_sync(self, now: int) -> None:
         lamport = max(now, self._lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, b"")
-        msg = self._compose(message_id, lamport, b"")
+        msg = self._compose(message_id, lamport, b"", now)
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
         self._last_sent = now
@@ -388,6 +388,7 @@ class Channel:
         has_bloom = msg.HasField("bloom_filter")
         if has_bloom:
             self._filters[peer] = (msg.bloom_filter, now)  # for the watch, checked on the timer
+            self._bloom.heard(peer, msg.bloom_filter, now)
         for pb in msg.causal_history:
             mid = pb.message_id
             out = self._outgoing.get(mid) or self._watched.get(mid)
@@ -398,7 +399,7 @@ class Channel:
         if not self._outgoing or not has_bloom:
             return
         try:
-            bloom = WireBloom.decode(msg.bloom_filter)
+            bloom = read_filter(msg.bloom_filter)
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             return
@@ -464,7 +465,7 @@ class Channel:
             if received_at < out.sent_at + config.resend_unacknowledged_ms:
                 continue  # too early to tell: it may have been in flight
             try:
-                holds = message_id in WireBloom.decode(data)
+                holds = message_id in read_filter(data)
             except RemoteProtocolError:
                 continue
             if holds:
@@ -476,7 +477,7 @@ class Channel:
             del self._watched[message_id]
             return
         if lacking:
-            self._rebroadcast(out, "rebroadcast_uncovered")
+            self._rebroadcast(out, "rebroadcast_uncovered", now)
         self._watch.set(message_id, now + config.resend_possibly_acknowledged_ms)
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
@@ -591,7 +592,7 @@ class Channel:
             if out.possible_by and self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
                 continue
-            self._rebroadcast(out, "resent")
+            self._rebroadcast(out, "resent", now)
             period = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
             self._resend.set(mid, now + period)
         for mid in self._watch.pop_due(now):
@@ -607,13 +608,17 @@ class Channel:
         for mid in self._repair_in.pop_due(now):
             wire = self._repair_cache.get(mid)
             if wire is not None:
-                self._outbox.append(wire)
+                own = self._log[mid].sender_id == self.sender_id
+                self._outbox.append(self._bloom.readable(wire, now, own))
                 self.stats["repair_sent"] += 1
                 self._events.append(RepairSent(mid))
         if now >= self._sync_at:
             self._periodic_sync(now)
 
-    def _rebroadcast(self, out: _Outgoing, counter: str) -> None:
+    def _rebroadcast(self, out: _Outgoing, counter: str, now: int) -> None:
+        # Sent before a participant of the other dialect was heard? Then its
+        # filter is refitted, or that participant would drop it again.
+        out.wire = self._bloom.readable(out.wire, now, own=True)
         self._outbox.append(out.wire)
         out.resends += 1
         self.stats[counter] += 1
@@ -721,7 +726,9 @@ class Channel:
             ch._log[mid] = _LogEntry(lamport, sender, hint)
         ch._lost = set(state["lost"])
         ch._recent.extend(state["recent"])
-        ch._bloom = RollingBloom.restore(state["bloom"], config.bloom_capacity, config.bloom_error_rate)
+        ch._bloom = ReceivedFilter.restore(
+            state["bloom"], config.bloom_capacity, config.bloom_error_rate, config.participant_timeout_ms
+        )
         for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
             for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
                 buffer[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends)

@@ -1,0 +1,112 @@
+"""Dialect switching inside the engine, sans-I/O (no node needed).
+
+A participant speaking @waku/sds's dialect is played by hand-built messages
+carrying a filter in its format; the real package is met in the other
+tests of this directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from proto.sds_pb2 import SdsMessage
+from sync.sds import Acknowledged, Channel
+from sync.sds.dialects import Dialect, ReceivedFilter, dialect_of, read_filter
+from sync.sds.waku_bloom import WIRE_BYTES, WakuBloom
+
+from ..sds.helpers import T0, deliver, make, of, parse, take
+
+SECOND = 1_000
+
+
+def waku_message(text: str, lamport: int, holds: list[str] = (), history: list[str] = ()) -> bytes:
+    """What an @waku/sds participant sends: sha256(content) ids, its filter."""
+    msg = SdsMessage(
+        sender_id="waku-js", message_id=hashlib.sha256(text.encode()).hexdigest(), channel_id="general",
+        lamport_timestamp=lamport, bloom_filter=WakuBloom(holds).to_bytes(), content=text.encode(),
+    )
+    for mid in history:
+        msg.causal_history.add(message_id=mid)
+    return msg.SerializeToString()
+
+
+def filter_len(wire: bytes) -> int:
+    return len(parse(wire).bloom_filter)
+
+
+def test_our_peers_keep_the_compact_dialect_until_a_waku_participant_speaks():
+    a, b = make("alice"), make("bob")
+    b1, _, _ = (b.send(text, T0 + i) for i, text in enumerate((b"b1", b"b2", b"b3")))
+    from_bob = take(b)
+    assert all(dialect_of(parse(w).bloom_filter) is Dialect.COMPACT and filter_len(w) < 1_000 for w in from_bob)
+    deliver(from_bob, a, now=T0 + 5)
+    a.receive(waku_message("hello from js", T0 + 6), T0 + 10)
+    a.send(b"again", T0 + 20)
+    (wire,) = take(a)
+    assert filter_len(wire) == WIRE_BYTES
+    # our own peer reads the waku-format filter: b1 is in it, not in the history
+    assert b1 not in [e.message_id for e in parse(wire).causal_history]
+    b.receive(wire, T0 + 30)
+    assert (b1, "bloom") in [(e.message_id, e.via) for e in of(b.events(), Acknowledged)]
+    # a minute without the js participant: back to the compact filter
+    a.handle_timer(T0 + 61 * SECOND)
+    a.send(b"later", T0 + 62 * SECOND)
+    assert [filter_len(w) < 1_000 for w in take(a) if parse(w).content == b"later"] == [True]
+
+
+def test_a_message_sent_before_the_dialect_was_heard_is_resent_readable():
+    a = make("alice")
+    mid = a.send(b"early", T0)
+    (early,) = take(a)
+    a.receive(waku_message("js", T0 + 1), T0 + 100)
+    a.handle_timer(T0 + 3 * SECOND)  # the unacknowledged resend
+    resent = [w for w in take(a) if parse(w).message_id == mid]
+    assert resent, "the unacknowledged message was not resent"
+    again = parse(resent[0])
+    assert filter_len(resent[0]) == WIRE_BYTES
+    assert hashlib.sha256(b"js").hexdigest() in read_filter(again.bloom_filter)
+    old = parse(early)
+    assert (again.lamport_timestamp, again.content, list(again.causal_history)) == (
+        old.lamport_timestamp, old.content, list(old.causal_history))
+
+
+def test_acknowledgements_by_either_dialect_filter():
+    a = make("alice")
+    mid = a.send(b"ours", T0)
+    take(a)
+    # the js participant's filter holds our message; its history does not
+    a.receive(waku_message("js", T0 + 1, holds=[mid]), T0 + 10)
+    acks = of(a.events(), Acknowledged)
+    assert [(e.message_id, e.via) for e in acks] == [(mid, "bloom")]
+
+
+def test_the_dialect_survives_export_and_restore():
+    a = make("alice")
+    a.receive(waku_message("js", T0 + 1), T0 + 10)
+    restored = Channel.restore(a.export_state())
+    restored.send(b"after restart", T0 + 20)
+    assert filter_len(take(restored)[0]) == WIRE_BYTES
+    assert hashlib.sha256(b"js").hexdigest() in read_filter(parse(take_last(restored, a)).bloom_filter)
+
+
+def take_last(restored: Channel, original: Channel) -> bytes:
+    original.send(b"x", T0 + 30)
+    restored.send(b"x", T0 + 30)
+    (mine,) = take(restored)
+    (theirs,) = take(original)
+    assert parse(mine).bloom_filter == parse(theirs).bloom_filter  # the same filter, bit for bit
+    return mine
+
+
+def test_relayed_messages_lose_an_unreadable_filter_own_ones_get_ours():
+    received = ReceivedFilter(500, 0.01, 60 * SECOND)
+    received.add("x")
+    bob = make("bob")
+    bob.send(b"bob's", T0)
+    (wire,) = take(bob)
+    assert received.readable(wire, T0, own=False) == wire  # nobody to adapt to yet
+    received.heard("waku-js", WakuBloom().to_bytes(), T0)
+    relayed = parse(received.readable(wire, T0, own=False))
+    own = parse(received.readable(wire, T0, own=True))
+    assert not relayed.HasField("bloom_filter") and relayed.content == b"bob's"
+    assert len(own.bloom_filter) == WIRE_BYTES and "x" in read_filter(own.bloom_filter)
