@@ -65,11 +65,12 @@ def require_reference() -> None:
 class WakuPeer:
     """One @waku/sds MessageChannel in a node process."""
 
-    def __init__(self, channel_id: str, sender_id: str) -> None:
+    def __init__(self, channel_id: str, sender_id: str, options: dict | None = None) -> None:
+        """``options``: the package's MessageChannelOptions (none: its defaults)."""
         self.sender_id = sender_id
         env = {**os.environ, "WAKU_SDS_DIR": str(package_dir())}
         self.proc = subprocess.Popen(
-            ["node", str(SCRIPT), channel_id, sender_id],
+            ["node", str(SCRIPT), channel_id, sender_id, json.dumps(options or {})],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         )
         self.events: list[dict] = []
@@ -116,6 +117,21 @@ class WakuPeer:
 
     def of(self, name: str) -> list[dict]:
         return [e for e in self.events if e["event"] == name]
+
+    def delivered(self) -> list[str]:
+        """Ids it reported delivered, first report of each only (it reports
+        a message again whenever a resend of it arrives)."""
+        return list(dict.fromkeys(e["id"] for e in self.of("sds:in:message-delivered")))
+
+    def holds(self) -> set[str]:
+        """Everything in its log: what it delivered and what it sent."""
+        return set(self.delivered()) | {e["id"] for e in self.of("sent")}
+
+    def acknowledged(self) -> set[str]:
+        return {e["id"] for e in self.of("sds:out:message-acknowledged")}
+
+    def log(self) -> list[str]:
+        return self.ask("state", "state")["log"]
 
     def close(self) -> None:
         if self.proc.poll() is None:
