@@ -34,9 +34,9 @@ def conversation(n: int, start: int) -> list[bytes]:
         speaker, listener = (alice, bob) if i % 2 == 0 else (bob, alice)
         now = start + i
         speaker.send(TEXT, now)
-        (wire,) = speaker.datagrams_to_send()
+        (wire,) = (out.data for out in speaker.datagrams_to_send(now))
         listener.receive(wire, now)
-        listener.datagrams_to_send()
+        listener.datagrams_to_send(now)
         list(listener.events())
         list(speaker.events())
         wires.append(wire)
@@ -48,7 +48,7 @@ def measure(history: int, batch: int) -> dict[str, float]:
     carol = Channel("general", "carol", T0)
     for i in range(5):
         carol.send(b"carol's unacknowledged message %d" % i, T0)
-    carol.datagrams_to_send()
+    carol.datagrams_to_send(T0)
     for i, wire in enumerate(wires[:history]):
         carol.receive(wire, T0 + i)
     list(carol.events())
@@ -67,7 +67,7 @@ def measure(history: int, batch: int) -> dict[str, float]:
     for i in range(batch):
         carol.send(TEXT, now + i)
     sent = time.perf_counter() - start
-    datagrams = carol.datagrams_to_send()
+    datagrams = [out.data for out in carol.datagrams_to_send(now)]
     return {
         "receive_per_s": batch / received,
         "send_per_s": batch / sent,

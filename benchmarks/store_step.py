@@ -25,7 +25,7 @@ def step(carol: Channel, store: Store, wire: bytes, now: int) -> None:
     rows = [StoredMessage("general", e.message_id, e.lamport, e.sender_id, None, None, None, None,
                           None, e.wire, e.received_at, now, e.own)
             for e in carol.events() if isinstance(e, Delivered)]
-    carol.datagrams_to_send()
+    carol.datagrams_to_send(now)
     store.commit_step("general", carol.export_state(include_log=False), rows, now)
 
 

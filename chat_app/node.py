@@ -32,7 +32,16 @@ from chat_app.net.udp import Address, UdpEndpoint, open_udp
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store, StoredMessage, retrieval_hint
 from proto.sds_pb2 import SdsMessage
-from sync.replication import Closed, Connection, EntryReceived, RemoteAnnounced, ReplicationError, SessionFinished
+from sync.replication import (
+    Closed,
+    Connection,
+    EntriesWanted,
+    EntryReceived,
+    HeightsWanted,
+    RemoteAnnounced,
+    ReplicationError,
+    SessionFinished,
+)
 from sync.sds import (
     Acknowledged,
     Buffered,
@@ -59,7 +68,6 @@ into an amplifier."""
 REPLICATE_EVERY_MS = 5_000
 """At most one replication with a peer this often (it is also how Missing
 messages are fetched when no rebroadcast or fetch answer arrives)."""
-LINK_IDLE_S = 60
 BIND_ATTEMPTS = 20
 PEER_SILENT_MS = 45_000
 """A peer sharing a channel with us syncs at least every ~23 s (the engine's
@@ -407,17 +415,23 @@ class Node:
         await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False)
 
     async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
-        conn = Connection(self.store, tuple(self.engines), _validate_entry, initiator=initiator,
-                          now=self._now(), live=self.live)
+        conn = Connection(tuple(self.engines), _validate_entry, initiator=initiator, now=self._now(),
+                          live=self.live, peer=address)
         self._links[conn] = writer
         try:
             self._flush(conn, writer)
             while conn.closed is None:
-                data = await asyncio.wait_for(read_frame(reader), None if self.live else LINK_IDLE_S)
+                deadline = conn.get_timer()
+                timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
+                try:
+                    data = await asyncio.wait_for(read_frame(reader), timeout)
+                except TimeoutError:
+                    conn.handle_timer(self._now())  # the connection's idle timeout
+                    continue
                 if data is None:
                     conn.close("the peer closed the stream")
                     break
-                conn.receive(data)
+                conn.receive(data, self._now(), address)
                 if self._link_events(conn, address) and initiator:
                     break  # our session is over: hang up
                 self._flush(conn, writer)
@@ -431,15 +445,21 @@ class Node:
             writer.close()
 
     def _flush(self, conn: Connection, writer: asyncio.StreamWriter) -> None:
-        for data in conn.messages_to_send():
-            writer.write(frame(data))
+        for out in conn.datagrams_to_send(self._now()):
+            writer.write(frame(out.data))
 
     def _link_events(self, conn: Connection, address: Address) -> bool:
         """Handle a link's events; True once a session we started is over."""
         over = False
-        for event in conn.events():
-            if isinstance(event, RemoteAnnounced) and conn.initiator:
+        events = list(conn.events())
+        while events:
+            event = events.pop(0)
+            if isinstance(event, (HeightsWanted, EntriesWanted)):
+                self._answer_link(conn, event)
+                events += conn.events()
+            elif isinstance(event, RemoteAnnounced) and conn.initiator:
                 if conn.sync() is not None:
+                    events += conn.events()
                     self._emit({"event": "catchup_started", "address": list(address),
                                 "channels": sorted(set(conn.channels) & set(event.channels))})
                 else:
@@ -458,6 +478,14 @@ class Node:
                 log.warning("replication with %s:%s closed: %s", *address, event.reason)
                 self._emit({"event": "replication_closed", "address": list(address), "reason": event.reason})
         return over
+
+    def _answer_link(self, conn: Connection, event: HeightsWanted | EntriesWanted) -> None:
+        """Replication asks for what the store holds; answered at once here."""
+        if isinstance(event, HeightsWanted):
+            conn.provide_heights(event.session_id, {c: self.store.heights(c) for c in event.channels})
+        else:
+            conn.provide_entries(event.session_id, [entry for channel, author, above in event.wants
+                                                    for entry in self.store.entries_after(channel, author, above)])
 
     # ------------------------------------------------------------ the step
 
@@ -490,7 +518,7 @@ class Node:
             elif isinstance(event, Rejected):
                 self.stats["rejected"] += 1
                 out.append({"event": "rejected", "kind": event.kind, "reason": event.reason})
-        datagrams = engine.datagrams_to_send()
+        datagrams = [out.data for out in engine.datagrams_to_send(now)]
         self.store.commit_step(channel, engine.export_state(include_log=False), rows, now)
         for data in datagrams:
             self._broadcast(channel, data)

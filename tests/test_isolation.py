@@ -13,8 +13,30 @@ FORBIDDEN = {"asyncio", "socket", "selectors", "select", "threading", "sqlite3",
 
 def test_importing_sync_loads_no_io_modules():
     code = (
-        "import sys, sync, sync.sds, sync.sim\n"
+        "import sys, sync, sync.core, sync.sds, sync.replication, sync.sim\n"
         "bad = [m for m in ('asyncio', 'socket', 'sqlite3', 'textual', 'pyspark', 'zeroconf') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_no_engine_module_holds_a_clock():
+    """Time only comes in through ``now``. (Libraries the engines use, such as
+    protobuf and cbor2, import ``datetime`` for their own types, so the check
+    is what each ``sync`` module binds, not what is loaded; the conformance
+    suite also runs every engine with the clocks booby-trapped.)"""
+    code = (
+        "import importlib, pkgutil, sys, types, sync\n"
+        "bad = []\n"
+        "for info in pkgutil.walk_packages(sync.__path__, 'sync.'):\n"
+        "    module = importlib.import_module(info.name)\n"
+        "    for name, value in vars(module).items():\n"
+        "        origin = getattr(value, '__module__', None) or getattr(value, '__name__', '')\n"
+        "        if isinstance(value, types.ModuleType) and value.__name__ in ('time', 'datetime'):\n"
+        "            bad.append(f'{info.name}.{name}')\n"
+        "        elif callable(value) and origin in ('time', 'datetime'):\n"
+        "            bad.append(f'{info.name}.{name}')\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

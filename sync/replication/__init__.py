@@ -1,8 +1,11 @@
-"""p2panda-style replication (log-height mode), sans-I/O: CBOR messages and
-a ``Connection`` per peer; the app supplies the store and the stream."""
+"""p2panda-style replication (log-height and set-reconciliation modes),
+sans-I/O: CBOR messages and a ``Connection`` per peer that follows the
+``sync.core`` engine protocol. It never reads the store: it asks for log
+heights and entries with events the runtime answers with commands."""
 
-from .connection import Closed, Connection, EntryReceived, LogStore, RemoteAnnounced, SessionFinished
+from .connection import Connection, Validate
+from .events import Closed, EntriesWanted, EntryReceived, HeightsWanted, RemoteAnnounced, SessionFinished
 from .messages import ReplicationError, decode, encode, log_id
 
-__all__ = ["Closed", "Connection", "EntryReceived", "LogStore", "RemoteAnnounced", "ReplicationError",
-           "SessionFinished", "decode", "encode", "log_id"]
+__all__ = ["Closed", "Connection", "EntriesWanted", "EntryReceived", "HeightsWanted", "RemoteAnnounced",
+           "ReplicationError", "SessionFinished", "Validate", "decode", "encode", "log_id"]

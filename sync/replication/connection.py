@@ -4,144 +4,102 @@ Theory of operation. Both sides start by sending ``Announce`` (their
 channels, with a timestamp; a newer announcement replaces an older one, an
 older or equal one is ignored). The side that opened the stream initiates:
 once it knows what the other side announced, it sends ``SyncRequest`` for
-the channels both share, followed by its ``Have`` (log heights). The other
-side answers a valid request - every channel in its announcement, and no
-session already running for the same channels - with its own ``Have``.
-(This side supports log-height mode; a request for set reconciliation is
-answered in log-height mode too, as the spec allows.)
+the channels both share. The other side accepts a valid request - every
+channel in its announcement, and no session already running for the same
+channels - and ignores any other.
 
-On the other side's ``Have`` each side sends, for every log where it is
-ahead, the entries after the other's height, then ``SyncDone``. When both
-``SyncDone``s are in, the session ends - or, if both asked for live mode,
-stays open: ``push`` streams new entries until a ``SyncDone`` with live mode
-off.
+Each side of a session first needs its own log heights, which live in the
+runtime's store: the connection asks with ``HeightsWanted`` and waits for
+``provide_heights``. In log-height mode each side then sends its ``Have``;
+in set-reconciliation mode the initiator opens the reconciliation (see
+``reconcile``) and the other side answers it (messages that arrive before
+its heights are kept until then). Once a side knows what the other lacks -
+from the other's ``Have``, or from the finished reconciliation - it asks
+for those entries with ``EntriesWanted``, sends what ``provide_entries``
+gives it, then ``SyncDone``. A request for a mode we do not start is
+answered in log-height mode (as the spec allows), and a ``Have`` answering
+our set reconciliation is served the same way.
+
+When both ``SyncDone``s are in, the session ends - or, if both asked for
+live mode, stays open: ``push`` streams new entries until a ``SyncDone``
+with live mode off.
 
 A log's height is the highest sequence number up to which the log has no
 holes, so a peer that lost a message in the middle still gets it back.
 
-The caller feeds whole messages (``receive``), drains ``messages_to_send``
-and ``events``. Anything malformed or out of protocol closes the
-conversation with a one-line reason (``Closed``); nothing from a closed
-conversation is reported as received.
+The connection follows the ``sync.core`` engine protocol: ``receive(data,
+now)``, ``events()``, ``datagrams_to_send(now)`` (stream messages, each
+``to`` the peer it was built with), and ``get_timer`` / ``handle_timer``
+for its idle timeout: a conversation silent both ways for
+``idle_timeout_ms`` closes, unless live mode was asked for or the runtime
+has yet to answer a request. Anything malformed or out of protocol closes
+the conversation with a one-line reason (``Closed``); nothing from a
+closed conversation is reported as received.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 
+from sync.core import BROADCAST, Event, LocalProtocolError, Outgoing
+
+from .events import Closed, EntriesWanted, EntryReceived, HeightsWanted, RemoteAnnounced, SessionFinished
 from .messages import (
     LOG_HEIGHT,
     SET_RECONCILIATION,
     Announce,
-    Done,
-    EmptyPayload,
-    EmptySet,
     Entry,
-    Fingerprint,
     Have,
-    Item,
-    LowerBound,
-    Payload,
     ReplicationError,
     SyncDone,
     SyncRequest,
-    Terminal,
     decode,
     encode,
     log_id,
 )
-from .reconcile import Reconciler
+from .session import RECONCILIATION, Session, Validate
 
-RECONCILIATION = (EmptySet, LowerBound, Payload, EmptyPayload, Done, Fingerprint, Terminal)
+STATE_VERSION = 1
+IDLE_TIMEOUT_MS = 60_000
 
-
-class LogStore(Protocol):
-    """What the app lets replication read: its log heights and entries."""
-
-    def heights(self, channel: str) -> list[tuple[str, int]]:
-        """(author, contiguous height) for every author in the channel."""
-
-    def entries_after(self, channel: str, author: str, seq: int) -> Iterable[bytes]:
-        """The author's entries in the channel with seq > ``seq``, in order."""
-
-
-Validate = Callable[[tuple[str, ...], bytes], str]
-"""(channels of the session, entry) -> the entry's channel; raises
-ReplicationError if the entry is not valid for this session."""
-
-
-@dataclass(frozen=True)
-class EntryReceived:
-    session_id: int
-    channel: str
-    entry: bytes
-
-
-@dataclass(frozen=True)
-class RemoteAnnounced:
-    channels: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SessionFinished:
-    session_id: int
-    channels: tuple[str, ...]
-    sent: int
-    received: int
-    live: bool  # True: the session went live; False: it is over
-
-
-@dataclass(frozen=True)
-class Closed:
-    reason: str
-
-
-@dataclass
-class _Session:
-    session_id: int
-    channels: tuple[str, ...]
-    initiator: bool
-    live_wanted: bool
-    sent_done: bool = False
-    got_done: bool = False
-    remote_live: bool = False
-    live: bool = False
-    sent: int = 0
-    received: int = 0
-    finished: bool = False
-    reconciler: Reconciler | None = None
+__all__ = ["Connection", "Validate"]
 
 
 class Connection:
-    def __init__(self, store: LogStore, channels: Iterable[str], validate: Validate, *, initiator: bool,
-                 now: int, live: bool = False, mode: int = SET_RECONCILIATION) -> None:
-        self.store = store
+    def __init__(self, channels: Iterable[str], validate: Validate, *, initiator: bool, now: int,
+                 live: bool = False, mode: int = SET_RECONCILIATION, peer: Hashable = BROADCAST,
+                 idle_timeout_ms: int = IDLE_TIMEOUT_MS) -> None:
         self.mode = mode
         self.validate = validate
         self.initiator = initiator
         self.live = live
+        self.peer = peer
+        self.idle_timeout_ms = idle_timeout_ms
         self.channels = tuple(sorted(set(channels)))
         self.remote_channels: tuple[str, ...] | None = None
         self._remote_timestamp = -1
-        self._sessions: dict[int, _Session] = {}
-        self._next_id = itertools.count()
+        self._sessions: dict[int, Session] = {}
+        self._next_session = 0
         self._out: list[bytes] = []
-        self._events: list[object] = []
+        self._events: list[Event] = []
+        self._last_activity = now
         self.closed: str | None = None
+        self.stats: Counter[str] = Counter()
         self._send(Announce(now, self.channels))
 
     # ---------------------------------------------------------------- output
 
-    def messages_to_send(self) -> list[bytes]:
+    def datagrams_to_send(self, now: int) -> list[Outgoing]:
+        """Drain the stream messages to write, in order."""
         out, self._out = self._out, []
-        return out
+        if out:
+            self._last_activity = now
+        return [Outgoing(data, self.peer) for data in out]
 
-    def events(self) -> list[object]:
+    def events(self) -> Iterator[Event]:
         events, self._events = self._events, []
-        return events
+        return iter(events)
 
     def _send(self, msg) -> None:
         if self.closed is None:
@@ -151,6 +109,19 @@ class Connection:
         if self.closed is None:
             self.closed = reason
             self._events.append(Closed(reason))
+
+    # ----------------------------------------------------------------- timer
+
+    def get_timer(self) -> int | None:
+        waiting_on_us = any(s.waiting_on_runtime for s in self._sessions.values())
+        if self.closed is not None or self.live or waiting_on_us:
+            return None
+        return self._last_activity + self.idle_timeout_ms
+
+    def handle_timer(self, now: int) -> None:
+        deadline = self.get_timer()
+        if deadline is not None and now >= deadline:
+            self.close(f"idle for {self.idle_timeout_ms // 1000} s")
 
     # ------------------------------------------------------------- commands
 
@@ -163,18 +134,44 @@ class Connection:
         if channels is not None:
             wanted &= set(channels)
         chosen = tuple(sorted(wanted))
-        if not chosen or any(s.channels == chosen and not s.finished for s in self._sessions.values()):
+        if not chosen or self._running(chosen):
             return None
-        session = _Session(next(self._next_id), chosen, initiator=True, live_wanted=self.live)
-        self._sessions[session.session_id] = session
+        session = self._open(self._next_session, chosen, self.mode)
+        self._next_session += 1
         self._send(SyncRequest(session.session_id, self.mode, chosen))
-        if self.mode == SET_RECONCILIATION:
-            session.reconciler = Reconciler(session.session_id, list(self._heights(chosen)))
-            session.reconciler.start()
+        return session.session_id
+
+    def provide_heights(self, session_id: int, heights: Mapping[str, Iterable[tuple[str, int]]]) -> None:
+        """Answer ``HeightsWanted``: ``{channel: [(author, height), ...]}``
+        (a channel left out has no logs)."""
+        session = self._waiting(session_id, "wants_heights")
+        if session is None:
+            return
+        session.wants_heights = False
+        session.ours = {c: [(author, int(h)) for author, h in heights.get(c, ())] for c in session.channels}
+        items = tuple((author, log_id(c), h) for c, logs in session.ours.items() for author, h in logs)
+        if session.mode == SET_RECONCILIATION:
+            session.start_reconciler(list(items))
+            for msg in session.take_queued():
+                self._guarded(session.reconciler.receive, msg)
             self._flush_reconciler(session)
         else:
-            self._send(Have(session.session_id, self._heights(chosen)))
-        return session.session_id
+            self._send(Have(session_id, items))
+            if session.theirs is not None:
+                self._want_entries(session, session.log_height_wants())
+
+    def provide_entries(self, session_id: int, entries: Iterable[bytes], *, done: bool = True) -> None:
+        """Answer ``EntriesWanted``: the entries to send, in order; with
+        ``done=False`` more follow in another call."""
+        session = self._waiting(session_id, "wants_entries")
+        if session is None:
+            return
+        for entry in entries:
+            self._send(Entry(session_id, entry))
+            session.sent += 1
+        if done:
+            session.wants_entries = False
+            self._sync_done(session)
 
     def push(self, channel: str, entry: bytes) -> None:
         """A new entry: stream it to every live session for its channel."""
@@ -192,12 +189,20 @@ class Connection:
 
     # --------------------------------------------------------------- input
 
-    def receive(self, data: bytes) -> None:
+    def receive(self, data: bytes, now: int, source: Hashable | None = None) -> None:
+        """One whole stream message. Never raises for bad input: it closes."""
+        self.stats["received"] += 1
         if self.closed:
+            self.stats["after_close"] += 1
             return
+        self._last_activity = now
+        self._guarded(lambda: self._handle(decode(data)))
+
+    def _guarded(self, step, *args) -> None:
         try:
-            self._handle(decode(data))
+            step(*args)
         except ReplicationError as exc:
+            self.stats["closed_bad_input"] += 1
             self.close(str(exc))
 
     def _handle(self, msg) -> None:
@@ -214,8 +219,11 @@ class Connection:
         if session is None:
             raise ReplicationError(f"message for unknown session {msg.session_id}")
         if isinstance(msg, RECONCILIATION):
-            if session.reconciler is None:
+            if session.mode != SET_RECONCILIATION:
                 raise ReplicationError(f"{type(msg).__name__} in a log-height session")
+            if session.reconciler is None:
+                session.queued.append(msg)  # our heights are not in yet
+                return
             session.reconciler.receive(msg)
             self._flush_reconciler(session)
         elif isinstance(msg, Have):
@@ -236,56 +244,47 @@ class Connection:
             raise ReplicationError("SyncRequest from the side that did not open the stream")
         if not msg.schemas or not set(msg.schemas) <= set(self.channels):
             return  # not everything requested is in our announcement: ignored
-        if any(s.channels == msg.schemas and not s.finished for s in self._sessions.values()):
+        if self._running(msg.schemas):
             return  # the same sync is already running: ignored
         if msg.session_id in self._sessions:
             raise ReplicationError(f"session id {msg.session_id} reused")
-        session = _Session(msg.session_id, msg.schemas, initiator=False, live_wanted=self.live)
-        self._sessions[msg.session_id] = session
-        if msg.mode == SET_RECONCILIATION:
-            session.reconciler = Reconciler(msg.session_id, list(self._heights(msg.schemas)))
-        elif msg.mode == LOG_HEIGHT:
-            self._send(Have(msg.session_id, self._heights(msg.schemas)))
-        else:
+        if msg.mode not in (LOG_HEIGHT, SET_RECONCILIATION):
             raise ReplicationError(f"unknown sync mode {msg.mode}")
+        self._open(msg.session_id, msg.schemas, msg.mode)
 
-    def _flush_reconciler(self, session: _Session) -> None:
-        for msg in session.reconciler.messages():
-            self._send(msg)
-        if session.reconciler.finished and not session.sent_done:
-            # reconciliation told us which of our logs they are behind on
-            ids = {log_id(c): c for c in session.channels}
-            for author, log, theirs in session.reconciler.plan():
-                if log in ids:
-                    self._send_entries(session, ids[log], author, theirs)
-            self._sync_done(session)
-
-    def _have(self, session: _Session, msg: Have) -> None:
-        if session.sent_done:
+    def _have(self, session: Session, msg: Have) -> None:
+        if session.theirs is not None or session.sent_done:
             raise ReplicationError(f"second Have in session {session.session_id}")
         ids = {log_id(c): c for c in session.channels}
-        theirs: dict[tuple[str, str], int] = {}
-        for author, log, seq in msg.log_heights:
-            if log in ids:
-                theirs[(ids[log], author)] = seq
-        for channel in session.channels:
-            for author, _height in self.store.heights(channel):
-                self._send_entries(session, channel, author, theirs.get((channel, author), 0))
-        self._sync_done(session)
+        session.theirs = {(ids[log], author): seq for author, log, seq in msg.log_heights if log in ids}
+        session.mode = LOG_HEIGHT  # a set reconciliation answered with heights continues as log height
+        if session.ours is not None:
+            self._want_entries(session, session.log_height_wants())
 
-    def _send_entries(self, session: _Session, channel: str, author: str, above: int) -> None:
-        """Everything we hold above their height - including what lies beyond
-        a hole in our own log."""
-        for entry in self.store.entries_after(channel, author, above):
-            self._send(Entry(session.session_id, entry))
-            session.sent += 1
+    def _flush_reconciler(self, session: Session) -> None:
+        for msg in session.reconciler.messages():
+            self._send(msg)
+        if session.reconciler.finished and not session.asked_entries:
+            # reconciliation told us which of our logs they are behind on
+            ids = {log_id(c): c for c in session.channels}
+            plan = session.reconciler.plan()
+            self._want_entries(session, tuple((ids[log], author, theirs)
+                                              for author, log, theirs in plan if log in ids))
 
-    def _sync_done(self, session: _Session) -> None:
+    def _want_entries(self, session: Session, wants: tuple[tuple[str, str, int], ...]) -> None:
+        session.asked_entries = True
+        if wants:
+            session.wants_entries = True
+            self._events.append(EntriesWanted(session.session_id, wants))
+        else:
+            self._sync_done(session)
+
+    def _sync_done(self, session: Session) -> None:
         session.sent_done = True
         self._send(SyncDone(session.session_id, session.live_wanted))
         self._maybe_finish(session)
 
-    def _done(self, session: _Session, msg: SyncDone) -> None:
+    def _done(self, session: Session, msg: SyncDone) -> None:
         if session.live and not msg.live_mode:
             session.live, session.finished = False, True
             self._events.append(SessionFinished(session.session_id, session.channels, session.sent,
@@ -294,7 +293,7 @@ class Connection:
         session.got_done, session.remote_live = True, msg.live_mode
         self._maybe_finish(session)
 
-    def _maybe_finish(self, session: _Session) -> None:
+    def _maybe_finish(self, session: Session) -> None:
         if not (session.sent_done and session.got_done) or session.finished or session.live:
             return
         if session.live_wanted and session.remote_live:
@@ -304,5 +303,56 @@ class Connection:
         self._events.append(SessionFinished(session.session_id, session.channels, session.sent, session.received,
                                             live=session.live))
 
-    def _heights(self, channels: Iterable[str]) -> tuple[Item, ...]:
-        return tuple((author, log_id(c), seq) for c in channels for author, seq in self.store.heights(c))
+    # ------------------------------------------------------------ sessions
+
+    def _open(self, session_id: int, channels: tuple[str, ...], mode: int) -> Session:
+        session = Session(session_id, channels, initiator=self.initiator, live_wanted=self.live, mode=mode)
+        self._sessions[session_id] = session
+        session.wants_heights = True
+        self._events.append(HeightsWanted(session_id, channels))
+        return session
+
+    def _running(self, channels: tuple[str, ...]) -> bool:
+        return any(s.channels == channels and not s.finished for s in self._sessions.values())
+
+    def _waiting(self, session_id: int, flag: str) -> Session | None:
+        """The session that asked (``flag``), or None if the conversation
+        closed meanwhile: a late answer is no error, there is just nobody
+        left to send it to."""
+        if self.closed is not None:
+            return None
+        session = self._sessions.get(session_id)
+        if session is None or not getattr(session, flag):
+            raise LocalProtocolError(f"session {session_id} did not ask for that ({flag})")
+        return session
+
+    # ----------------------------------------------------------- persistence
+
+    def export_state(self) -> dict:
+        """The whole conversation as plain data (see ``sync.core``). A stream
+        does not outlive its process; this is what lets the conformance suite
+        hold replication to the same contract as every engine."""
+        return {
+            "version": STATE_VERSION, "mode": self.mode, "initiator": self.initiator, "live": self.live,
+            "idle_timeout_ms": self.idle_timeout_ms, "channels": list(self.channels),
+            "remote_channels": None if self.remote_channels is None else list(self.remote_channels),
+            "remote_timestamp": self._remote_timestamp,
+            "sessions": [s.export() for s in self._sessions.values()],
+            "next_session": self._next_session, "out": list(self._out),
+            "last_activity": self._last_activity, "closed": self.closed, "stats": dict(self.stats),
+        }
+
+    @classmethod
+    def restore(cls, state: dict, validate: Validate, peer: Hashable = BROADCAST) -> Connection:
+        if state.get("version") != STATE_VERSION:
+            raise LocalProtocolError(f"unknown replication state version {state.get('version')!r}")
+        conn = cls(state["channels"], validate, initiator=state["initiator"], now=state["last_activity"],
+                   live=state["live"], mode=state["mode"], peer=peer, idle_timeout_ms=state["idle_timeout_ms"])
+        conn.remote_channels = None if state["remote_channels"] is None else tuple(state["remote_channels"])
+        conn._remote_timestamp = state["remote_timestamp"]
+        conn._sessions = {s.session_id: s for s in map(Session.restore, state["sessions"])}
+        conn._next_session = state["next_session"]
+        conn._out = list(state["out"])
+        conn.closed = state["closed"]
+        conn.stats = Counter(state["stats"])
+        return conn

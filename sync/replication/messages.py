@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import cbor2
 
+from sync.core.errors import ProtocolError, RemoteProtocolError
+
 VERSION = 1
 LOG_HEIGHT, SET_RECONCILIATION = 0, 1
 MAX_SCHEMAS = 256
@@ -37,8 +39,14 @@ MAX_ITEMS = 1_000_000
 Item = tuple[str, int, int]  # (public_key, log_id, seq_num)
 
 
-class ReplicationError(Exception):
-    """A peer sent something malformed or out of protocol."""
+class ReplicationError(RemoteProtocolError):
+    """A peer sent something malformed or out of protocol. The message is
+    the one-line reason alone: it ends the stream, so it needs no counter."""
+
+    def __init__(self, detail: str) -> None:
+        ProtocolError.__init__(self, detail)
+        self.kind = "replication"
+        self.detail = detail
 
 
 def log_id(channel: str) -> int:

@@ -1,11 +1,13 @@
 """Scalable Data Sync (SDS) with the SDS-R repair extension, sans-I/O.
 
+``Channel`` follows the ``sync.core`` engine protocol:
+
     from sync.sds import Channel
     ch = Channel(channel_id="general", sender_id="ab12...", now=t)
     ch.send(b"hello", now=t)          # -> message id; the datagram is queued
     ch.receive(datagram, now=t)
     for event in ch.events(): ...
-    for datagram in ch.datagrams_to_send(now=t): ...
+    for out in ch.datagrams_to_send(now=t): ...   # Outgoing(data, to=BROADCAST)
     ch.handle_timer(now=ch.get_timer())
 """
 

@@ -58,6 +58,8 @@ from typing import overload
 
 from sortedcontainers import SortedList
 
+from sync.core import BROADCAST, Outgoing, Schedule
+
 from .dialects import ReceivedFilter, read_filter
 from .config import Config
 from .errors import LocalProtocolError, RemoteProtocolError
@@ -76,7 +78,6 @@ from .events import (
     RepairSent,
 )
 from .repair import is_responder, request_at, response_at
-from .schedule import Schedule
 from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
 
 STATE_VERSION = 1
@@ -94,7 +95,7 @@ class _LogEntry:
 
 
 @dataclass(slots=True)
-class _Outgoing:
+class _OwnMessage:
     wire: bytes
     sent_at: int
     possible_by: set[str] = field(default_factory=set)
@@ -172,9 +173,9 @@ class Channel:
         self._recent: deque[str] = deque(maxlen=config.causal_history_size)
         self._bloom = ReceivedFilter(config.bloom_capacity, config.bloom_error_rate, config.participant_timeout_ms)
 
-        self._outgoing: dict[str, _Outgoing] = {}
+        self._outgoing: dict[str, _OwnMessage] = {}
         self._resend: Schedule[str] = Schedule()
-        self._watched: OrderedDict[str, _Outgoing] = OrderedDict()
+        self._watched: OrderedDict[str, _OwnMessage] = OrderedDict()
         self._watch: Schedule[str] = Schedule()
         self._filters: dict[str, tuple[bytes, int]] = {}  # latest bloom filter per peer
 
@@ -242,7 +243,7 @@ class Channel:
         self._lamport = lamport
         self._last_activity = self._last_sent = now
         self._outbox.append(wire)
-        self._outgoing[message_id] = _Outgoing(wire, now)
+        self._outgoing[message_id] = _OwnMessage(wire, now)
         self._resend.set(message_id, now + self.config.resend_unacknowledged_ms)
         self._insert(msg, wire, now, own=True)
         self.stats["sent"] += 1
@@ -299,8 +300,10 @@ class Channel:
 
     # -------------------------------------------------------------- receiving
 
-    def receive(self, data: bytes, now: int) -> None:
-        """Process one datagram from the network. Never raises for bad input."""
+    def receive(self, data: bytes, now: int, source: object = None) -> None:
+        """Process one datagram from the network. Never raises for bad input.
+        (``source`` is accepted as every engine does; SDS names its peers by
+        the sender id inside the message.)"""
         self.stats["received"] += 1
         try:
             msg = decode(data, self.config)
@@ -418,18 +421,18 @@ class Channel:
                 self._resend.set(mid, now + self.config.resend_possibly_acknowledged_ms)
             self._events.append(PossiblyAcknowledged(mid, len(out.possible_by)))
 
-    def _acknowledged_by_blooms(self, out: _Outgoing, now: int) -> bool:
+    def _acknowledged_by_blooms(self, out: _OwnMessage, now: int) -> bool:
         """Certain enough that these filters are not all false positives, and
         no active participant is left whose filter lacks the message."""
         return out.log_fp <= self.config.log_ack_certainty and self._covered(
             out, now - self.config.participant_timeout_ms
         )
 
-    def _covered(self, out: _Outgoing, horizon: int) -> bool:
+    def _covered(self, out: _OwnMessage, horizon: int) -> bool:
         """Has every participant heard from since ``horizon`` shown ``out``?"""
         return all(peer in out.possible_by for peer, at in self._heard.items() if at > horizon)
 
-    def _acknowledge(self, message_id: str, out: _Outgoing, via: str, now: int) -> None:
+    def _acknowledge(self, message_id: str, out: _OwnMessage, via: str, now: int) -> None:
         """Acknowledged: out of the outgoing buffer, and into the watch.
 
         A causal-history acknowledgement proves that one peer holds the
@@ -615,7 +618,7 @@ class Channel:
         if now >= self._sync_at:
             self._periodic_sync(now)
 
-    def _rebroadcast(self, out: _Outgoing, counter: str, now: int) -> None:
+    def _rebroadcast(self, out: _OwnMessage, counter: str, now: int) -> None:
         # Sent before a participant of the other dialect was heard? Then its
         # filter is refitted, or that participant would drop it again.
         out.wire = self._bloom.readable(out.wire, now, own=True)
@@ -646,10 +649,11 @@ class Channel:
         events, self._events = self._events, []
         return iter(events)
 
-    def datagrams_to_send(self, now: int | None = None) -> list[bytes]:
-        """Drain the datagrams to broadcast, oldest first."""
+    def datagrams_to_send(self, now: int) -> list[Outgoing]:
+        """Drain the datagrams to send, oldest first: all broadcast to the
+        channel (fetch answers to one peer are the runtime's business)."""
         out, self._outbox = self._outbox, []
-        return out
+        return [Outgoing(wire, BROADCAST) for wire in out]
 
     # ----------------------------------------------------------- persistence
 
@@ -731,7 +735,7 @@ class Channel:
         )
         for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
             for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
-                buffer[mid] = _Outgoing(wire, sent_at, set(possible_by), log_fp, resends)
+                buffer[mid] = _OwnMessage(wire, sent_at, set(possible_by), log_fp, resends)
                 if due is not None:
                     schedule.set(mid, due)
         ch._filters = {peer: (data, at) for peer, data, at in state["filters"]}
@@ -767,7 +771,7 @@ def _checked_content(content: bytes) -> bytes:
     return bytes(content)
 
 
-def _outgoing_state(mid: str, out: _Outgoing, schedule: Schedule[str]) -> list:
+def _outgoing_state(mid: str, out: _OwnMessage, schedule: Schedule[str]) -> list:
     return [mid, out.wire, out.sent_at, sorted(out.possible_by), out.log_fp, out.resends, schedule.get(mid)]
 
 

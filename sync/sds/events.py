@@ -1,13 +1,21 @@
 """Events the SDS engine reports, as small frozen dataclasses.
 
-The caller drains them with ``Channel.events()`` after each step. Each event is
-validated on construction, so an engine bug that would produce a nonsensical
-event fails loudly where it happens rather than downstream in the store or UI.
+The caller drains them with ``Channel.events()`` after each step. They share
+the ``sync.core`` base ``Event`` (and its ``Rejected``); each is validated on
+construction, so an engine bug that would produce a nonsensical event fails
+loudly where it happens rather than downstream in the store or UI.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from sync.core.events import Event, Rejected
+
+__all__ = [
+    "Acknowledged", "Buffered", "Delivered", "EphemeralReceived", "Event", "HistoryEntry", "Lost",
+    "Missing", "PossiblyAcknowledged", "Rejected", "RepairRequested", "RepairSent",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,12 +29,6 @@ class HistoryEntry:
     def __post_init__(self) -> None:
         if not self.message_id:
             raise ValueError("HistoryEntry needs a message_id")
-
-
-class Event:
-    """Base class of everything ``Channel.events()`` yields."""
-
-    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +150,3 @@ class RepairSent(Event):
     """SDS-R: we rebroadcast a message someone asked to be repaired."""
 
     message_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected(Event):
-    """A datagram was malformed and dropped; ``reason`` is one line."""
-
-    kind: str
-    reason: str

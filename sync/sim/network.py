@@ -184,7 +184,7 @@ class Simulator:
     def _pump(self, peer: _Peer) -> None:
         """What the runtime does after every engine step."""
         ch = peer.channel
-        for wire in ch.datagrams_to_send(self.now):
+        for wire in (out.data for out in ch.datagrams_to_send(self.now)):
             self.datagrams += 1
             self.bytes += len(wire)
             for other in self.peers:

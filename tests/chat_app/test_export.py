@@ -20,9 +20,9 @@ def _history(store: Store, channel: str, n: int) -> list[str]:
     for i in range(n):
         speaker, listener = (a, b) if i % 2 == 0 else (b, a)
         speaker.send(Payload("text", speaker.sender_id, f"{channel} {i}", i // 2 + 1, T0).encode(), T0 + i)
-        for wire in speaker.datagrams_to_send():
+        for wire in (out.data for out in speaker.datagrams_to_send(T0 + i)):
             listener.receive(wire, T0 + i)
-        listener.datagrams_to_send()
+        listener.datagrams_to_send(T0 + i)
     rows = []
     for e in a.events():
         if isinstance(e, Delivered):

@@ -164,9 +164,9 @@ class Conversation:
         return mid
 
     def flush(self) -> None:
-        for data in self.channel.datagrams_to_send(now_ms()):
-            self.sent_datagrams.append(data)
-            self.sock.sendto(data, ("127.0.0.1", self.peer.port))
+        for out in self.channel.datagrams_to_send(now_ms()):  # all broadcast: one peer here
+            self.sent_datagrams.append(out.data)
+            self.sock.sendto(out.data, ("127.0.0.1", self.peer.port))
         self.events.extend(self.channel.events())
 
     def pump(self, until: Callable[[], bool], timeout: float) -> None:

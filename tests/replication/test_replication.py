@@ -6,7 +6,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sync.replication import Closed, Connection, EntryReceived, ReplicationError, SessionFinished, decode, encode
+from sync.core import LocalProtocolError
+from sync.replication import (
+    Closed,
+    Connection,
+    EntriesWanted,
+    EntryReceived,
+    HeightsWanted,
+    RemoteAnnounced,
+    ReplicationError,
+    SessionFinished,
+    decode,
+    encode,
+)
 from sync.replication import messages as m
 
 
@@ -47,27 +59,48 @@ class Logs:
         self.add(channel, author, int(seq))
 
 
+T = 1_000
+
+
+def serve(conn: Connection, store: Logs, event) -> None:
+    """Answer the connection's store requests the way a runtime does."""
+    if isinstance(event, HeightsWanted):
+        conn.provide_heights(event.session_id, {c: store.heights(c) for c in event.channels})
+    elif isinstance(event, EntriesWanted):
+        conn.provide_entries(event.session_id, [e for channel, author, above in event.wants
+                                                for e in store.entries_after(channel, author, above)])
+
+
+def sent(conn: Connection) -> list[bytes]:
+    return [out.data for out in conn.datagrams_to_send(T)]
+
+
 def pump(a: Connection, b: Connection, stores=None, rounds=20):
-    """Carry messages both ways until quiet; store received entries."""
+    """Carry messages both ways until quiet: answer store requests (from
+    ``stores``, keyed by id(connection), else from empty logs) and store
+    received entries."""
     events = {id(a): [], id(b): []}
+    stores = stores or {id(a): Logs(), id(b): Logs()}
     for _ in range(rounds):
         moved = False
         for src, dst in ((a, b), (b, a)):
-            for data in src.messages_to_send():
+            for event in src.events():
                 moved = True
-                dst.receive(data)
-            for event in dst.events():
-                events[id(dst)].append(event)
-                if stores and isinstance(event, EntryReceived):
-                    stores[id(dst)].store(event.entry)
+                events[id(src)].append(event)
+                serve(src, stores[id(src)], event)
+                if isinstance(event, EntryReceived):
+                    stores[id(src)].store(event.entry)
+            for data in sent(src):
+                moved = True
+                dst.receive(data, T)
         if not moved:
             break
     return events[id(a)], events[id(b)]
 
 
 def pair(store_a, store_b, channels_a=("general",), channels_b=("general",), live=False, mode=1):
-    a = Connection(store_a, channels_a, store_a.validate, initiator=True, now=1, live=live, mode=mode)
-    b = Connection(store_b, channels_b, store_b.validate, initiator=False, now=1, live=live)
+    a = Connection(channels_a, store_a.validate, initiator=True, now=1, live=live, mode=mode)
+    b = Connection(channels_b, store_b.validate, initiator=False, now=1, live=live)
     pump(a, b)  # exchange announcements
     return a, b
 
@@ -107,20 +140,23 @@ def test_requests_for_channels_not_announced_are_ignored_and_duplicates_too():
     sa.add("secret", "alice", 1)
     a, b = pair(sa, sb, channels_a=("general", "secret"), channels_b=("general",))
     assert a.sync(["secret"]) is None  # b never announced it: a does not even ask
-    b.receive(encode(m.SyncRequest(7, 0, ("secret",))))
-    assert b.messages_to_send() == []  # ignored
-    b.receive(encode(m.SyncRequest(8, 0, ("general",))))
-    b.receive(encode(m.SyncRequest(9, 0, ("general",))))  # the same sync again: ignored
-    assert [decode(x).TYPE for x in b.messages_to_send()] == [10]
+    b.receive(encode(m.SyncRequest(7, 0, ("secret",))), T)
+    assert sent(b) == [] and list(b.events()) == []  # ignored
+    b.receive(encode(m.SyncRequest(8, 0, ("general",))), T)
+    b.receive(encode(m.SyncRequest(9, 0, ("general",))), T)  # the same sync again: ignored
+    (wanted,) = b.events()
+    assert wanted == HeightsWanted(8, ("general",))
+    serve(b, sb, wanted)
+    assert [decode(x).TYPE for x in sent(b)] == [10]
 
 
 def test_newer_announcements_replace_older_ones():
     sa, sb = Logs(), Logs()
     a, b = pair(sa, sb)
-    b.receive(encode(m.Announce(50, ("general", "random"))))
-    b.receive(encode(m.Announce(40, ())))  # older: ignored
+    b.receive(encode(m.Announce(50, ("general", "random"))), T)
+    b.receive(encode(m.Announce(40, ())), T)  # older: ignored
     assert b.remote_channels == ("general", "random")
-    b.receive(encode(m.Announce(60, ())))  # newer: "unannounce" everything
+    b.receive(encode(m.Announce(60, ())), T)  # newer: "unannounce" everything
     assert b.remote_channels == ()
 
 
@@ -139,7 +175,7 @@ def test_live_mode_streams_new_entries_until_syncdone_false(mode):
     _, eb = pump(a, b)
     assert [e.live for e in eb if isinstance(e, SessionFinished)] == [False]
     a.push("general", b"general|alice|2")  # not live any more: nothing goes out
-    assert a.messages_to_send() == []
+    assert sent(a) == []
 
 
 @pytest.mark.parametrize("data, reason", [
@@ -152,7 +188,7 @@ def test_live_mode_streams_new_entries_until_syncdone_false(mode):
 ])
 def test_bad_input_closes_with_a_reason(data, reason):
     a, _ = pair(Logs(), Logs())
-    a.receive(data)
+    a.receive(data, T)
     (closed,) = [e for e in a.events() if isinstance(e, Closed)]
     assert reason in closed.reason and a.closed == closed.reason
 
@@ -161,7 +197,7 @@ def test_an_invalid_entry_closes_the_session_and_is_not_reported():
     sa, sb = Logs(), Logs()
     a, b = pair(sa, sb)
     sid = a.sync()
-    a.receive(encode(m.Entry(sid, b"random|mallory|1")))  # session open, but not a requested channel
+    a.receive(encode(m.Entry(sid, b"random|mallory|1")), T)  # session open, but not a requested channel
     events = a.events()
     assert not [e for e in events if isinstance(e, EntryReceived)]
     assert "not requested" in a.closed
@@ -210,9 +246,110 @@ def test_set_reconciliation_against_an_empty_peer_sends_everything():
         sa.add("general", "alice", s)
     a, b = pair(sb, sa)  # the empty side opens: it sends EmptySet
     a.sync()
-    first = [decode(x) for x in a.messages_to_send()]
+    for event in a.events():
+        serve(a, sb, event)
+    first = [decode(x) for x in sent(a)]
     assert [type(x).__name__ for x in first] == ["SyncRequest", "EmptySet"]
     for data in map(encode, first):
-        b.receive(data)
+        b.receive(data, T)
     pump(a, b, {id(a): sb, id(b): sa})
     assert sb.data == sa.data
+
+
+# ----------------------------------------------------------------- the store is asked, never called
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["log-height", "set-reconciliation"])
+def test_nothing_is_sent_for_a_session_until_the_runtime_answers_and_late_answers_work(mode):
+    """The runtime may read SQLite off the event loop: the connection waits
+    for its answers, whatever arrives meanwhile, then carries on."""
+    sa, sb = Logs(), Logs()
+    for s in range(1, 4):
+        sa.add("general", "alice", s)
+    sb.add("general", "bob", 1)
+    a, b = pair(sa, sb, mode=mode)
+    sid = a.sync()
+    assert list(a.events()) == [HeightsWanted(sid, ("general",))]
+    for data in sent(a):  # only the SyncRequest
+        b.receive(data, T)
+    (wanted_b,) = b.events()
+    assert isinstance(wanted_b, HeightsWanted) and sent(b) == []
+    assert b.get_timer() is None  # waiting on its own runtime: no idle timeout
+    serve(a, sa, HeightsWanted(sid, ("general",)))  # a answers first; b much later
+    for data in sent(a):
+        b.receive(data, T)
+    assert sent(b) == [] and list(b.events()) == []  # b holds what came before its heights
+    serve(b, sb, wanted_b)
+    ea, eb = pump(a, b, {id(a): sa, id(b): sb})
+    assert sa.data == sb.data
+    assert [type(e).__name__ for e in ea].count("EntriesWanted") == 1
+
+
+def test_entries_can_be_provided_in_chunks():
+    sa, sb = Logs(), Logs()
+    for s in range(1, 6):
+        sa.add("general", "alice", s)
+    a, b = pair(sa, sb, mode=0)
+    sid = a.sync()
+    eb = []
+    for _ in range(6):
+        early = []
+        for event in a.events():
+            if isinstance(event, EntriesWanted):
+                assert event.wants == (("general", "alice", 0),)
+                entries = sa.entries_after("general", "alice", 0)
+                a.provide_entries(sid, entries[:2], done=False)
+                early = sent(a)
+                assert [decode(x).TYPE for x in early] == [2, 2]  # entries, no SyncDone yet
+                a.provide_entries(sid, entries[2:])
+            else:
+                serve(a, sa, event)
+        for data in early + sent(a):
+            b.receive(data, T)
+        for event in b.events():
+            eb.append(event)
+            serve(b, sb, event)
+            if isinstance(event, EntryReceived):
+                sb.store(event.entry)
+        for data in sent(b):
+            a.receive(data, T)
+    assert sb.data == sa.data
+    assert [(e.sent, e.received) for e in eb if isinstance(e, SessionFinished)] == [(0, 5)]
+
+
+def test_answers_nobody_asked_for_are_the_callers_mistake():
+    a, b = pair(Logs(), Logs())
+    with pytest.raises(LocalProtocolError):
+        a.provide_heights(0, {})
+    sid = a.sync()
+    list(a.events())
+    a.provide_heights(sid, {})
+    with pytest.raises(LocalProtocolError):
+        a.provide_heights(sid, {})  # answered already
+    with pytest.raises(LocalProtocolError):
+        a.provide_entries(sid, [])
+    a.close("going away")
+    a.provide_heights(sid + 1, {})  # after the end an answer is simply moot
+
+
+# ----------------------------------------------------------------- idle timeout
+
+
+def test_a_conversation_silent_both_ways_closes_after_the_idle_timeout():
+    a, b = pair(Logs(), Logs())
+    a.receive(encode(m.Announce(99, ("general",))), T + 5_000)
+    assert list(a.events()) == [RemoteAnnounced(("general",))]
+    assert a.get_timer() == T + 5_000 + 60_000
+    a.handle_timer(T + 64_999)
+    assert a.closed is None and list(a.events()) == []
+    a.handle_timer(T + 65_000)
+    assert list(a.events()) == [Closed("idle for 60 s")]
+    assert a.get_timer() is None
+
+
+def test_sending_counts_as_activity_and_live_mode_has_no_idle_timeout():
+    b = Connection(("general",), Logs().validate, initiator=False, now=T, idle_timeout_ms=10_000)
+    b.datagrams_to_send(T + 7_000)  # the Announce leaves at T + 7 s
+    assert b.get_timer() == T + 17_000
+    live = Connection(("general",), Logs().validate, initiator=False, now=T, live=True)
+    assert live.get_timer() is None

@@ -17,7 +17,7 @@ def of(events, cls) -> list:
 
 
 def take(ch: Channel) -> list[bytes]:
-    return ch.datagrams_to_send()
+    return [out.data for out in ch.datagrams_to_send(ch.lamport)]
 
 
 def deliver(datagrams: list[bytes], *receivers: Channel, now: int) -> None:
@@ -32,4 +32,4 @@ def parse(wire: bytes) -> SdsMessage:
 
 def take_content(ch: Channel) -> list[bytes]:
     """Drain datagrams, keeping content messages (not syncs)."""
-    return [w for w in ch.datagrams_to_send() if parse(w).content]
+    return [w for w in take(ch) if parse(w).content]

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from sync.sds import Channel, Config, Delivered
 
-from .helpers import T0
+from .helpers import T0, take
 
 PEERS = ("alice", "bob", "carol")
 CONFIG = Config(sync_interval_ms=2_000, sync_backoff_ms=500, lost_after_ms=20_000,
@@ -29,7 +29,7 @@ def run(ops, restore_every_step: bool):
     observed = []
 
     def pump(i):
-        for w in chans[i].datagrams_to_send():
+        for w in take(chans[i]):
             wire_queue.append((i, w))
             observed.append(("tx", i, w))
         observed.extend(("ev", i, e) for e in chans[i].events())
@@ -81,7 +81,7 @@ def test_logs_stay_ordered_without_duplicates_and_converge_after_healing(ops):
         elif step[0] == "tick":
             now += step[1]
     # everything sent so far, delivered in reverse, then timers until quiet
-    pending = [(i, w) for i, ch in enumerate(chans) for w in ch.datagrams_to_send()]
+    pending = [(i, w) for i, ch in enumerate(chans) for w in take(ch)]
     for _ in range(30):
         for src, wire in reversed(pending):
             for j, ch in enumerate(chans):
@@ -91,7 +91,7 @@ def test_logs_stay_ordered_without_duplicates_and_converge_after_healing(ops):
         for ch in chans:
             if ch.get_timer() <= now:
                 ch.handle_timer(now)
-        pending = [(i, w) for i, ch in enumerate(chans) for w in ch.datagrams_to_send()]
+        pending = [(i, w) for i, ch in enumerate(chans) for w in take(ch)]
     logs = [list(ch.log) for ch in chans]
     assert all(set(log) == sent for log in logs)
     assert logs[0] == logs[1] == logs[2]
@@ -110,7 +110,7 @@ def test_restore_from_external_log_rows_matches_full_restore():
     for i in range(30):
         speaker, listener = (a, b) if i % 3 else (b, a)
         speaker.send(f"m{i}".encode(), T0 + i)
-        for wire in speaker.datagrams_to_send():
+        for wire in take(speaker):
             listener.receive(wire, T0 + i)
     b.send(b"unacknowledged", T0 + 40)
     for e in b.events():

@@ -186,7 +186,7 @@ async def test_waiting_for_history_then_moving_into_place(make_app):
         carol = Channel("general", "c" * 32, 1_700_000_000_000)
         first = carol.send(Payload("text", "carol", "first", 1, 0).encode(), 1_700_000_000_000)
         second = carol.send(Payload("text", "carol", "second", 2, 0).encode(), 1_700_000_000_001)
-        wire_first, wire_second = carol.datagrams_to_send()
+        wire_first, wire_second = (out.data for out in carol.datagrams_to_send(1_700_000_000_001))
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         address = ("127.0.0.1", app.bridge.node.port)
         sock.sendto(wire_second, address)

@@ -46,11 +46,11 @@ def prepared(name: str) -> Path:
     for i, (nick, kind, text) in enumerate(lines):
         now = T0 + i * 60_000
         chans[nick].send(Payload(kind, nick, text, i + 1, now).encode(), now)
-        for wire in chans[nick].datagrams_to_send():
+        for wire in (out.data for out in chans[nick].datagrams_to_send(now)):
             for other, ch in chans.items():
                 if other != nick:
                     ch.receive(wire, now)
-                    ch.datagrams_to_send()
+                    ch.datagrams_to_send(now)
     for e in chans["alice"].events():
         if isinstance(e, Delivered):
             p = Payload.decode(e.content)
