@@ -93,8 +93,10 @@ def hash_n(item: str, n: int, max_value: int) -> int:
 def bit_indices(key: str) -> tuple[int, ...]:
     """Indices of ``key``'s bits in the little-endian bit array over the wire
     bytes. Cached: our outgoing ids are tested against every filter that
-    arrives."""
-    return tuple(hash_n(key, i, NUM_BITS) ^ 56 for i in range(NUM_HASHES))
+    arrives. The two hashes are computed once, not once per index."""
+    a = abs(murmur3(key)) % NUM_BITS
+    b = abs(murmur3(key + " b")) % NUM_BITS
+    return tuple(((a + i * b) % NUM_BITS) ^ 56 for i in range(NUM_HASHES))
 
 
 class WakuBloom:
