@@ -611,8 +611,7 @@ class Channel:
         for mid in self._repair_in.pop_due(now):
             wire = self._repair_cache.get(mid)
             if wire is not None:
-                own = self._log[mid].sender_id == self.sender_id
-                self._outbox.append(self._bloom.readable(wire, now, own))
+                self._outbox.append(self._bloom.readable(wire, now, self.sender_id))
                 self.stats["repair_sent"] += 1
                 self._events.append(RepairSent(mid))
         if now >= self._sync_at:
@@ -621,7 +620,7 @@ class Channel:
     def _rebroadcast(self, out: _OwnMessage, counter: str, now: int) -> None:
         # Sent before a participant of the other dialect was heard? Then its
         # filter is refitted, or that participant would drop it again.
-        out.wire = self._bloom.readable(out.wire, now, own=True)
+        out.wire = self._bloom.readable(out.wire, now, self.sender_id)
         self._outbox.append(out.wire)
         out.resends += 1
         self.stats[counter] += 1

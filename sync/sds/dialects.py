@@ -109,18 +109,19 @@ class ReceivedFilter:
             return self._waku.to_bytes()
         return self.compact.to_bytes()
 
-    def readable(self, wire: bytes, now: int, own: bool) -> bytes:
-        """``wire`` as it may be sent at ``now``: a message whose filter the
-        waku participants cannot read gets our current filter if it is
-        ``own``, and no filter otherwise (a relayed message must not speak
-        for its sender). Unchanged when nothing needs fixing."""
+    def readable(self, wire: bytes, now: int, me: str) -> bytes:
+        """``wire`` as it may be sent at ``now``. While a waku participant is
+        active, a message whose filter it cannot read gets our current filter
+        if it is ours (sender ``me``), and no filter if we relay it for
+        someone else (a filter speaks for the message's sender). Unchanged
+        when nothing needs fixing."""
         if self.outgoing(now) is not Dialect.WAKU:
             return wire
         msg = SdsMessage()
         msg.ParseFromString(wire)
         if not msg.HasField("bloom_filter") or dialect_of(msg.bloom_filter) is Dialect.WAKU:
             return wire
-        if own:
+        if msg.sender_id == me:
             msg.bloom_filter = self.to_bytes(now)
         else:
             msg.ClearField("bloom_filter")

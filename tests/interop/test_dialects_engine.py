@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 from proto.sds_pb2 import SdsMessage
-from sync.sds import Acknowledged, Channel
+from sync.sds import Acknowledged, Channel, compute_message_id
 from sync.sds.dialects import Dialect, ReceivedFilter, dialect_of, read_filter
 from sync.sds.waku_bloom import WIRE_BYTES, WakuBloom
 
@@ -104,9 +104,26 @@ def test_relayed_messages_lose_an_unreadable_filter_own_ones_get_ours():
     bob = make("bob")
     bob.send(b"bob's", T0)
     (wire,) = take(bob)
-    assert received.readable(wire, T0, own=False) == wire  # nobody to adapt to yet
+    assert received.readable(wire, T0, me="alice") == wire  # nobody to adapt to yet
     received.heard("waku-js", WakuBloom().to_bytes(), T0)
-    relayed = parse(received.readable(wire, T0, own=False))
-    own = parse(received.readable(wire, T0, own=True))
+    relayed = parse(received.readable(wire, T0, me="alice"))
+    own = parse(received.readable(wire, T0, me="bob"))
     assert not relayed.HasField("bloom_filter") and relayed.content == b"bob's"
     assert len(own.bloom_filter) == WIRE_BYTES and "x" in read_filter(own.bloom_filter)
+
+
+def test_a_repair_rebroadcast_for_someone_else_drops_the_filter_it_cannot_speak_for():
+    alice, bob = make("alice"), make("bob")
+    b1 = bob.send(b"bob's", T0)
+    deliver(take(bob), alice, now=T0 + 1)
+    lamport = T0 + 2
+    request = SdsMessage(sender_id="carol", channel_id="general", lamport_timestamp=lamport,
+                         message_id=compute_message_id("carol", "general", lamport, b""))
+    request.repair_request.add(message_id=b1, sender_id="bob")
+    alice.receive(request.SerializeToString(), T0 + 2)
+    later = T0 + 121 * SECOND  # past any T_resp
+    alice.receive(waku_message("js, still here", later - 1), later - 1)
+    alice.handle_timer(later)
+    (rebroadcast,) = [parse(w) for w in take(alice) if parse(w).message_id == b1]
+    assert rebroadcast.sender_id == "bob" and rebroadcast.content == b"bob's"
+    assert not rebroadcast.HasField("bloom_filter")
