@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sync.sds import Config
 from sync.sds.bloom import RollingBloom
 from sync.sds.dialects import Dialect, ReceivedFilter, dialect_of, read_filter
 from sync.sds.errors import RemoteProtocolError
@@ -120,3 +121,10 @@ def test_the_package_cannot_read_our_compact_filter(waku):
     compact.add("a")
     reply = waku().ask("lookup", "lookup", data=b64encode(compact.to_bytes()), ids=["a"])
     assert "RangeError" in reply["error"]
+
+
+def test_config_refuses_compact_parameters_that_read_as_the_waku_dialect():
+    assert len(RollingBloom(15_632, 0.01).to_bytes()) == WIRE_BYTES
+    with pytest.raises(ValueError, match="would read as the @waku/sds format"):
+        Config(bloom_capacity=15_632, bloom_error_rate=0.01)
+    Config(bloom_capacity=15_633, bloom_error_rate=0.01)
