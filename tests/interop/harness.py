@@ -44,7 +44,7 @@ def unavailable() -> str | None:
         return "node is not installed"
     manifest = package_dir() / "package.json"
     if not manifest.exists():
-        return f"{PACKAGE} is not installed in {package_dir().parent.parent} (make test installs it)"
+        return f"{PACKAGE} is not installed at {package_dir()} (make test installs it)"
     version = json.loads(manifest.read_text())["version"]
     if version != VERSION:
         return f"{PACKAGE} {version} is installed, the tests are written for {VERSION}"
