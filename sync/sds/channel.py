@@ -78,6 +78,7 @@ from .events import (
     RepairSent,
 )
 from .repair import is_responder, request_at, response_at
+from .validate import channel_id_problem, sender_id_problem
 from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
 
 STATE_VERSION = 1
@@ -159,8 +160,9 @@ class Channel:
         config: Config | None = None,
         retrieval_hint: HintFunction | None = None,
     ) -> None:
-        if not sender_id:
-            raise LocalProtocolError("sender_id must be non-empty")
+        problem = sender_id_problem(sender_id) or channel_id_problem(channel_id)
+        if problem:
+            raise LocalProtocolError(problem)
         self.channel_id = channel_id
         self.sender_id = sender_id
         self.config = config = config or Config()
@@ -252,7 +254,7 @@ class Channel:
     def send_ephemeral(self, content: bytes, now: int) -> str:
         """Broadcast ``content`` once: no Lamport, history, bloom or buffering."""
         content = _checked_content(content)
-        message_id = compute_message_id(self.sender_id, self.channel_id, None, content + now.to_bytes(8, "big"))
+        message_id = compute_message_id(self.sender_id, self.channel_id, None, content)
         msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id, content=content)
         wire = msg.SerializeToString()
         if len(wire) > self.config.max_datagram_bytes:
@@ -326,16 +328,15 @@ class Channel:
             self.stats["echo"] += 1
             return
         self._heard[msg.sender_id] = now
-        if not msg.HasField("lamport_timestamp"):
-            if msg.content:
-                self.stats["ephemeral"] += 1
-                self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
-            else:
-                self.stats["malformed"] += 1
-                self._events.append(Rejected("malformed", "malformed: neither a Lamport timestamp nor content"))
+        if not msg.HasField("lamport_timestamp"):  # content without a timestamp (see ``validate``)
+            self.stats["ephemeral"] += 1
+            self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
             return
         content = msg.content
-        if content and (mid in self._log or mid in self._incoming):
+        if content and mid in self._incoming:
+            self._supersede(self._incoming[mid], msg, data)
+            return
+        if content and mid in self._log:
             self.stats["duplicate"] += 1
             return
         self._last_activity = now
@@ -359,6 +360,37 @@ class Channel:
             self._events.append(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
         else:
             self._deliver([_Pending(msg, data, now, set())])
+
+    def _supersede(self, pending: _Pending, msg: SdsMessage, wire: bytes) -> None:
+        """Another copy of a buffered message. The id covers the content but
+        not the causal history, so a copy whose history was corrupted (naming
+        messages that never existed) could hold the real one back until
+        ``lost_after_ms``. A copy waiting for strictly less replaces it; the
+        dependencies only the replaced copy named are forgotten."""
+        unmet = {pb.message_id for pb in msg.causal_history
+                 if pb.message_id not in self._log and pb.message_id not in self._lost}
+        if not unmet < pending.unmet:
+            self.stats["duplicate"] += 1
+            return
+        self.stats["superseded"] += 1
+        mid = msg.message_id
+        for dep in pending.unmet - unmet:
+            waiters = self._waiters.get(dep, [])
+            if mid in waiters:
+                waiters.remove(mid)
+            if not waiters:
+                self._waiters.pop(dep, None)
+                self._forget_missing(dep)
+        pending.msg, pending.wire, pending.unmet = msg, wire, unmet
+        if not unmet:
+            del self._incoming[mid]
+            self._deliver([pending])
+
+    def _forget_missing(self, dep: str) -> None:
+        self._missing.pop(dep, None)
+        self._give_up_at.discard(dep)
+        self._repair_out.discard(dep)
+        self._repair_entries.pop(dep, None)
 
     def _unmet(self, msg: SdsMessage, now: int) -> set[str]:
         """Dependencies of ``msg`` not in the log. Those we do not even hold
@@ -508,10 +540,7 @@ class Channel:
     def _satisfy(self, dep: str, *, lost: bool = False) -> list[_Pending]:
         """``dep`` is no longer unmet; return the buffered messages it frees,
         latest last-popped first so they are delivered in log order."""
-        self._missing.pop(dep, None)
-        self._give_up_at.discard(dep)
-        self._repair_out.discard(dep)
-        self._repair_entries.pop(dep, None)
+        self._forget_missing(dep)
         freed: list[_Pending] = []
         for waiter in self._waiters.pop(dep, ()):
             pending = self._incoming.get(waiter)

@@ -1,0 +1,101 @@
+"""What a well-formed SDS message is, and which message ids are real.
+
+Only real messages get in. A message that would be logged (a content
+message: Lamport timestamp and content) must carry an id derived from its
+fields in exactly one of two ways:
+
+* ours: ``compute_message_id(sender_id, channel_id, lamport, content)``, the
+  first 128 bits of a SHA-256 over the length-prefixed fields, in lowercase
+  hex (32 characters);
+* the reference JavaScript implementation's (@waku/sds): the lowercase hex
+  SHA-256 of the content alone (64 characters).
+
+Sync messages (a timestamp, no content) carry ours over empty content, or
+the reference implementation's ``sync-`` and a random base-36 tag; ephemeral
+messages (content, no timestamp) either derivation over their content. An id
+that matches none of these - a flipped byte anywhere in the fields it
+covers, a field replaced, content emptied - is refused, so a corrupted or
+forged datagram is never delivered, stored or forwarded.
+
+Well-formed, for what the ids do not cover:
+
+* a sender id: 1-128 characters, ASCII letters, digits and ``. _ : + / = @ -``
+  (hex, base58 and base64 peer ids all fit; no spaces, controls or NUL);
+* a channel id: 1-128 printable characters, no whitespace;
+* a causal-history or repair-request entry: names a content message (32 or
+  64 lowercase hex characters), not the message itself, each at most once,
+  with a well-formed sender id if any;
+* a Lamport timestamp fits a signed 64-bit integer, which is what SQLite
+  stores and what the reference implementation's bigint carries.
+"""
+
+from __future__ import annotations
+
+import re
+from hashlib import sha256
+
+from sync.core.errors import RemoteProtocolError
+
+from proto.sds_pb2 import SdsMessage
+
+from .ids import compute_message_id
+
+MAX_ID_CHARS = 128
+MAX_LAMPORT = (1 << 63) - 1
+SENDER_ID = re.compile(r"[A-Za-z0-9._:+/=@-]{1,128}")
+CONTENT_ID = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
+REFERENCE_SYNC_ID = re.compile(r"sync-[0-9a-z]{1,32}")
+
+
+def sender_id_problem(value: str) -> str | None:
+    return None if SENDER_ID.fullmatch(value) else f"sender id {_show(value)} is not well-formed"
+
+
+def channel_id_problem(value: str) -> str | None:
+    if not 1 <= len(value) <= MAX_ID_CHARS or not value.isprintable() or any(c.isspace() for c in value):
+        return f"channel id {_show(value)} is not well-formed"
+    return None
+
+
+def content_derivations(sender_id: str, channel_id: str, lamport: int | None, content: bytes) -> tuple[str, str]:
+    """The two ids a message with these fields may carry: ours, theirs."""
+    return compute_message_id(sender_id, channel_id, lamport, content), sha256(content).hexdigest()
+
+
+def check(msg: SdsMessage) -> None:
+    """Raise ``RemoteProtocolError`` unless ``msg`` is well-formed and its id
+    is one of the derivations its kind allows."""
+    for problem in (sender_id_problem(msg.sender_id), channel_id_problem(msg.channel_id)):
+        if problem:
+            raise RemoteProtocolError("malformed", problem)
+    stamped, content = msg.HasField("lamport_timestamp"), msg.content
+    if not stamped and not content:
+        raise RemoteProtocolError("malformed", "neither a Lamport timestamp nor content")
+    if stamped and msg.lamport_timestamp > MAX_LAMPORT:
+        raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} exceeds 2^63 - 1")
+    lamport = msg.lamport_timestamp if stamped else None
+    mid = msg.message_id
+    if content:
+        ok = mid in content_derivations(msg.sender_id, msg.channel_id, lamport, content)
+    else:
+        ok = mid == compute_message_id(msg.sender_id, msg.channel_id, lamport, b"") or bool(
+            REFERENCE_SYNC_ID.fullmatch(mid))
+    if not ok:
+        raise RemoteProtocolError("forged_id", f"message id {_show(mid)} is not derived from the message's fields")
+    for name in ("causal_history", "repair_request"):
+        seen: set[str] = set()
+        for entry in getattr(msg, name):
+            ref = entry.message_id
+            if not CONTENT_ID.fullmatch(ref):
+                raise RemoteProtocolError("malformed", f"{name} names {_show(ref)}, not a message id")
+            if ref == mid or ref in seen:
+                raise RemoteProtocolError("malformed", f"{name} names {_show(ref)} twice or names itself")
+            if entry.HasField("sender_id") and sender_id_problem(entry.sender_id):
+                raise RemoteProtocolError("malformed", f"{name} entry: {sender_id_problem(entry.sender_id)}")
+            seen.add(ref)
+
+
+def _show(value: str) -> str:
+    """A value for a one-line reason: escaped, and cut short."""
+    text = value[:40].encode("unicode_escape").decode("ascii")
+    return repr(text + ("…" if len(value) > 40 else ""))
