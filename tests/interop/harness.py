@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import selectors
 import shutil
 import socket
@@ -150,6 +151,10 @@ class Conversation:
 
     def __init__(self, peer: WakuPeer, channel_id: str, sender_id: str, config: Config | None = None) -> None:
         self.peer = peer
+        self.loss = 0.0  # share of datagrams dropped, each direction
+        self.js_every: float | None = None  # seconds between its resends and syncs, as its app would
+        self._rng = random.Random(7)
+        self.dropped = 0
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.setblocking(False)
@@ -166,6 +171,8 @@ class Conversation:
     def flush(self) -> None:
         for out in self.channel.datagrams_to_send(now_ms()):  # all broadcast: one peer here
             self.sent_datagrams.append(out.data)
+            if self._lost():
+                continue
             self.sock.sendto(out.data, ("127.0.0.1", self.peer.port))
         self.events.extend(self.channel.events())
 
@@ -175,8 +182,13 @@ class Conversation:
         sel.register(self.sock, selectors.EVENT_READ, "udp")
         sel.register(self.peer.proc.stdout, selectors.EVENT_READ, "node")
         deadline = time.monotonic() + timeout
+        js_due = time.monotonic()
         try:
             while not until():
+                if self.js_every is not None and time.monotonic() >= js_due:
+                    self.peer.command("resend")
+                    self.peer.command("sync")
+                    js_due = time.monotonic() + self.js_every
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"condition not met in {timeout} s; node said: {self.peer.events[-5:]}")
                 timer = self.channel.get_timer()
@@ -190,7 +202,8 @@ class Conversation:
                                 data = self.sock.recv(65_535)
                             except BlockingIOError:
                                 break
-                            self.channel.receive(data, now_ms())
+                            if not self._lost():
+                                self.channel.receive(data, now_ms())
                 timer = self.channel.get_timer()
                 if timer is not None and timer <= now_ms():
                     self.channel.handle_timer(now_ms())
@@ -198,8 +211,17 @@ class Conversation:
         finally:
             sel.close()
 
+    def pump_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        self.pump(until=lambda: time.monotonic() >= end, timeout=seconds + 1)
+
     def of(self, cls) -> list:
         return [e for e in self.events if isinstance(e, cls)]
+
+    def _lost(self) -> bool:
+        lost = self.loss > 0 and self._rng.random() < self.loss
+        self.dropped += lost
+        return lost
 
     def close(self) -> None:
         self.sock.close()

@@ -104,3 +104,23 @@ def test_acknowledgement_by_its_filter(conversation):
     js.ask("sync", "synced")
     talk.pump(until=lambda: not ours.unacknowledged(), timeout=10)
     assert talk.of(Acknowledged)[-1].message_id == early
+
+
+def test_both_sides_converge_through_loss(conversation):
+    """20% of datagrams lost each way: our resends and its app's (every
+    second) bring both logs to every message, in one order."""
+    talk = conversation()
+    ours, js = talk.channel, talk.peer
+    hello = js.ask("send", "sent", text="js: hello")["id"]
+    talk.pump(until=lambda: hello in ours.log, timeout=10)
+    talk.loss, talk.js_every = 0.2, 1.0
+    everything = {hello}
+    for i in range(10):
+        everything.add(js.ask("send", "sent", text=f"js: {i}")["id"])
+        everything.add(talk.send(f"ours: {i}"))
+        talk.pump_for(0.2)
+    talk.pump(until=lambda: everything <= set(ours.log) and everything <= js.holds(), timeout=60)
+    assert talk.dropped > 0
+    talk.loss = 0.0
+    state = js.ask("state", "state")
+    assert list(ours.log) == state["log"] and set(state["log"]) == everything
