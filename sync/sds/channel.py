@@ -77,6 +77,7 @@ from .events import (
     RepairRequested,
     RepairSent,
 )
+from .participants import Participants
 from .repair import is_responder, request_at, response_at
 from .validate import channel_id_problem, sender_id_problem
 from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
@@ -171,15 +172,14 @@ class Channel:
         self._lamport = now
         self._order: SortedList = SortedList()
         self._log: dict[str, _LogEntry] = {}
-        self._lost: set[str] = set()
+        self._lost: dict[str, None] = {}  # given up as lost, oldest first (an ordered set)
         self._recent: deque[str] = deque(maxlen=config.causal_history_size)
-        self._bloom = ReceivedFilter(config.bloom_capacity, config.bloom_error_rate, config.participant_timeout_ms)
+        self._bloom = ReceivedFilter(config)
 
         self._outgoing: dict[str, _OwnMessage] = {}
         self._resend: Schedule[str] = Schedule()
         self._watched: OrderedDict[str, _OwnMessage] = OrderedDict()
         self._watch: Schedule[str] = Schedule()
-        self._filters: dict[str, tuple[bytes, int]] = {}  # latest bloom filter per peer
 
         self._incoming: dict[str, _Pending] = {}
         self._waiters: dict[str, list[str]] = {}
@@ -197,7 +197,7 @@ class Channel:
         self._sync_at = 0
         self._last_activity = now
         self._last_sent = now
-        self._heard: dict[str, int] = {}
+        self._peers = Participants(config.max_participants, config.lost_after_ms)
         self._schedule_sync(now)
 
         self._outbox: list[bytes] = []
@@ -327,7 +327,7 @@ class Channel:
         if msg.sender_id == self.sender_id:
             self.stats["echo"] += 1
             return
-        self._heard[msg.sender_id] = now
+        self._peers.heard(msg.sender_id, now)
         if not msg.HasField("lamport_timestamp"):  # content without a timestamp (see ``validate``)
             self.stats["ephemeral"] += 1
             self._events.append(EphemeralReceived(msg.sender_id, msg.content, now))
@@ -401,10 +401,14 @@ class Channel:
             dep = pb.message_id
             if dep in self._log or dep in self._lost:
                 continue
+            known = dep in self._incoming or dep in self._missing
+            if not known and not msg.content and len(self._missing) >= self.config.max_missing:
+                self.stats["missing_full"] += 1
+                continue
             unmet.add(dep)
             if dep not in self._give_up_at:
                 self._give_up_at.set(dep, now + self.config.lost_after_ms)
-            if dep in self._incoming or dep in self._missing:
+            if known:
                 continue
             entry = entry_from_pb(pb)
             self._missing[dep] = entry
@@ -422,7 +426,7 @@ class Channel:
         peer = msg.sender_id
         has_bloom = msg.HasField("bloom_filter")
         if has_bloom:
-            self._filters[peer] = (msg.bloom_filter, now)  # for the watch, checked on the timer
+            self._peers.set_filter(peer, msg.bloom_filter, now)  # for the watch, checked on the timer
             self._bloom.heard(peer, msg.bloom_filter, now)
         for pb in msg.causal_history:
             mid = pb.message_id
@@ -462,7 +466,7 @@ class Channel:
 
     def _covered(self, out: _OwnMessage, horizon: int) -> bool:
         """Has every participant heard from since ``horizon`` shown ``out``?"""
-        return all(peer in out.possible_by for peer, at in self._heard.items() if at > horizon)
+        return all(peer in out.possible_by for peer, at in self._peers.items() if at > horizon)
 
     def _acknowledge(self, message_id: str, out: _OwnMessage, via: str, now: int) -> None:
         """Acknowledged: out of the outgoing buffer, and into the watch.
@@ -493,10 +497,11 @@ class Channel:
         config = self.config
         horizon = now - config.lost_after_ms
         lacking = False
-        for peer, heard_at in self._heard.items():
-            if heard_at <= horizon or peer in out.possible_by or peer not in self._filters:
+        for peer, heard_at in self._peers.items():
+            latest = self._peers.filter_of(peer)
+            if heard_at <= horizon or peer in out.possible_by or latest is None:
                 continue
-            data, received_at = self._filters[peer]
+            data, received_at = latest
             if received_at < out.sent_at + config.resend_unacknowledged_ms:
                 continue  # too early to tell: it may have been in flight
             try:
@@ -564,7 +569,7 @@ class Channel:
             hint = self._missing[mid].retrieval_hint
         self._log[mid] = _LogEntry(lamport, sender, hint)
         self._recent.append(mid)
-        self._lost.discard(mid)
+        self._lost.pop(mid, None)
         if lamport > self._lamport:
             self._lamport = lamport
         if own or is_responder(self.sender_id, sender, mid, self.config):
@@ -596,7 +601,9 @@ class Channel:
             return
         entry = self._missing.get(dep)
         if entry is not None:
-            self._lost.add(dep)
+            self._lost[dep] = None
+            if len(self._lost) > self.config.max_missing:
+                del self._lost[next(iter(self._lost))]  # referenced again, it is waited for again
             self.stats["lost"] += 1
         freed = self._satisfy(dep, lost=True)
         if entry is not None:
@@ -614,6 +621,7 @@ class Channel:
             self._give_up_at.next_due(),
             self._repair_in.next_due(),
             self._next_sweep,
+            self._peers.next_expiry(),
         ]
         return min(t for t in candidates if t is not None)
 
@@ -631,6 +639,7 @@ class Channel:
             self._check_watched(mid, now)
         for dep in self._give_up_at.pop_due(now):
             self._give_up(dep)
+        self._peers.expire(now)
         if self._next_sweep is not None and now >= self._next_sweep:
             if self._missing:
                 self._events.append(Missing(tuple(self._missing.values()), len(self._incoming)))
@@ -700,12 +709,12 @@ class Channel:
             "channel_id": self.channel_id,
             "sender_id": self.sender_id,
             "lamport": self._lamport,
-            "lost": sorted(self._lost),
+            "lost": list(self._lost),
             "recent": list(self._recent),
             "bloom": self._bloom.export(),
             "outgoing": [_outgoing_state(mid, out, self._resend) for mid, out in self._outgoing.items()],
             "watched": [_outgoing_state(mid, out, self._watch) for mid, out in self._watched.items()],
-            "filters": [[peer, data, at] for peer, (data, at) in self._filters.items()],
+            "filters": self._peers.export()[1],
             "incoming": [[p.wire, p.received_at, list(p.gaps)] for p in self._incoming.values()],
             "missing": [_entry_state(e) for e in self._missing.values()],
             "give_up_at": [[dep, at] for dep, at in self._give_up_at.items()],
@@ -713,7 +722,7 @@ class Channel:
             "repair_out": [[*_entry_state(self._repair_entries[mid]), at] for mid, at in self._repair_out.items()],
             "repair_in": [[mid, at] for mid, at in self._repair_in.items()],
             "sync": [self._sync_round, self._sync_due, self._sync_at, self._last_activity, self._last_sent],
-            "heard": [[peer, at] for peer, at in self._heard.items()],
+            "heard": self._peers.export()[0],
             "outbox": list(self._outbox),
             "stats": dict(self.stats),
         }
@@ -756,17 +765,14 @@ class Channel:
         for lamport, mid, sender, hint in rows:
             ch._order.add((lamport, mid))
             ch._log[mid] = _LogEntry(lamport, sender, hint)
-        ch._lost = set(state["lost"])
+        ch._lost = dict.fromkeys(state["lost"])
         ch._recent.extend(state["recent"])
-        ch._bloom = ReceivedFilter.restore(
-            state["bloom"], config.bloom_capacity, config.bloom_error_rate, config.participant_timeout_ms
-        )
+        ch._bloom = ReceivedFilter.restore(state["bloom"], config)
         for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
             for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
                 buffer[mid] = _OwnMessage(wire, sent_at, set(possible_by), log_fp, resends)
                 if due is not None:
                     schedule.set(mid, due)
-        ch._filters = {peer: (data, at) for peer, data, at in state["filters"]}
         for entry in state["missing"]:
             e = _entry_from_state(entry)
             ch._missing[e.message_id] = e
@@ -787,7 +793,7 @@ class Channel:
         for mid, at in state["repair_in"]:
             ch._repair_in.set(mid, at)
         ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = state["sync"]
-        ch._heard = {peer: at for peer, at in state["heard"]}
+        ch._peers.restore(state["heard"], state["filters"])
         ch._outbox = list(state["outbox"])
         ch.stats = Counter(state["stats"])
         return ch

@@ -37,6 +37,19 @@ class Config:
     Each participant sends at least a sync every ``2 * sync_interval_ms``, so
     a silent but present reader is never mistaken for a departed one."""
 
+    max_participants: int = 256
+    """Senders remembered (when last heard, their latest bloom filter); the
+    least recently heard is forgotten beyond this, and anyone silent for
+    ``lost_after_ms``. Anyone can make up sender ids: this bounds what a
+    flood of them costs."""
+
+    max_missing: int = 1024
+    """Missing dependencies tracked for sync messages (which are not buffered,
+    so nothing waits for what they name): beyond this, a sync message's
+    unknown history is ignored rather than chased. Also how many ids given up
+    as lost are remembered (one referenced again after that is waited for
+    again)."""
+
     max_watched: int = 1024
     """Acknowledged own messages watched for peers that still lack them
     (see ``Channel._acknowledge``); the oldest are let go beyond this."""
@@ -85,7 +98,7 @@ class Config:
             "resend_possibly_acknowledged_ms", "sweep_interval_ms",
             "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
-            "max_id_length", "max_entries", "max_watched",
+            "max_id_length", "max_entries", "max_watched", "max_participants", "max_missing",
         )
         for name in positive:
             if getattr(self, name) <= 0:

@@ -4,7 +4,7 @@ The published SDS protobuf leaves the ``bloom_filter`` bytes open, and two
 formats meet on the wire:
 
 * **compact** (ours, ``bloom.py``): a 22-byte header with the parameters,
-  then the bits; 617 bytes at our defaults, rolled over at capacity;
+  then the bits; 622 bytes at our defaults, rolled over at capacity;
 * **waku** (``waku_bloom.py``): @waku/sds's fixed 18,752 bytes, no header.
 
 We read both: a filter of exactly ``waku_bloom.WIRE_BYTES`` is the waku
@@ -23,12 +23,17 @@ no state of its own and acknowledges everything still in flight.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from proto.sds_pb2 import SdsMessage
 
 from .bloom import RollingBloom, WireBloom
 from .waku_bloom import WIRE_BYTES, WakuBloom
+
+if TYPE_CHECKING:
+    from .config import Config
 
 __all__ = ["Dialect", "ReceivedFilter", "check_compact_size", "dialect_of", "read_filter"]
 
@@ -54,21 +59,20 @@ class ReceivedFilter:
 
     Wraps the compact ``RollingBloom`` and, from the first time a waku
     participant is heard, mirrors its ids into a ``WakuBloom``. Which one
-    goes out is decided by the participants heard speaking each dialect
-    within ``active_ms``.
+    goes out is decided by the participants heard speaking the waku dialect
+    within ``participant_timeout_ms``; at most ``max_participants`` of them
+    are remembered (anyone can make up sender ids), least recently heard
+    first, so every question about them costs O(1).
     """
 
-    def __init__(self, capacity: int, error_rate: float, active_ms: int) -> None:
-        self.compact = RollingBloom(capacity, error_rate)
-        self.active_ms = active_ms
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.compact = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
         self._waku: WakuBloom | None = None
-        self._waku_heard: dict[str, int] = {}  # participant -> last heard in the waku dialect
+        self._waku_heard: OrderedDict[str, int] = OrderedDict()  # participant -> last heard, oldest first
 
     def __contains__(self, key: str) -> bool:
         return key in self.compact
-
-    def __len__(self) -> int:
-        return len(self.compact)
 
     def add(self, key: str) -> None:
         before = len(self.compact)
@@ -86,22 +90,32 @@ class ReceivedFilter:
         dialect = dialect_of(data)
         if dialect is Dialect.WAKU:
             self._waku_heard[participant] = now
+            self._waku_heard.move_to_end(participant)
+            if len(self._waku_heard) > self.config.max_participants:
+                self._waku_heard.popitem(last=False)
             if self._waku is None:
                 self._waku = WakuBloom(self.compact.ids())
         else:
             self._waku_heard.pop(participant, None)
         return dialect
 
-    def speaks(self, participant: str) -> Dialect:
-        return Dialect.WAKU if participant in self._waku_heard else Dialect.COMPACT
+    def speaks(self, participant: str, now: int) -> Dialect:
+        """The dialect ``participant`` was last heard speaking, if lately."""
+        at = self._waku_heard.get(participant)
+        active = at is not None and at > now - self.config.participant_timeout_ms
+        return Dialect.WAKU if active else Dialect.COMPACT
+
+    def __len__(self) -> int:
+        return len(self.compact)
 
     def outgoing(self, now: int) -> Dialect:
         """The dialect of the filters we send at ``now``."""
-        horizon = now - self.active_ms
-        for participant, at in list(self._waku_heard.items()):
-            if at > horizon:
-                return Dialect.WAKU
-            del self._waku_heard[participant]  # gone quiet: forget it
+        if not self._waku_heard:
+            return Dialect.COMPACT
+        _, latest = next(reversed(self._waku_heard.items()))
+        if latest > now - self.config.participant_timeout_ms:
+            return Dialect.WAKU
+        self._waku_heard.clear()  # every one of them has gone quiet
         return Dialect.COMPACT
 
     def to_bytes(self, now: int) -> bytes:
@@ -136,10 +150,10 @@ class ReceivedFilter:
         return state
 
     @classmethod
-    def restore(cls, state: dict, capacity: int, error_rate: float, active_ms: int) -> ReceivedFilter:
-        received = cls(capacity, error_rate, active_ms)
-        received.compact = RollingBloom.restore(state, capacity, error_rate)
-        received._waku_heard = {p: at for p, at in state.get("waku_heard", ())}
+    def restore(cls, state: dict, config: Config) -> ReceivedFilter:
+        received = cls(config)
+        received.compact = RollingBloom.restore(state, config.bloom_capacity, config.bloom_error_rate)
+        received._waku_heard = OrderedDict((p, at) for p, at in state.get("waku_heard", ()))
         if state.get("waku"):
             received._waku = WakuBloom(received.compact.ids())
         return received

@@ -32,6 +32,7 @@ Well-formed, for what the ids do not cover:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from hashlib import sha256
 
 from sync.core.errors import RemoteProtocolError
@@ -51,6 +52,7 @@ def sender_id_problem(value: str) -> str | None:
     return None if SENDER_ID.fullmatch(value) else f"sender id {_show(value)} is not well-formed"
 
 
+@lru_cache(maxsize=256)  # a peer sees a handful of channel ids, over and over
 def channel_id_problem(value: str) -> str | None:
     if not 1 <= len(value) <= MAX_ID_CHARS or not value.isprintable() or any(c.isspace() for c in value):
         return f"channel id {_show(value)} is not well-formed"

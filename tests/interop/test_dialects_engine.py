@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 
 from proto.sds_pb2 import SdsMessage
-from sync.sds import Acknowledged, Channel, compute_message_id
+from sync.sds import Acknowledged, Channel, Config, compute_message_id
+from sync.sds.bloom import RollingBloom
 from sync.sds.dialects import Dialect, ReceivedFilter, dialect_of, read_filter
 from sync.sds.waku_bloom import WIRE_BYTES, WakuBloom
 
@@ -99,7 +100,7 @@ def take_last(restored: Channel, original: Channel) -> bytes:
 
 
 def test_relayed_messages_lose_an_unreadable_filter_own_ones_get_ours():
-    received = ReceivedFilter(500, 0.01, 60 * SECOND)
+    received = ReceivedFilter(Config())
     received.add("x")
     bob = make("bob")
     bob.send(b"bob's", T0)
@@ -127,3 +128,20 @@ def test_a_repair_rebroadcast_for_someone_else_drops_the_filter_it_cannot_speak_
     (rebroadcast,) = [parse(w) for w in take(alice) if parse(w).message_id == b1]
     assert rebroadcast.sender_id == "bob" and rebroadcast.content == b"bob's"
     assert not rebroadcast.HasField("bloom_filter")
+
+
+def test_dialects_are_tracked_per_participant_within_a_bound():
+    config = Config(max_participants=8)
+    received = ReceivedFilter(config)
+    compact = RollingBloom(500, 0.01).to_bytes()
+    received.heard("ours-b", compact, T0)
+    for i in range(100):  # a flood of made-up senders
+        received.heard(f"js-{i}", WakuBloom().to_bytes(), T0 + i)
+    assert received.speaks("js-99", T0 + 100) is Dialect.WAKU
+    assert received.speaks("ours-b", T0 + 100) is Dialect.COMPACT
+    assert received.speaks("js-0", T0 + 100) is Dialect.COMPACT  # forgotten: over the bound
+    assert len(received.export()["waku_heard"]) == 8
+    received.heard("js-99", compact, T0 + 101)  # changed dialect
+    assert received.speaks("js-99", T0 + 101) is Dialect.COMPACT
+    assert received.outgoing(T0 + 101) is Dialect.WAKU  # js-98 is still active
+    assert received.outgoing(T0 + 98 + config.participant_timeout_ms) is Dialect.COMPACT

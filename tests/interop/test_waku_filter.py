@@ -69,7 +69,7 @@ def test_dialects_are_told_apart_by_length():
 
 
 def test_received_filter_mirrors_the_compact_one_through_rollover():
-    received = ReceivedFilter(capacity=20, error_rate=0.01, active_ms=60_000)
+    received = ReceivedFilter(Config(bloom_capacity=20, participant_timeout_ms=60_000))
     ids = [f"id{i}" for i in range(50)]
     received.add(ids[0])
     received.heard("waku-peer", WakuBloom().to_bytes(), now=1_000)
