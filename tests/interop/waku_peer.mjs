@@ -104,12 +104,15 @@ const commands = {
     emit({ event: "resent", ids: [...unacknowledged, ...possiblyAcknowledged].map((m) => m.messageId) });
   },
   state: async () => {
+    // localHistory and incomingBuffer are private in its TypeScript, plain fields at run time
+    const { unacknowledged, possiblyAcknowledged } = channel.sweepOutgoingBuffer();
+    const ids = (messages) => messages.map((m) => m.messageId);
     emit({
       event: "state",
-      log: channel.localHistory.slice().map((m) => m.messageId),
-      outgoing: channel.sweepOutgoingBuffer().unacknowledged.map((m) => m.messageId),
-      possibly: channel.sweepOutgoingBuffer().possiblyAcknowledged.map((m) => m.messageId),
-      incoming: channel.incomingBuffer.map((m) => m.messageId)
+      log: ids(channel.localHistory.slice()),
+      outgoing: ids(unacknowledged),
+      possibly: ids(possiblyAcknowledged),
+      incoming: ids(channel.incomingBuffer)
     });
   },
   // The filter functions of the package itself, reached through the filter
