@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sync.sds import Acknowledged, PossiblyAcknowledged
+from sync.sds import Acknowledged, Config, PossiblyAcknowledged
 
 pytestmark = pytest.mark.slow
 
@@ -84,8 +84,11 @@ def test_acknowledgement_by_our_filter(conversation):
 
 def test_acknowledgement_by_its_filter(conversation):
     """The package puts a message in its filter when it arrives, in its log
-    (and so its history) only once the message's dependencies are there."""
-    talk = conversation()
+    (and so its history) only once the message's dependencies are there.
+    Our resend period is stretched to 8 s so that, however slow the machine,
+    the early message cannot arrive (and free the other) before the filter
+    has spoken."""
+    talk = conversation(Config(resend_unacknowledged_ms=8_000))
     ours, js = talk.channel, talk.peer
     early = talk.send("ours, dropped: our compact filter")
     talk.pump(until=lambda: js.of("sds:error-task"), timeout=10)
@@ -99,7 +102,7 @@ def test_acknowledgement_by_its_filter(conversation):
     assert talk.of(PossiblyAcknowledged) == []  # one sparse filter is certain enough
     assert early in ours.unacknowledged()
     # the early one arrives with its resend, and both enter its log
-    talk.pump(until=lambda: early in js.delivered(), timeout=10)
+    talk.pump(until=lambda: early in js.delivered(), timeout=20)
     assert {early, waiting} <= set(js.log())
     js.ask("sync", "synced")
     talk.pump(until=lambda: not ours.unacknowledged(), timeout=10)
