@@ -9,8 +9,8 @@ def waku():
     require_reference()
     peers: list[WakuPeer] = []
 
-    def start(channel_id: str = "general", sender_id: str = "waku-js", options: dict | None = None) -> WakuPeer:
-        peer = WakuPeer(channel_id, sender_id, options)
+    def start(channel_id: str = "general", sender_id: str = "waku-js") -> WakuPeer:
+        peer = WakuPeer(channel_id, sender_id)
         peers.append(peer)
         return peer
 

@@ -16,6 +16,7 @@ import selectors
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,13 +67,13 @@ def require_reference() -> None:
 class WakuPeer:
     """One @waku/sds MessageChannel in a node process."""
 
-    def __init__(self, channel_id: str, sender_id: str, options: dict | None = None) -> None:
-        """``options``: the package's MessageChannelOptions (none: its defaults)."""
+    def __init__(self, channel_id: str, sender_id: str) -> None:
         self.sender_id = sender_id
         env = {**os.environ, "WAKU_SDS_DIR": str(package_dir())}
+        self._stderr = tempfile.TemporaryFile()  # a file, not a pipe: node can never block on it
         self.proc = subprocess.Popen(
-            ["node", str(SCRIPT), channel_id, sender_id, json.dumps(options or {})],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            ["node", str(SCRIPT), channel_id, sender_id],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
         )
         self.events: list[dict] = []
         self._buffer = b""
@@ -93,7 +94,8 @@ class WakuPeer:
         """Take the complete lines node has written so far (non-blocking)."""
         chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
         if not chunk:
-            raise RuntimeError(f"node exited: {self.proc.stderr.read()[-2000:].decode(errors='replace')}")
+            self._stderr.seek(0)
+            raise RuntimeError(f"node exited: {self._stderr.read()[-2000:].decode(errors='replace')}")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         new = [json.loads(line) for line in lines if line]
@@ -142,8 +144,8 @@ class WakuPeer:
             except (BrokenPipeError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            pipe.close()
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
+            stream.close()
 
 
 class Conversation:

@@ -1,7 +1,7 @@
 // A participant running @waku/sds, the reference JavaScript SDS, for the
 // interop tests.
 //
-//   WAKU_SDS_DIR=<node_modules>/@waku/sds node waku_peer.mjs CHANNEL SENDER [OPTIONS_JSON]
+//   WAKU_SDS_DIR=<node_modules>/@waku/sds node waku_peer.mjs CHANNEL SENDER
 //
 // SDS datagrams travel over real UDP on 127.0.0.1, as the app's do, so what
 // the tests prove includes the sizes (an 18,752-byte filter plus 200 history
@@ -27,8 +27,8 @@ const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
 const sds = await import(pathToFileURL(join(pkgDir, pkg.exports["."].import)).href);
 const { MessageChannel, MessageChannelEvent, Message } = sds;
 
-const [channelId, senderId, options] = process.argv.slice(2);
-const channel = new MessageChannel(channelId, senderId, JSON.parse(options ?? "{}"));
+const [channelId, senderId] = process.argv.slice(2);
+const channel = new MessageChannel(channelId, senderId); // the package's defaults, untouched
 const socket = dgram.createSocket("udp4");
 let peerPort = null;
 
