@@ -6,7 +6,7 @@ import hashlib
 import socket
 
 from proto.sds_pb2 import HistoryEntry, SdsMessage
-from sync.sds import Config
+from sync.sds import Config, EphemeralReceived
 from sync.sds.bloom import RollingBloom
 from sync.sds.dialects import read_filter
 from sync.sds.waku_bloom import WakuBloom
@@ -72,3 +72,12 @@ def test_our_compact_filter_makes_the_package_drop_the_message(waku):
         sock.close()
         outcome = peer.wait(lambda e: e["event"] in ("sds:in:message-delivered", "sds:error-task"), 10, since=start)
         assert (outcome["event"] == "sds:in:message-delivered") is delivered, outcome
+
+
+def test_its_ephemeral_messages_reach_us(conversation):
+    talk = conversation()
+    talk.peer.ask("ephemeral", "sent_ephemeral", text="js is typing")
+    talk.pump(until=lambda: talk.of(EphemeralReceived), timeout=10)
+    (event,) = talk.of(EphemeralReceived)
+    assert (event.sender_id, event.content) == ("waku-js", b"js is typing")
+    assert list(talk.channel.log) == []

@@ -11,7 +11,7 @@
 // on its own: it receives, and it sends, resends or syncs when told.
 //
 // Commands (stdin): {"cmd": "peer", "port": P} (where our datagrams go),
-// "send" {text}, "sync", "resend" (every message its outgoing buffer holds),
+// "send" {text}, "ephemeral" {text}, "sync", "resend" (every message its outgoing buffer holds),
 // "state", "hashes" {items, max}, "filter" {ids} (a filter's bytes, base64),
 // "lookup" {data, ids}, "decode" {data}, "quit". Everything it has to say is
 // one JSON object per line on stdout, with an "event" key.
@@ -94,6 +94,11 @@ const commands = {
     channel.pushOutgoingMessage(new TextEncoder().encode(c.text), transmit);
     await channel.processTasks();
     emit({ event: "sent", id: MessageChannel.getMessageId(new TextEncoder().encode(c.text)) });
+  },
+  ephemeral: async (c) => {
+    await channel.pushOutgoingEphemeralMessage(new TextEncoder().encode(c.text), transmit);
+    await channel.processTasks();
+    emit({ event: "sent_ephemeral" });
   },
   sync: async () => {
     emit({ event: "synced", sent: await channel.pushOutgoingSyncMessage(transmit) });
