@@ -13,7 +13,8 @@ understood by it must send exactly this:
   MurmurHash3 x86_32 with seed 0 read as a signed int32.
 
 ``h`` runs over the id's characters, one value per code point (its first
-UTF-16 unit), not over UTF-8 bytes. For ASCII - every message id either side
+UTF-16 unit, as JavaScript's ``Array.from`` splits the string), not over
+UTF-8 bytes. For ASCII - every message id either side
 ever derives - the two are the same, and the C implementation in ``mmh3``
 does the work; anything else takes the faithful pure-Python transcription.
 
@@ -78,8 +79,20 @@ def murmur3(text: str) -> int:
     """The reference's ``h``: a signed 32-bit MurmurHash3 of ``text``."""
     if text.isascii():
         return mmh3.hash(text, 0, signed=True)
-    units = [ord(c) if ord(c) <= 0xFFFF else 0xD800 + ((ord(c) - 0x10000) >> 10) for c in text]
-    return _murmur3_units(units)
+    return _murmur3_units(_js_code_point_heads(text))
+
+
+def _js_code_point_heads(text: str) -> list[int]:
+    """``Array.from(text).map(c => c.charCodeAt(0))``: walk the UTF-16 units,
+    a surrogate pair being one code point, and keep each one's first unit."""
+    raw = text.encode("utf-16-le", "surrogatepass")
+    units = [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
+    heads, i = [], 0
+    while i < len(units):
+        heads.append(units[i])
+        pair = 0xD800 <= units[i] <= 0xDBFF and i + 1 < len(units) and 0xDC00 <= units[i + 1] <= 0xDFFF
+        i += 2 if pair else 1
+    return heads
 
 
 def hash_n(item: str, n: int, max_value: int) -> int:

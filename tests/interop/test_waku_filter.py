@@ -103,6 +103,21 @@ def test_hashes_match_the_running_package(waku):
     assert reply["hashes"] == ours
 
 
+def _odd_strings(n: int, seed: int) -> list[str]:
+    """Strings of every kind of character: ASCII, Latin-1, BMP, astral
+    (two UTF-16 units, of which the package hashes the first), lone
+    surrogates, of every length modulo 4."""
+    rnd = random.Random(seed)
+    ranges = [(0x20, 0x7E), (0x80, 0xFF), (0x100, 0xD7FF), (0xD800, 0xDFFF), (0xE000, 0xFFFF), (0x10000, 0x10FFFF)]
+    return ["".join(chr(rnd.randint(*rnd.choice(ranges))) for _ in range(rnd.randint(0, 23))) for _ in range(n)]
+
+
+def test_hashes_match_the_running_package_for_any_text(waku):
+    items = _odd_strings(400, 4)
+    reply = waku().ask("hashes", "hashes", items=items)
+    assert reply["hashes"] == [[hash_n(item, n, NUM_BITS) for n in (0, 1, 2, 5, 9)] for item in items]
+
+
 def test_filters_are_byte_identical_and_read_both_ways(waku):
     peer = waku()
     inserted, absent = _ids(300, 2), _ids(300, 3)
