@@ -767,7 +767,7 @@ class Channel:
             ch._log[mid] = _LogEntry(lamport, sender, hint)
         ch._lost = dict.fromkeys(state["lost"])
         ch._recent.extend(state["recent"])
-        ch._bloom = ReceivedFilter.restore(state["bloom"], config)
+        ch._bloom = ReceivedFilter.restore(state["bloom"], config, state["filters"])
         for buffer, schedule, key in ((ch._outgoing, ch._resend, "outgoing"), (ch._watched, ch._watch, "watched")):
             for mid, wire, sent_at, possible_by, log_fp, resends, due in state[key]:
                 buffer[mid] = _OwnMessage(wire, sent_at, set(possible_by), log_fp, resends)

@@ -18,12 +18,16 @@ from what is tracked per participant.
 
 The waku filter holds the same ids as the compact one (its newest
 ``bloom_capacity``): it is the same set, in the other encoding, so it needs
-no state of its own and acknowledges everything still in flight.
+no state of its own and acknowledges everything still in flight. Who speaks
+which dialect needs none either: it is what the latest filter each
+participant sent says, and those the channel keeps anyway. So nothing here
+is saved, and a restored channel sends the same bytes as the original.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -83,6 +87,12 @@ class ReceivedFilter:
             else:  # the compact filter rolled over: mirror the ids it kept
                 self._waku = WakuBloom(self.compact.ids())
 
+    def _mirror(self) -> WakuBloom:
+        """The waku encoding of our ids, built the first time it is needed."""
+        if self._waku is None:
+            self._waku = WakuBloom(self.compact.ids())
+        return self._waku
+
     # -------------------------------------------------------- per participant
 
     def heard(self, participant: str, data: bytes, now: int) -> Dialect:
@@ -93,8 +103,6 @@ class ReceivedFilter:
             self._waku_heard.move_to_end(participant)
             if len(self._waku_heard) > self.config.max_participants:
                 self._waku_heard.popitem(last=False)
-            if self._waku is None:
-                self._waku = WakuBloom(self.compact.ids())
         else:
             self._waku_heard.pop(participant, None)
         return dialect
@@ -119,8 +127,8 @@ class ReceivedFilter:
         return Dialect.COMPACT
 
     def to_bytes(self, now: int) -> bytes:
-        if self.outgoing(now) is Dialect.WAKU and self._waku is not None:
-            return self._waku.to_bytes()
+        if self.outgoing(now) is Dialect.WAKU:
+            return self._mirror().to_bytes()
         return self.compact.to_bytes()
 
     def readable(self, wire: bytes, now: int, me: str) -> bytes:
@@ -144,18 +152,16 @@ class ReceivedFilter:
     # ------------------------------------------------------------ persistence
 
     def export(self) -> dict:
-        state = self.compact.export()
-        state["waku_heard"] = [[p, at] for p, at in self._waku_heard.items()]
-        state["waku"] = self._waku is not None
-        return state
+        return self.compact.export()
 
     @classmethod
-    def restore(cls, state: dict, config: Config) -> ReceivedFilter:
+    def restore(cls, state: dict, config: Config, filters: Iterable[tuple[str, bytes, int]]) -> ReceivedFilter:
+        """Rebuild from ``export()`` and the latest filter of each participant,
+        ``(participant, filter bytes, when it arrived)``."""
         received = cls(config)
         received.compact = RollingBloom.restore(state, config.bloom_capacity, config.bloom_error_rate)
-        received._waku_heard = OrderedDict((p, at) for p, at in state.get("waku_heard", ()))
-        if state.get("waku"):
-            received._waku = WakuBloom(received.compact.ids())
+        for participant, data, at in sorted(filters, key=lambda f: f[2]):
+            received.heard(participant, data, at)
         return received
 
 
