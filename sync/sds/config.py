@@ -56,6 +56,13 @@ class Config:
 
     resend_unacknowledged_ms: int = 3 * SECOND
     resend_possibly_acknowledged_ms: int = 15 * SECOND
+    resend_max_interval_ms: int = 60 * SECOND
+    """Each resend of a message doubles its period, up to this: a message
+    nobody took after a few tries most likely waits for an absent peer."""
+    max_resends_per_s: int = 50
+    """All resends of a channel together, at most (a second's worth may go
+    at once): a peer alone with 100,000 unacknowledged messages must not
+    spend its time resending them."""
 
     # Incoming buffer
     sweep_interval_ms: int = 2 * SECOND
@@ -99,6 +106,7 @@ class Config:
             "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
             "max_id_length", "max_entries", "max_watched", "max_participants", "max_missing",
+            "resend_max_interval_ms", "max_resends_per_s",
         )
         for name in positive:
             if getattr(self, name) <= 0:

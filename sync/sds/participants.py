@@ -18,14 +18,17 @@ from collections.abc import Iterator
 
 
 class Participants:
-    __slots__ = ("capacity", "expiry_ms", "_heard", "_filters", "evicted")
+    __slots__ = ("capacity", "expiry_ms", "_heard", "_filters", "_rank", "stamp", "evicted", "dirty")
 
     def __init__(self, capacity: int, expiry_ms: int) -> None:
         self.capacity = capacity
         self.expiry_ms = expiry_ms
         self._heard: OrderedDict[str, int] = OrderedDict()  # least recently heard first
         self._filters: dict[str, tuple[bytes, int]] = {}
+        self._rank: dict[str, int] = {}  # when last heard, as a counter: orders the table across restores
+        self.stamp = 0
         self.evicted = 0
+        self.dirty: set[str] = set()  # peers changed since the last take
 
     def __len__(self) -> int:
         return len(self._heard)
@@ -33,6 +36,9 @@ class Participants:
     def heard(self, peer: str, now: int) -> None:
         self._heard[peer] = now
         self._heard.move_to_end(peer)
+        self.stamp += 1
+        self._rank[peer] = self.stamp
+        self.dirty.add(peer)
         while len(self._heard) > self.capacity:
             self._forget(next(iter(self._heard)))
             self.evicted += 1
@@ -40,6 +46,7 @@ class Participants:
     def set_filter(self, peer: str, data: bytes, now: int) -> None:
         if peer in self._heard:
             self._filters[peer] = (data, now)
+            self.dirty.add(peer)
 
     def filter_of(self, peer: str) -> tuple[bytes, int] | None:
         """The latest bloom filter ``peer`` sent, and when it arrived."""
@@ -64,11 +71,24 @@ class Participants:
     def _forget(self, peer: str) -> None:
         del self._heard[peer]
         self._filters.pop(peer, None)
+        del self._rank[peer]
+        self.dirty.add(peer)
 
-    def export(self) -> tuple[list, list]:
-        return ([[peer, at] for peer, at in self._heard.items()],
-                [[peer, data, at] for peer, (data, at) in self._filters.items()])
+    def export_entry(self, peer: str) -> list | None:
+        """``[rank, last heard, filter, filter received at]``, None if gone;
+        the rank orders the table on restore, least recently heard first."""
+        if peer not in self._heard:
+            return None
+        data, at = self._filters.get(peer, (None, None))
+        return [self._rank[peer], self._heard[peer], data, at]
 
-    def restore(self, heard: list, filters: list) -> None:
-        self._heard = OrderedDict((peer, at) for peer, at in heard)
-        self._filters = {peer: (data, at) for peer, data, at in filters}
+    def export(self) -> dict[str, list]:
+        return {peer: self.export_entry(peer) for peer in self._heard}
+
+    def restore(self, entries: dict[str, list]) -> None:
+        for peer, (rank, heard, data, at) in sorted(entries.items(), key=lambda kv: kv[1][0]):
+            self._heard[peer] = heard
+            self._rank[peer] = rank
+            self.stamp = max(self.stamp, rank)
+            if data is not None:
+                self._filters[peer] = (data, at)

@@ -10,8 +10,12 @@ else backs off pseudorandomly, and a rebroadcast seen first cancels the rest.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
+from sync.core import Schedule
+
 from .config import Config
-from .wire import hash64
+from .ids import hash64
 
 
 def request_at(now: int, self_id: str, message_id: str, config: Config) -> int:
@@ -27,3 +31,47 @@ def response_at(now: int, self_id: str, sender_id: str, message_id: str, config:
 def is_responder(self_id: str, sender_id: str, message_id: str, config: Config) -> bool:
     groups = config.num_response_groups
     return hash64(self_id, message_id) % groups == hash64(sender_id, message_id) % groups
+
+
+class Responses:
+    """SDS-R, answering: the wire bytes of recent messages we may be asked
+    to rebroadcast, and the rebroadcasts we have scheduled at ``T_resp``."""
+
+    def __init__(self, config: Config, self_id: str) -> None:
+        self.config, self._self_id = config, self_id
+        self.cache: OrderedDict[str, bytes] = OrderedDict()
+        self.due: Schedule[str] = Schedule()
+        self.changed = False
+
+    def remember(self, message_id: str, sender_id: str, wire: bytes, own: bool) -> None:
+        """A delivered message: keep its bytes if we would answer for it."""
+        if own or is_responder(self._self_id, sender_id, message_id, self.config):
+            self.cache[message_id] = wire
+            if len(self.cache) > self.config.repair_cache_size:
+                self.cache.popitem(last=False)
+
+    def asked(self, message_id: str, sender_id: str | None, now: int) -> None:
+        """Someone asked for ``message_id``: answer at T_resp if it is ours to."""
+        if message_id in self.due or message_id not in self.cache or not sender_id:
+            return
+        if is_responder(self._self_id, sender_id, message_id, self.config):
+            self.due.set(message_id, response_at(now, self._self_id, sender_id, message_id, self.config))
+            self.changed = True
+
+    def seen(self, message_id: str) -> None:
+        """Someone rebroadcast it (or sent it): nobody needs to answer."""
+        if message_id in self.due:
+            self.due.discard(message_id)
+            self.changed = True
+
+    def pop_due(self, now: int) -> list[tuple[str, bytes]]:
+        due = self.due.pop_due(now)
+        self.changed = self.changed or bool(due)
+        return [(mid, self.cache[mid]) for mid in due if mid in self.cache]
+
+    def export(self) -> list[list]:
+        return [[mid, at] for mid, at in self.due.items()]
+
+    def restore(self, due: list[list]) -> None:
+        for mid, at in due:
+            self.due.set(mid, at)

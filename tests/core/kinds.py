@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from sync.core import Engine, Event
 from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
-from sync.sds import Channel, Config
+from sync.sds import Channel, Config, Delivered
+from sync.sds.state import apply_changes
 
 T0 = 1_700_000_000_000
 
@@ -29,6 +30,21 @@ class EngineKind:
     ordered: bool = False  # True: a stream, delivered in order, never lost or duplicated
 
     main_events: frozenset[str] = frozenset()  # what ``main_path`` must make the engines report
+    incremental: bool = False  # offers take_changes() (then the hooks below are needed)
+
+    def final_state(self, engine: Engine) -> dict:
+        """The state compared at the end of a run."""
+        return engine.export_state()
+
+    def export_small(self, engine: Engine) -> dict:
+        """The state a runtime stores incrementally (without what it keeps itself)."""
+        raise NotImplementedError
+
+    def apply_changes(self, saved: dict, changes: dict) -> dict:
+        raise NotImplementedError
+
+    def restore_small(self, saved: dict, world: object, index: int) -> Engine:
+        raise NotImplementedError
 
     def build(self, now: int) -> tuple[list[Engine], object]:
         raise NotImplementedError
@@ -65,13 +81,34 @@ SDS_CONFIG = Config(sync_interval_ms=2_000, sync_backoff_ms=500, lost_after_ms=2
 @dataclass
 class SdsKind(EngineKind):
     name: str = "sds"
+    incremental: bool = True
     peers: tuple[str, ...] = ("alice", "bob", "carol")
 
     def build(self, now):
-        return [Channel("general", p, now, SDS_CONFIG) for p in self.peers], None
+        return [Channel("general", p, now, SDS_CONFIG) for p in self.peers], [[] for _ in self.peers]
 
     def restore(self, state, world, index):
         return Channel.restore(state, SDS_CONFIG)
+
+    def on_event(self, engine, world, index, event):
+        if isinstance(event, Delivered):  # the runtime's own store of messages
+            world[index].append((event.lamport, event.message_id, event.sender_id, None, event.wire))
+
+    def final_state(self, engine):
+        # Rebuilt from the runtime's rows, the repair cache holds the same
+        # messages in log order rather than delivery order (which only
+        # decides which is dropped first, past repair_cache_size).
+        saved = engine.export_state()
+        return {**saved, "repair_cache": dict(saved["repair_cache"])}
+
+    def export_small(self, engine):
+        return engine.export_state(include_log=False)
+
+    def apply_changes(self, saved, changes):
+        return apply_changes(saved, changes)
+
+    def restore_small(self, saved, world, index):
+        return Channel.restore(saved, SDS_CONFIG, log=sorted(world[index]))
 
     def main_path(self):
         script = []

@@ -6,7 +6,9 @@ ticks over an in-memory network, and records everything observable: each
 ``Outgoing``, each event, each ``get_timer()``. Then:
 
 * restoring every engine from ``export_state()`` (through CBOR) after every
-  step records the very same run;
+  step records the very same run - and so does restoring, for an engine that
+  persists incrementally, from a store kept up to date by ``take_changes()``
+  alone;
 * the state is plain data, and exporting a restored engine gives it back;
 * no input ever raises, and every ``Outgoing`` is well-formed;
 * the run reads no clock (the clocks are booby-trapped) and is a
@@ -70,14 +72,17 @@ def is_plain(value) -> bool:
     return False
 
 
-def run(kind: EngineKind, script, restore_every_step: bool) -> list:
-    """Play ``script``; return everything observable, in order."""
+def run(kind: EngineKind, script, restore: str = "never") -> list:
+    """Play ``script``; return everything observable, in order. ``restore``:
+    "never", or after every step from "export" (``export_state()``), or from
+    "changes" (a store kept up to date with ``take_changes()`` only)."""
     now = T0
     engines, world = kind.build(now)
     n = len(engines)
     in_flight: list[tuple[int, int, bytes]] = []  # (from, to, data); to == -1: everyone else
     seen: list[bytes] = []  # every datagram sent, to mutate
     trace: list = []
+    saved = [kind.export_small(e) for e in engines] if restore == "changes" else []
 
     def step(i: int) -> None:
         """What a runtime does after any input: drain, then (maybe) restart."""
@@ -95,11 +100,17 @@ def run(kind: EngineKind, script, restore_every_step: bool) -> list:
         timer = engine.get_timer()
         assert timer is None or isinstance(timer, int)
         trace.append(("timer", i, timer))
-        if restore_every_step:
+        if restore == "export":
             state = engine.export_state()
             assert is_plain(state), "export_state() must be plain data"
             revived = kind.restore(cbor2.loads(cbor2.dumps(state)), world, i)
             assert revived.export_state() == state
+            engines[i] = revived
+        elif restore == "changes":
+            changes = cbor2.loads(cbor2.dumps(engine.take_changes()))
+            saved[i] = kind.apply_changes(saved[i], changes)
+            revived = kind.restore_small(cbor2.loads(cbor2.dumps(saved[i])), world, i)
+            assert kind.export_small(revived) == saved[i], "take_changes() missed a change"
             engines[i] = revived
 
     for i in range(n):
@@ -135,7 +146,7 @@ def run(kind: EngineKind, script, restore_every_step: bool) -> list:
                 if timer is not None and timer <= now:
                     engines[i].handle_timer(now)
                     step(i)
-    trace.append(("final", [engine.export_state() for engine in engines]))
+    trace.append(("final", [kind.final_state(engine) for engine in engines]))
     return trace
 
 
@@ -158,18 +169,20 @@ def clocks_trapped():
         yield
 
 
-def observe(kind: EngineKind, script, restore_every_step: bool) -> list:
+def observe(kind: EngineKind, script, restore: str = "never") -> list:
     with clocks_trapped():
-        return run(kind, script, restore_every_step)
+        return run(kind, script, restore)
 
 
 def conforms(kind: EngineKind):
     @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(script=steps(kind))
     def check(script):
-        plain = observe(kind, script, restore_every_step=False)
-        assert observe(kind, script, restore_every_step=False) == plain, "not a deterministic function of inputs"
-        assert observe(kind, script, restore_every_step=True) == plain, "restoring changed what is observable"
+        plain = observe(kind, script)
+        assert observe(kind, script) == plain, "not a deterministic function of inputs"
+        assert observe(kind, script, "export") == plain, "restoring changed what is observable"
+        if kind.incremental:
+            assert observe(kind, script, "changes") == plain, "restoring from the changes alone differs"
     return check
 
 
@@ -186,8 +199,10 @@ def test_the_main_path_conforms(kind):
     script = kind.main_path()
     script += [("junk", k, ("mutated", k * 7, [("flip", k * 13, b"\x04")])) for k in range(4)]
     script += [("deliver", 0, True, False)] * 10 + [("tick", 40_000)]
-    plain = observe(kind, script, restore_every_step=False)
-    assert observe(kind, script, restore_every_step=True) == plain
+    plain = observe(kind, script)
+    assert observe(kind, script, "export") == plain
+    if kind.incremental:
+        assert observe(kind, script, "changes") == plain
     outs = [t for t in plain if t[0] == "out"]
     events = {type(t[2]).__name__ for t in plain if t[0] == "event"}
     assert len(outs) > 10 and kind.main_events <= events, (len(outs), events)

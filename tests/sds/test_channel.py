@@ -270,7 +270,7 @@ def test_acknowledged_message_is_rebroadcast_to_a_peer_seen_lacking_it():
     c.send(b"now c has it", T0 + 46_000)
     deliver(take(c), a, now=T0 + 46_010)
     a.handle_timer(T0 + 5 + 60_000)
-    assert take_content(a) == [] and mid not in a._outgoing and mid not in a._watched
+    assert take_content(a) == [] and mid not in a._outgoing.unacked and mid not in a._outgoing.watched
 
 
 # --- incoming buffer ---------------------------------------------------------

@@ -25,13 +25,13 @@ def test_missing_entries_get_a_request_time_by_the_formula():
     _, b, _, ids, _ = _missing_setup()
     for dep in ids[:-1]:
         expected = T0 + 100 + hash64("bob", dep) % (T_MAX - T_MIN) + T_MIN
-        assert b._repair_out.get(dep) == expected
+        assert b._incoming.requests.get(dep) == expected
         assert T0 + 100 + T_MIN <= expected < T0 + 100 + T_MAX
 
 
 def test_at_most_three_due_requests_ride_along_lowest_t_req_first():
     _, b, _, ids, _ = _missing_setup(history=5)
-    deadlines = sorted((b._repair_out.get(dep), dep) for dep in ids[:-1])
+    deadlines = sorted((b._incoming.requests.get(dep), dep) for dep in ids[:-1])
     b.send(b"anyone?", T0 + 100 + T_MAX)
     msg = parse(take_content(b)[0])
     assert [e.message_id for e in msg.repair_request] == [dep for _, dep in deadlines[:3]]
@@ -50,9 +50,9 @@ def test_seeing_another_request_drops_our_own():
     c.send(b"carol asks", T0 + 100 + T_MAX)
     request = take_content(c)[0]
     asked = {e.message_id for e in parse(request).repair_request}
-    assert asked and all(dep in b._repair_out for dep in asked)
+    assert asked and all(dep in b._incoming.requests for dep in asked)
     b.receive(request, T0 + 100 + T_MAX + 1)
-    assert not any(dep in b._repair_out for dep in asked)
+    assert not any(dep in b._incoming.requests for dep in asked)
 
 
 def test_the_original_sender_answers_at_once():
@@ -61,7 +61,7 @@ def test_the_original_sender_answers_at_once():
     request = take_content(b)[0]
     asked = [e.message_id for e in parse(request).repair_request]
     a.receive(request, T0 + 100 + T_MAX + 5)
-    assert all(a._repair_in.get(dep) == T0 + 100 + T_MAX + 5 for dep in asked)  # distance 0
+    assert all(a._repair.due.get(dep) == T0 + 100 + T_MAX + 5 for dep in asked)  # distance 0
     a.handle_timer(T0 + 100 + T_MAX + 5)
     out = take(a)
     for dep in asked:
@@ -79,7 +79,7 @@ def test_other_holders_back_off_by_xor_distance_and_cancel_when_beaten():
     now = T0 + 100 + T_MAX + 5
     c.receive(request, now)
     distance = hash64("carol") ^ hash64("alice")
-    assert c._repair_in.get(dep) == now + distance * hash64(dep) % T_MAX
+    assert c._repair.due.get(dep) == now + distance * hash64(dep) % T_MAX
     c.receive(wires[ids.index(dep)], now + 1)  # alice's rebroadcast reaches carol first
     c.handle_timer(now + T_MAX)
     assert dep not in [e.message_id for e in of(c.events(), RepairSent)]
@@ -104,4 +104,4 @@ def test_participants_outside_the_response_group_do_not_answer():
         x.receive(w, T0 + 50)
     b.send(b"please repair", T0 + 100 + T_MAX)
     x.receive(take_content(b)[0], T0 + 100 + T_MAX + 1)
-    assert ids[0] not in x._repair_in
+    assert ids[0] not in x._repair.due

@@ -96,7 +96,7 @@ def test_logs_stay_ordered_without_duplicates_and_converge_after_healing(ops):
     assert all(set(log) == sent for log in logs)
     assert logs[0] == logs[1] == logs[2]
     for ch in chans:
-        keys = list(ch._order)
+        keys = list(ch._log.order)
         assert keys == sorted(keys) and len(set(keys)) == len(keys)
     # and in the lossy run, nobody delivered the same message twice
     for i in range(3):

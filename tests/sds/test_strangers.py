@@ -47,7 +47,7 @@ def test_ten_thousand_one_shot_senders_leave_the_state_bounded_and_then_empty():
             list(carol.events())
             take(carol)
     assert len(carol._peers) == config.max_participants and carol._peers.evicted == 10_000 + 1 - 256
-    assert len(carol._missing) <= config.max_missing
+    assert len(carol._incoming.missing) <= config.max_missing
     assert max(sizes) < 400_000 and max(sizes) - min(sizes) < 50_000  # bounded, not growing
 
     # meanwhile, a real participant is served as ever
@@ -63,8 +63,8 @@ def test_ten_thousand_one_shot_senders_leave_the_state_bounded_and_then_empty():
     # once everyone has been silent long enough, strangers cost nothing
     later = now + config.lost_after_ms + 1
     carol.handle_timer(later)
-    assert len(carol._peers) == 0 and len(carol._missing) == 0
-    assert len(carol._lost) <= config.max_missing
+    assert len(carol._peers) == 0 and len(carol._incoming.missing) == 0
+    assert len(carol._log.lost) <= config.max_missing
     list(carol.events())
     take(carol)
     assert size(carol) < baseline + 60_000  # what is left: lost ids remembered, bounded

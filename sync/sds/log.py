@@ -1,0 +1,108 @@
+"""The local log: delivered message ids in ``(lamport, message_id)`` order.
+
+Kept in a sorted list so an insert costs O(log n) however long the history.
+Beside the order it remembers, per message, its sender and retrieval hint
+(to cite it in causal histories), the ``causal_history_size`` messages most
+recently delivered (what the next message cites), and the ids given up as
+lost (bounded: one referenced again after it is forgotten is waited for
+again).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+from sortedcontainers import SortedList
+
+from .events import HistoryEntry
+
+
+@dataclass(slots=True)
+class LogEntry:
+    lamport: int
+    sender_id: str
+    retrieval_hint: bytes | None
+
+
+class LogView(Sequence[str]):
+    """Read-only view of the delivered message ids, in log order."""
+
+    __slots__ = ("_order",)
+
+    def __init__(self, order: SortedList) -> None:
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [key[1] for key in self._order[index]]
+        return self._order[index][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key[1] for key in self._order)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LogView({len(self)} messages)"
+
+
+class LocalLog:
+    __slots__ = ("order", "entries", "lost", "recent", "max_lost")
+
+    def __init__(self, history_size: int, max_lost: int) -> None:
+        self.order: SortedList = SortedList()
+        self.entries: dict[str, LogEntry] = {}
+        self.lost: dict[str, None] = {}  # an ordered set, oldest first
+        self.recent: deque[str] = deque(maxlen=history_size)
+        self.max_lost = max_lost
+
+    def __contains__(self, message_id: str) -> bool:
+        return message_id in self.entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def settled(self, message_id: str) -> bool:
+        """In the log, or given up as lost: nothing to wait for."""
+        return message_id in self.entries or message_id in self.lost
+
+    def insert(self, message_id: str, lamport: int, sender_id: str, hint: bytes | None) -> int:
+        """Add a delivered message; returns its position."""
+        key = (lamport, message_id)
+        self.order.add(key)
+        self.entries[message_id] = LogEntry(lamport, sender_id, hint)
+        self.recent.append(message_id)
+        self.lost.pop(message_id, None)
+        return self.order.bisect_left(key)
+
+    def add_lost(self, message_id: str) -> None:
+        self.lost[message_id] = None
+        if len(self.lost) > self.max_lost:
+            del self.lost[next(iter(self.lost))]
+
+    def history(self) -> list[HistoryEntry]:
+        """What the next message cites: the most recently delivered."""
+        return [HistoryEntry(mid, self.entries[mid].retrieval_hint, self.entries[mid].sender_id)
+                for mid in self.recent]
+
+    def rows(self) -> list[list]:
+        return [[lamport, mid, self.entries[mid].sender_id, self.entries[mid].retrieval_hint]
+                for lamport, mid in self.order]
+
+    def load(self, rows) -> None:
+        for lamport, mid, sender, hint in rows:
+            self.order.add((lamport, mid))
+            self.entries[mid] = LogEntry(lamport, sender, hint)

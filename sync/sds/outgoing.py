@@ -1,0 +1,255 @@
+"""Our own messages until every participant holds them: the outgoing buffer.
+
+Each message is *unacknowledged* until some peer's bloom filter holds it,
+then *possibly acknowledged* (counted per distinct peer) and finally
+*acknowledged* when it appears in a peer's causal history, or when bloom
+filters settle it: all of those holding it being false positives is less
+likely than ``Config.ack_certainty`` and every recently heard participant
+holds it.
+
+Unacknowledged and possibly acknowledged messages are rebroadcast, each on
+its own period that doubles with every resend up to
+``resend_max_interval_ms`` - a message nobody took after a few tries is
+most likely waiting for an absent peer, and resending it every period would
+make the cost of a lone peer grow with everything it ever said. All resends
+together are held to ``max_resends_per_s`` (a token bucket kept as a
+theoretical arrival time, so its whole state is one integer).
+
+An acknowledgement proves that one peer holds a message, not that all do,
+so acknowledged messages are *watched* (see ``_acknowledge``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sync.core import Schedule
+
+from .dialects import read_filter
+from .config import Config
+from .errors import RemoteProtocolError
+from .events import Acknowledged, PossiblyAcknowledged
+from .output import Output
+from .participants import Participants
+from .wire import SdsMessage
+
+_MIN_LOG_FP = math.log(1e-300)
+RESEND_BURST_MS = 1000
+
+
+@dataclass(slots=True)
+class OwnMessage:
+    wire: bytes
+    sent_at: int
+    stamp: int  # insertion order, kept across restores
+    possible_by: set[str] = field(default_factory=set)
+    log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
+    resends: int = 0
+
+
+class OutgoingBuffer:
+    def __init__(self, config: Config, peers: Participants, out: Output,
+                 refit: Callable[[bytes, int], bytes] = lambda wire, now: wire) -> None:
+        self.config, self._peers, self._out = config, peers, out
+        self._refit = refit  # a resend in the filter dialect the channel speaks now (dialects.py)
+        self.unacked: dict[str, OwnMessage] = {}
+        self.resend: Schedule[str] = Schedule()
+        self.watched: OrderedDict[str, OwnMessage] = OrderedDict()
+        self.watch: Schedule[str] = Schedule()
+        self.tat = 0  # theoretical arrival time of the next resend (token bucket)
+        self.stamp = 0  # orders both buffers across restores: insertion order
+        self.dirty: dict[str, set[str]] = {"outgoing": set(), "watched": set()}
+
+    # --------------------------------------------------------------- adding
+
+    def add(self, message_id: str, wire: bytes, now: int) -> None:
+        self.unacked[message_id] = OwnMessage(wire, now, self._next_stamp())
+        self.resend.set(message_id, now + self.config.resend_unacknowledged_ms)
+        self.dirty["outgoing"].add(message_id)
+
+    # ------------------------------------------------------------ reviewing
+
+    def review(self, msg: SdsMessage, now: int) -> None:
+        """What ``msg`` (from another participant) says about ours."""
+        peer = msg.sender_id
+        for pb in msg.causal_history:
+            mid = pb.message_id
+            out = self.unacked.get(mid) or self.watched.get(mid)
+            if out is not None:
+                out.possible_by.add(peer)
+                if mid in self.unacked:
+                    self._acknowledge(mid, out, "causal_history", now)
+                else:
+                    self.dirty["watched"].add(mid)
+        if not self.unacked or not msg.HasField("bloom_filter"):
+            return
+        try:
+            bloom = read_filter(msg.bloom_filter)
+        except RemoteProtocolError as exc:
+            self._out.stats[exc.kind] += 1
+            return
+        log_fp: float | None = None
+        for mid, out in list(self.unacked.items()):
+            if peer in out.possible_by or mid not in bloom:
+                continue
+            if log_fp is None:
+                log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
+            out.possible_by.add(peer)
+            out.log_fp += log_fp
+            self.dirty["outgoing"].add(mid)
+            if self._acknowledged_by_blooms(out, now):
+                self._acknowledge(mid, out, "bloom", now)
+                continue
+            if len(out.possible_by) == 1:
+                self.resend.set(mid, now + self._period(out))
+            self._out.emit(PossiblyAcknowledged(mid, len(out.possible_by)))
+
+    def _acknowledged_by_blooms(self, out: OwnMessage, now: int) -> bool:
+        """Certain enough that these filters are not all false positives, and
+        no active participant is left whose filter lacks the message."""
+        return out.log_fp <= self.config.log_ack_certainty and self._covered(
+            out, now - self.config.participant_timeout_ms
+        )
+
+    def _covered(self, out: OwnMessage, horizon: int) -> bool:
+        """Has every participant heard from since ``horizon`` shown ``out``?"""
+        return all(peer in out.possible_by for peer, at in self._peers.items() if at > horizon)
+
+    def _acknowledge(self, message_id: str, out: OwnMessage, via: str, now: int) -> None:
+        """Acknowledged: out of the outgoing buffer, and into the watch.
+
+        A causal-history acknowledgement proves that one peer holds the
+        message, not that all do; a peer that missed both the message and
+        every reference to it could never learn it exists. So the message is
+        *watched*: on the possibly-acknowledged period it is checked against
+        the latest bloom filter of each participant, and rebroadcast only if
+        one sent well after the message still lacks it. Watching remembers
+        participants for ``lost_after_ms`` and lasts at least
+        ``participant_timeout_ms``, so a peer back from a short absence - or
+        one we had not heard from yet - still gets what it missed. The work
+        happens on the timer, never per received datagram.
+        """
+        del self.unacked[message_id]
+        self.resend.discard(message_id)
+        self._out.stats["acknowledged"] += 1
+        self._out.emit(Acknowledged(message_id, via, len(out.possible_by)))
+        out.stamp = self._next_stamp()
+        self.watched[message_id] = out
+        self.watch.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
+        self.dirty["outgoing"].add(message_id)
+        self.dirty["watched"].add(message_id)
+        if len(self.watched) > self.config.max_watched:
+            oldest, _ = self.watched.popitem(last=False)
+            self.watch.discard(oldest)
+            self.dirty["watched"].add(oldest)
+
+    def _next_stamp(self) -> int:
+        self.stamp += 1
+        return self.stamp
+
+    # ---------------------------------------------------------------- timer
+
+    def next_due(self) -> int | None:
+        candidates = [self.watch.next_due()]
+        due = self.resend.next_due()
+        if due is not None:
+            candidates.append(max(due, self._earliest_resend()))
+        return min((t for t in candidates if t is not None), default=None)
+
+    def handle_timer(self, now: int) -> None:
+        while self.resend.next_due() is not None and self.resend.next_due() <= now:
+            if not self._may_resend(now):
+                self._out.stats["resend_deferred"] += 1
+                break
+            (mid,) = self.resend.pop_due(now, 1)
+            out = self.unacked[mid]
+            self.dirty["outgoing"].add(mid)
+            if out.possible_by and self._acknowledged_by_blooms(out, now):
+                self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
+                continue
+            self._rebroadcast(out, "resent", now)
+            self.resend.set(mid, now + self._period(out))
+        for mid in self.watch.pop_due(now):
+            self._check_watched(mid, now)
+
+    def _period(self, out: OwnMessage) -> int:
+        """The wait before the next resend: the base period for its state,
+        doubled for every resend so far, at most ``resend_max_interval_ms``."""
+        config = self.config
+        base = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
+        return min(base << min(out.resends, 32), max(base, config.resend_max_interval_ms))
+
+    def _interval(self) -> int:
+        return max(1, 1000 // self.config.max_resends_per_s)
+
+    def _earliest_resend(self) -> int:
+        """A second's worth of resends may go at once (the bucket's depth),
+        then one per interval."""
+        return self.tat - RESEND_BURST_MS + self._interval()
+
+    def _may_resend(self, now: int) -> bool:
+        if now < self._earliest_resend():
+            return False
+        self.tat = max(self.tat, now) + self._interval()
+        return True
+
+    def _rebroadcast(self, out: OwnMessage, counter: str, now: int) -> None:
+        out.wire = self._refit(out.wire, now)
+        self._out.transmit(out.wire)
+        out.resends += 1
+        self._out.stats[counter] += 1
+
+    def _check_watched(self, message_id: str, now: int) -> None:
+        out = self.watched[message_id]
+        config = self.config
+        self.dirty["watched"].add(message_id)
+        horizon = now - config.lost_after_ms
+        lacking = False
+        for peer, heard_at in self._peers.items():
+            latest = self._peers.filter_of(peer)
+            if heard_at <= horizon or peer in out.possible_by or latest is None:
+                continue
+            data, received_at = latest
+            if received_at < out.sent_at + config.resend_unacknowledged_ms:
+                continue  # too early to tell: it may have been in flight
+            try:
+                holds = message_id in read_filter(data)
+            except RemoteProtocolError:
+                continue
+            if holds:
+                out.possible_by.add(peer)
+            else:
+                lacking = True
+        age = now - out.sent_at
+        if age >= config.lost_after_ms or (age >= config.participant_timeout_ms and self._covered(out, horizon)):
+            del self.watched[message_id]
+            return
+        if lacking:
+            self._rebroadcast(out, "rebroadcast_uncovered", now)
+        self.watch.set(message_id, now + config.resend_possibly_acknowledged_ms)
+
+    # ----------------------------------------------------------- persistence
+
+    def export_entry(self, name: str, message_id: str) -> list | None:
+        """One entry of ``outgoing`` or ``watched`` as plain data (None: gone)."""
+        buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
+        out = buffer.get(message_id)
+        if out is None:
+            return None
+        return [out.wire, out.sent_at, out.stamp, sorted(out.possible_by), out.log_fp, out.resends,
+                schedule.get(message_id)]
+
+    def export(self, name: str) -> dict[str, list]:
+        buffer = self.unacked if name == "outgoing" else self.watched
+        return {mid: self.export_entry(name, mid) for mid in buffer}
+
+    def restore(self, name: str, entries: dict[str, list]) -> None:
+        buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
+        for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due) in sorted(
+                entries.items(), key=lambda kv: kv[1][2]):
+            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends)
+            if due is not None:
+                schedule.set(mid, due)

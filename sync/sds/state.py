@@ -1,0 +1,196 @@
+"""A channel's state as plain data: whole (``export_state``), or what changed
+(``take_changes``), for a store that writes each step in proportion to what
+the step did rather than to everything the channel holds.
+
+The state (``STATE_VERSION`` 2) is a dict of *parts*, each replaced whole
+when it changes, and *collections*, keyed dicts whose entries change one by
+one:
+
+    parts        "clock"   the Lamport clock, causal history, sync timing,
+                           counters, datagrams not yet drained: small
+                 "bloom"   our filter's ids (up to ``bloom_capacity``)
+                 "repair"  missing ids and their deadlines, SDS-R requests
+                           and responses, ids given up as lost: bounded
+    collections  "outgoing"  message id -> an own message not yet acknowledged
+                 "watched"   message id -> an acknowledged one still watched
+                 "incoming"  message id -> a message waiting for its history
+                 "peers"     sender id  -> when last heard, its bloom filter
+
+plus ``version``, ``channel_id`` and ``sender_id``, and, unless
+``include_log=False``, ``log`` and ``repair_cache`` (a runtime that stores
+every ``Delivered`` message itself leaves them out and passes its rows to
+``restore(log=...)``: the state then stays small however long the history).
+Each collection entry carries the rank that orders its collection on
+restore, so a store may keep entries in any order.
+
+The incremental contract. ``take_changes()`` returns what changed since the
+last ``take_changes()`` or ``export_state()`` (either one starts a new
+round), as plain data:
+
+    {"parts": {name: new value, ...},                  # only parts that changed
+     "entries": {collection: {key: value or None}}}    # None: the entry is gone
+
+so a runtime saves ``export_state(include_log=False)`` once (a new channel,
+or after a restore), then after every step stores ``take_changes()`` in the
+same transaction as the step's delivered messages: replace each part given,
+upsert each entry given, delete each entry given as None. Reading it all
+back gives the dict ``export_state(include_log=False)`` would have given,
+which ``restore`` takes (``apply_changes`` does exactly this on dicts, and
+the tests hold ``take_changes`` to it after every step). A step that only
+sends one message changes one ``outgoing`` entry and ``clock``, however many
+messages wait unacknowledged.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .dialects import ReceivedFilter
+from .config import Config
+from .errors import LocalProtocolError
+from .repair import is_responder
+from .wire import SdsMessage
+
+if TYPE_CHECKING:
+    from .channel import Channel, HintFunction
+
+STATE_VERSION = 2
+PARTS = ("clock", "bloom", "repair")
+COLLECTIONS = ("outgoing", "watched", "incoming", "peers")
+
+
+def export_state(ch: Channel, include_log: bool = True) -> dict:
+    _reset(ch)
+    saved: dict[str, Any] = {"version": STATE_VERSION, "channel_id": ch.channel_id, "sender_id": ch.sender_id}
+    saved.update({name: _part(ch, name) for name in PARTS})
+    saved["outgoing"] = ch._outgoing.export("outgoing")
+    saved["watched"] = ch._outgoing.export("watched")
+    saved["incoming"] = ch._incoming.export()
+    saved["peers"] = ch._peers.export()
+    if include_log:
+        saved["log"] = ch._log.rows()
+        saved["repair_cache"] = [[mid, wire] for mid, wire in ch._repair.cache.items()]
+    return saved
+
+
+def take_changes(ch: Channel) -> dict:
+    dirty = ch._dirty
+    dirty["repair"] = dirty["repair"] or ch._incoming.missing_changed or ch._repair.changed
+    parts = {"clock": _part(ch, "clock")}
+    parts.update({name: _part(ch, name) for name in ("bloom", "repair") if dirty[name]})
+    out = ch._outgoing
+    entries = {
+        "outgoing": {mid: out.export_entry("outgoing", mid) for mid in out.dirty["outgoing"]},
+        "watched": {mid: out.export_entry("watched", mid) for mid in out.dirty["watched"]},
+        "incoming": {mid: ch._incoming.export_entry(mid) for mid in ch._incoming.dirty},
+        "peers": {peer: ch._peers.export_entry(peer) for peer in ch._peers.dirty},
+    }
+    _reset(ch)
+    return {"parts": parts, "entries": {name: changed for name, changed in entries.items() if changed}}
+
+
+def apply_changes(saved: dict, changes: dict) -> dict:
+    """``saved`` (an ``export_state(include_log=False)``) brought up to date
+    with ``changes``, as a store does it; returns a new dict."""
+    result = {**saved, **changes["parts"]}
+    for name, changed in changes["entries"].items():
+        collection = dict(result[name])
+        for key, value in changed.items():
+            if value is None:
+                collection.pop(key, None)
+            else:
+                collection[key] = value
+        result[name] = collection
+    return result
+
+
+def _reset(ch: Channel) -> None:
+    ch._dirty.update(bloom=False, repair=False)
+    ch._outgoing.dirty["outgoing"].clear()
+    ch._outgoing.dirty["watched"].clear()
+    ch._incoming.dirty.clear()
+    ch._incoming.missing_changed = False
+    ch._repair.changed = False
+    ch._peers.dirty.clear()
+
+
+def _part(ch: Channel, name: str) -> Any:
+    if name == "clock":
+        return {
+            "lamport": ch._lamport, "recent": list(ch._log.recent),
+            "sync": [ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent],
+            "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat],
+            "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
+        }
+    if name == "bloom":
+        return ch._bloom.export()
+    return {**ch._incoming.export_missing(), "responses": ch._repair.export(), "lost": list(ch._log.lost)}
+
+
+def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hint: HintFunction | None,
+            log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None) -> Channel:
+    if saved.get("version") == 1:
+        saved = upgrade_v1(saved)
+    if saved.get("version") != STATE_VERSION:
+        raise LocalProtocolError(f"unknown channel state version {saved.get('version')!r}")
+    clock, repair = saved["clock"], saved["repair"]
+    ch = cls(saved["channel_id"], saved["sender_id"], clock["lamport"], config, retrieval_hint)
+    config = ch.config
+    if log is None:
+        ch._log.load(saved["log"])
+        ch._repair.cache = OrderedDict((mid, wire) for mid, wire in saved["repair_cache"])
+    else:
+        rows = []
+        for lamport, mid, sender, hint, wire in log:
+            rows.append((lamport, mid, sender, hint))
+            if sender == ch.sender_id or is_responder(ch.sender_id, sender, mid, config):
+                ch._repair.cache[mid] = wire
+                if len(ch._repair.cache) > config.repair_cache_size:
+                    ch._repair.cache.popitem(last=False)
+        ch._log.load(rows)
+    ch._log.lost = dict.fromkeys(repair["lost"])
+    ch._log.recent.extend(clock["recent"])
+    ch._outgoing.restore("outgoing", saved["outgoing"])
+    ch._outgoing.restore("watched", saved["watched"])
+    ch._peers.restore(saved["peers"])
+    latest_filters = ((peer, *ch._peers.filter_of(peer)) for peer, _ in ch._peers.items() if ch._peers.filter_of(peer))
+    ch._bloom = ReceivedFilter.restore(saved["bloom"], config, latest_filters)
+    ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
+    ch._incoming.restore(saved["incoming"], repair)
+    ch._repair.restore(repair["responses"])
+    ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = clock["sync"]
+    ch._out.datagrams.extend(clock["outbox"])
+    ch.stats.update(clock["stats"])
+    _reset(ch)
+    return ch
+
+
+def upgrade_v1(old: dict) -> dict:
+    """A version-1 state (one flat dict of lists, saved whole every step) in
+    the version-2 layout, so data saved before keeps working."""
+    def own(entries: list) -> dict:
+        return {mid: [wire, sent_at, rank, possible_by, log_fp, resends, due]
+                for rank, (mid, wire, sent_at, possible_by, log_fp, resends, due) in enumerate(entries, 1)}
+
+    filters = {peer: (data, at) for peer, data, at in old["filters"]}
+    saved = {
+        "version": STATE_VERSION, "channel_id": old["channel_id"], "sender_id": old["sender_id"],
+        "clock": {"lamport": old["lamport"], "recent": old["recent"], "sync": old["sync"],
+                  "stamps": [len(old["outgoing"]) + len(old["watched"]), len(old["incoming"]), len(old["heard"]), 0],
+                  "outbox": old["outbox"], "stats": old["stats"]},
+        "bloom": old["bloom"],
+        "repair": {"missing": old["missing"], "give_up_at": old["give_up_at"], "next_sweep": old["next_sweep"],
+                   "requests": old["repair_out"], "responses": old["repair_in"], "lost": old["lost"]},
+        "outgoing": own(old["outgoing"]),
+        "watched": own(old["watched"]),
+        "incoming": {SdsMessage.FromString(wire).message_id: [wire, received_at, gaps, rank]
+                     for rank, (wire, received_at, gaps) in enumerate(old["incoming"], 1)},
+        "peers": {peer: [rank, at, *filters.get(peer, (None, None))]
+                  for rank, (peer, at) in enumerate(old["heard"], 1)},
+    }
+    for key in ("log", "repair_cache"):
+        if key in old:
+            saved[key] = old[key]
+    return saved

@@ -1,0 +1,97 @@
+"""Flat cost with many unacknowledged messages: resends back off and are
+capped in rate, the state is persisted by what changed, and state saved in
+the old layout still loads."""
+
+import pathlib
+
+import cbor2
+
+from sync.sds import Channel
+from sync.sds.state import apply_changes
+
+from .helpers import T0, make, parse, take
+
+
+def test_a_lone_message_is_resent_with_doubling_periods_up_to_the_cap():
+    a = make("alice", resend_unacknowledged_ms=3_000, resend_max_interval_ms=20_000,
+             sync_interval_ms=10**9, sync_backoff_ms=0)
+    mid = a.send(b"anyone?", T0)
+    take(a)
+    resent_at = []
+    now = T0
+    while now < T0 + 120_000:
+        now = a.get_timer()
+        a.handle_timer(now)
+        if [w for w in take(a) if parse(w).message_id == mid]:
+            resent_at.append(now - T0)
+    gaps = [b - a for a, b in zip([0, *resent_at], resent_at)]
+    assert gaps[:5] == [3_000, 6_000, 12_000, 20_000, 20_000]
+
+
+def test_resends_are_capped_in_rate_however_many_are_due():
+    a = make("alice", max_resends_per_s=50, sync_interval_ms=10**9, sync_backoff_ms=0)
+    for i in range(1_000):
+        a.send(b"message %d" % i, T0)
+    take(a)
+    now = T0 + 3_000  # all 1,000 due at once
+    a.handle_timer(now)
+    burst = len(take(a))
+    assert burst == 50  # a second's worth
+    sent, end = burst, now + 10_000
+    while (t := a.get_timer()) <= end:
+        now = t
+        a.handle_timer(now)
+        sent += len(take(a))
+    assert sent <= 50 + 50 * 10 + 1 and sent >= 50 * 10  # then 50 per second, no more
+    assert a.stats["resend_deferred"] > 0
+
+
+def test_a_step_that_sends_one_message_changes_one_entry():
+    a = make("alice")
+    saved = a.export_state(include_log=False)
+    sizes = []
+    for i in range(2_000):
+        mid = a.send(b"message %d" % i, T0 + i)
+        take(a)
+        list(a.events())
+        changes = a.take_changes()
+        assert list(changes["entries"]) == ["outgoing"] and list(changes["entries"]["outgoing"]) == [mid]
+        assert list(changes["parts"]) == ["clock"]
+        saved = apply_changes(saved, changes)
+        sizes.append(len(cbor2.dumps(changes)))
+    assert max(sizes[-100:]) <= max(sizes[:100]) + 16  # flat: does not grow with the buffer
+    assert len(saved["outgoing"]) == 2_000
+    assert saved == a.export_state(include_log=False)
+
+
+def test_changes_record_removals_and_rebuild_an_identical_channel():
+    a, b = make("alice"), make("bob")
+    saved = a.export_state(include_log=False)
+    rows = []
+    ids = [a.send(b"m%d" % i, T0 + i) for i in range(3)]
+    for wire in take(a):
+        b.receive(wire, T0 + 5)
+    b.send(b"bob builds on them", T0 + 6)
+    for wire in take(b):
+        a.receive(wire, T0 + 7)  # acknowledges alice's three
+    rows += [(e.lamport, e.message_id, e.sender_id, None, e.wire) for e in a.events() if hasattr(e, "wire")]
+    changes = a.take_changes()
+    assert {mid for mid, v in changes["entries"]["outgoing"].items() if v is None} == set(ids)
+    assert set(changes["entries"]["watched"]) == set(ids)
+    saved = apply_changes(saved, changes)
+    revived = Channel.restore(cbor2.loads(cbor2.dumps(saved)), a.config, log=sorted(rows))
+    assert revived.export_state() == a.export_state()
+
+
+def test_state_saved_in_the_first_layout_still_loads():
+    """Version 1 states (saved by earlier releases) are upgraded on restore."""
+    alice, bob, bob_small = cbor2.loads((pathlib.Path(__file__).parent / "data/channel_states_v1.cbor").read_bytes())
+    assert alice["version"] == bob["version"] == 1
+    a, b = Channel.restore(alice), Channel.restore(bob)
+    assert len(a.unacknowledged()) == 2 and b.waiting == 2 and len(b.log) == 3
+    small = Channel.restore(bob_small, log=[(*row, b"") for row in bob["log"]])
+    assert small.waiting == 2 and list(small.log) == list(b.log)
+    a.handle_timer(T0 + 60_000)  # alice resends what bob lacks; bob catches up
+    for wire in take(a):
+        b.receive(wire, T0 + 60_001)
+    assert b.waiting == 0 and len(b.log) == 7
