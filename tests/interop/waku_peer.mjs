@@ -11,10 +11,11 @@
 // on its own: it receives, and it sends, resends or syncs when told.
 //
 // Commands (stdin): {"cmd": "peer", "port": P} (where our datagrams go),
-// "send" {text}, "ephemeral" {text}, "sync", "resend" (every message its outgoing buffer holds),
-// "state", "hashes" {items, max}, "filter" {ids} (a filter's bytes, base64),
-// "lookup" {data, ids}, "decode" {data}, "quit". Everything it has to say is
-// one JSON object per line on stdout, with an "event" key.
+// "send" {text}, "ephemeral" {text}, "sync", "resend" (every message its
+// outgoing buffer holds), "state", "hashes" {items, max}, "filter" {ids} (a
+// filter's bytes, base64), "lookup" {data, ids}, "decode" {data}, "quit".
+// Everything it has to say is one JSON object per line on stdout, with an
+// "event" key.
 
 import dgram from "node:dgram";
 import { readFileSync } from "node:fs";
