@@ -1,6 +1,8 @@
-"""SDS engine throughput: messages/s received and sent, with a long history.
+"""SDS engine throughput: messages/s received and sent, with a long history;
+and the cost of a lone peer's step as its unacknowledged messages pile up.
 
     python benchmarks/sds_engine.py [--history 10000 100000] [--measure 20000]
+    python benchmarks/sds_engine.py --alone [--messages 100000]
 
 Two authors, alice and bob, take turns (each hears the other), so every
 message names real predecessors. A third participant, carol, first receives
@@ -8,6 +10,15 @@ the whole history, then the timed batch - while holding five unacknowledged
 messages of her own, so every arrival also checks their acknowledgement
 against the sender's bloom filter, as in a live chat. Then carol sends a
 timed batch of her own. Per-message cost must not grow with the history.
+
+``--alone``: a peer nobody hears sends a message every 10 ms (virtual time)
+and after each one does what the runtime does in a step - the timer's work
+if due, drain events and datagrams, persist the state, CBOR-encoded - so no
+message is ever acknowledged. "before" is the engine configured as it was
+(every unacknowledged message resent every 3 s with no backoff or rate cap)
+persisting the whole ``export_state(include_log=False)`` each step; "after"
+is the defaults persisting ``take_changes()``. Per-message cost is printed
+per window of the run.
 """
 
 from __future__ import annotations
@@ -20,7 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sync.sds import Channel  # noqa: E402
+import cbor2  # noqa: E402
+
+from sync.sds import Channel, Config  # noqa: E402
 
 T0 = 1_700_000_000_000
 TEXT = b'\xa4dkinddtextdnickealicedtextx!see you at the standup in five!cseq\x19\x01\x00'
@@ -75,11 +88,52 @@ def measure(history: int, batch: int) -> dict[str, float]:
     }
 
 
+BEFORE = Config(resend_max_interval_ms=3_000, max_resends_per_s=1_000_000)
+
+
+def alone(messages: int, incremental: bool, config: Config | None = None, window: int = 500) -> list[tuple]:
+    """(first message, last message, ms per message, bytes persisted per step, datagrams per message)."""
+    ch = Channel("general", "alice", T0, config)
+    now = T0
+    rows, start, persisted, datagrams = [], time.perf_counter(), 0, 0
+    for i in range(1, messages + 1):
+        now += 10
+        ch.send(TEXT, now)
+        if ch.get_timer() <= now:
+            ch.handle_timer(now)
+        list(ch.events())
+        datagrams += len(ch.datagrams_to_send(now))
+        state = ch.take_changes() if incremental else ch.export_state(include_log=False)
+        persisted += len(cbor2.dumps(state))
+        if i % window == 0:
+            elapsed = time.perf_counter() - start
+            rows.append((i - window + 1, i, elapsed * 1000 / window, persisted / window, datagrams / window))
+            start, persisted, datagrams = time.perf_counter(), 0, 0
+    return rows
+
+
+def print_alone(messages: int, before_messages: int) -> None:
+    print("a lone peer: send + step + persist, per message (every 10 ms of virtual time)")
+    print(f"{'':>6}  {'messages':>17}  {'ms/msg':>7}  {'bytes/step':>10}  {'datagrams/msg':>13}")
+    wanted = {500, 1_000, 1_500, 2_500, 3_000, 10_000, 50_000, 100_000, messages, before_messages}
+    for label, n, incremental, config in (("before", before_messages, False, BEFORE),
+                                          ("after", messages, True, None)):
+        for first, last, ms, size, sent in alone(n, incremental, config):
+            if last in wanted:
+                print(f"{label:>6}  {first:>8,}-{last:<8,}  {ms:>7.3f}  {size:>10,.0f}  {sent:>13.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--history", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--measure", type=int, default=20_000, help="messages per timed batch")
+    parser.add_argument("--alone", action="store_true", help="a lone peer's cost per message as they pile up")
+    parser.add_argument("--messages", type=int, default=100_000, help="with --alone: messages sent")
+    parser.add_argument("--before-messages", type=int, default=3_000, help="with --alone: for the old behaviour")
     args = parser.parse_args()
+    if args.alone:
+        print_alone(args.messages, args.before_messages)
+        return
     print(f"{'history':>9}  {'receive msg/s':>14}  {'send msg/s':>11}  {'bytes/msg':>9}")
     for history in args.history:
         r = measure(history, args.measure)

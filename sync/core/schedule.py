@@ -1,8 +1,9 @@
 """A keyed deadline schedule: set, move or cancel a key's deadline in O(log n).
 
 Engines keep several (SDS: resends, lost-dependency deadlines, SDS-R request
-and response times) and answer ``get_timer()`` from their earliest. Each is a dict of current deadlines plus a heap whose stale
-entries are skipped lazily, so nothing is ever scanned linearly.
+and response times) and answer ``get_timer()`` from their earliest. Each is a
+dict of current deadlines plus a heap whose stale entries are skipped lazily,
+so nothing is ever scanned linearly.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def test_a_lone_message_is_resent_with_doubling_periods_up_to_the_cap():
         a.handle_timer(now)
         if [w for w in take(a) if parse(w).message_id == mid]:
             resent_at.append(now - T0)
-    gaps = [b - a for a, b in zip([0, *resent_at], resent_at)]
+    gaps = [later - earlier for earlier, later in zip([0, *resent_at[:-1]], resent_at, strict=True)]
     assert gaps[:5] == [3_000, 6_000, 12_000, 20_000, 20_000]
 
 
