@@ -163,6 +163,7 @@ class Conversation:
         self.channel = Channel(channel_id, sender_id, now_ms(), config)
         self.events: list = []
         self.sent_datagrams: list[bytes] = []
+        self.received_datagrams: list[bytes] = []
         peer.command("peer", port=self.sock.getsockname()[1])
 
     def send(self, text: str) -> str:
@@ -205,6 +206,7 @@ class Conversation:
                             except BlockingIOError:
                                 break
                             if not self._lost():
+                                self.received_datagrams.append(data)
                                 self.channel.receive(data, now_ms())
                 timer = self.channel.get_timer()
                 if timer is not None and timer <= now_ms():

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import socket
 
+import pytest
+
 from proto.sds_pb2 import HistoryEntry, SdsMessage
-from sync.sds import Config, EphemeralReceived
+from sync.sds import Config, EphemeralReceived, Rejected
 from sync.sds.bloom import RollingBloom
 from sync.sds.dialects import read_filter
 from sync.sds.waku_bloom import WakuBloom
@@ -81,3 +83,17 @@ def test_its_ephemeral_messages_reach_us(conversation):
     (event,) = talk.of(EphemeralReceived)
     assert (event.sender_id, event.content) == ("waku-js", b"js is typing")
     assert list(talk.channel.log) == []
+
+
+@pytest.mark.slow
+def test_its_messages_with_a_full_history_are_taken_whole(conversation):
+    """Its causal history is its last 200 messages: some 34 KB a datagram,
+    over our old limit of 64 entries. Every one is delivered, none refused."""
+    talk = conversation()
+    for i in range(201):  # one at a time: a burst of 34 KB datagrams overflows a socket buffer
+        talk.peer.command("send", text=f"js message {i}")
+        talk.pump(until=lambda n=i + 1: len(talk.channel.log) == n, timeout=10)
+    last = SdsMessage.FromString(talk.received_datagrams[-1])
+    assert len(last.causal_history) == 200 and len(last.bloom_filter) == 18_752
+    assert len(talk.received_datagrams[-1]) > 30_000
+    assert talk.of(Rejected) == [] and talk.channel.waiting == 0
