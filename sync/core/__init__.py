@@ -61,6 +61,14 @@ The contract, which ``tests/core/test_conformance.py`` holds every engine to:
   exactly as the original would have: restoring after every step changes
   nothing observable. Export after draining a step; events not yet drained
   are not part of the state.
+* **Incremental state (optional).** An engine whose state grows with use
+  (SDS: unacknowledged messages, buffered ones, participants) also offers
+  ``take_changes()``: what changed since the last ``take_changes()`` or
+  ``export_state()``, as parts to replace and keyed entries to upsert or
+  delete, so a step writes in proportion to what it did. Save the export
+  once, then store each step's changes in the step's transaction; read
+  back, they are the export ``restore`` takes (``sync/sds/state.py`` has
+  the exact contract and ``apply_changes``, its reference).
 
 Errors are ``LocalProtocolError`` (the caller's fault, raised) and
 ``RemoteProtocolError`` (the network's fault, reported); the deadline

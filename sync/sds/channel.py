@@ -56,8 +56,9 @@ from .outgoing import OutgoingBuffer
 from .output import Output
 from .participants import Participants
 from .repair import Responses
+from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb, hash64
+from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb
 
 __all__ = ["Channel", "HintFunction", "LogView"]
 
@@ -84,10 +85,8 @@ class Channel:
         self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable)
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
         self._repair = Responses(config, sender_id)
-        self._sync_round = self._sync_due = self._sync_at = 0
-        self._last_activity = self._last_sent = now
+        self._sync = SyncTimer(config, sender_id, channel_id, now)
         self._dirty = {"bloom": False, "repair": False}
-        self._schedule_sync(now)
 
     # ------------------------------------------------------------------ views
 
@@ -131,7 +130,7 @@ class Channel:
         if self._attach_repair_requests(msg, now):
             wire = msg.SerializeToString()
         self._lamport = lamport
-        self._last_activity = self._last_sent = now
+        self._sync.last_activity = self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
         self._insert(msg, wire, now, own=True)
@@ -173,7 +172,7 @@ class Channel:
         msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"", now)
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
-        self._last_sent = now
+        self._sync.last_sent = now
         self._out.transmit(msg.SerializeToString())
         self.stats["sync_sent"] += 1
 
@@ -216,7 +215,7 @@ class Channel:
         if content and mid in self._log:
             self.stats["duplicate"] += 1
             return
-        self._last_activity = now
+        self._sync.last_activity = now
         if msg.HasField("bloom_filter"):
             self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
             self._bloom.heard(msg.sender_id, msg.bloom_filter, now)
@@ -291,7 +290,7 @@ class Channel:
 
     def get_timer(self) -> int | None:
         """The next absolute time (ms) at which ``handle_timer`` has work."""
-        candidates = (self._sync_at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
+        candidates = (self._sync.at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
                       self._repair.due.next_due(), self._incoming.next_sweep, self._peers.next_expiry())
         return min(t for t in candidates if t is not None)
 
@@ -305,29 +304,16 @@ class Channel:
             self._out.transmit(self._readable(wire, now))
             self.stats["repair_sent"] += 1
             self._out.emit(RepairSent(mid))
-        if now >= self._sync_at:
-            self._periodic_sync(now)
+        if now >= self._sync.at:
+            if self._sync.should_send(now, repair_due=(self._incoming.requests.next_due() or now + 1) <= now):
+                self._send_sync(now)
+            else:
+                self.stats["sync_suppressed"] += 1
 
     def _readable(self, wire: bytes, now: int) -> bytes:
         """A message sent again, with a filter every participant can read:
         ours refitted, someone else's dropped (see ``dialects``)."""
         return self._bloom.readable(wire, now, self.sender_id)
-
-    def _periodic_sync(self, now: int) -> None:
-        quiet = self._last_activity < self._sync_due
-        repair_due = (self._incoming.requests.next_due() or now + 1) <= now
-        keepalive = now - self._last_sent >= 2 * self.config.sync_interval_ms
-        if quiet or repair_due or keepalive:
-            self._send_sync(now)
-        else:
-            self.stats["sync_suppressed"] += 1
-        self._schedule_sync(now)
-
-    def _schedule_sync(self, now: int) -> None:
-        self._sync_round += 1
-        backoff = hash64(self.sender_id, self.channel_id, str(self._sync_round)) % (self.config.sync_backoff_ms + 1)
-        self._sync_due = now + self.config.sync_interval_ms
-        self._sync_at = self._sync_due + backoff
 
     # ---------------------------------------------------------------- output
 

@@ -120,7 +120,7 @@ def _part(ch: Channel, name: str) -> Any:
     if name == "clock":
         return {
             "lamport": ch._lamport, "recent": list(ch._log.recent),
-            "sync": [ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent],
+            "sync": ch._sync.export(),
             "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat],
             "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
         }
@@ -160,7 +160,7 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
     ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
     ch._incoming.restore(saved["incoming"], repair)
     ch._repair.restore(repair["responses"])
-    ch._sync_round, ch._sync_due, ch._sync_at, ch._last_activity, ch._last_sent = clock["sync"]
+    ch._sync.restore(clock["sync"])
     ch._out.datagrams.extend(clock["outbox"])
     ch.stats.update(clock["stats"])
     _reset(ch)

@@ -355,7 +355,7 @@ def test_sync_message_is_never_logged_buffered_or_put_in_bloom_filters():
 
 def test_sync_is_skipped_when_someone_else_just_spoke():
     a, b = make("a", sync_interval_ms=10_000, sync_backoff_ms=3000), make("b")
-    due = a._sync_due
+    due = a._sync.due
     b.send(b"chatter", due + 1)
     deliver(take(b), a, now=due + 1)
     a.handle_timer(a.get_timer())
@@ -378,7 +378,7 @@ def test_sync_messages_acknowledge_and_reveal_missing_messages():
     a, b, c = make("a"), make("b", sync_backoff_ms=0), make("c")
     mid = a.send(b"x", T0)
     deliver(take(a), b, now=T0 + 1)  # c misses it
-    b.handle_timer(b._sync_at)
+    b.handle_timer(b._sync.at)
     sync = take(b)
     deliver(sync, a, c, now=T0 + 10_100)
     assert of(a.events(), Acknowledged)[0].message_id == mid
