@@ -3,6 +3,7 @@ and the cost of a lone peer's step as its unacknowledged messages pile up.
 
     python benchmarks/sds_engine.py [--history 10000 100000] [--measure 20000]
     python benchmarks/sds_engine.py --alone [--messages 100000]
+    python benchmarks/sds_engine.py --strangers [--senders 10000]
 
 Two authors, alice and bob, take turns (each hears the other), so every
 message names real predecessors. A third participant, carol, first receives
@@ -19,6 +20,11 @@ message is ever acknowledged. "before" is the engine configured as it was
 persisting the whole ``export_state(include_log=False)`` each step; "after"
 is the defaults persisting ``take_changes()``. Per-message cost is printed
 per window of the run.
+
+``--strangers``: one-shot senders under made-up ids, each a valid sync
+message with a full-size bloom filter and a made-up dependency, 5 ms apart;
+the saved state (``export_state(include_log=False)``, CBOR) as they come,
+and once they have all been silent for ``lost_after_ms``.
 """
 
 from __future__ import annotations
@@ -33,7 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cbor2  # noqa: E402
 
-from sync.sds import Channel, Config  # noqa: E402
+from proto.sds_pb2 import SdsMessage  # noqa: E402
+from sync.sds import Channel, Config, compute_message_id  # noqa: E402
+from sync.sds.bloom import RollingBloom  # noqa: E402
+
+EMPTY_FILTER = RollingBloom(500, 0.01).to_bytes()  # what a fresh peer's sync carries
 
 T0 = 1_700_000_000_000
 TEXT = b'\xa4dkinddtextdnickealicedtextx!see you at the standup in five!cseq\x19\x01\x00'
@@ -123,6 +133,36 @@ def print_alone(messages: int, before_messages: int) -> None:
                 print(f"{label:>6}  {first:>8,}-{last:<8,}  {ms:>7.3f}  {size:>10,.0f}  {sent:>13.1f}")
 
 
+def stranger_sync(i: int, now: int) -> bytes:
+    sender = f"stranger-{i}"
+    msg = SdsMessage(sender_id=sender, channel_id="general", lamport_timestamp=now, bloom_filter=EMPTY_FILTER,
+                     message_id=compute_message_id(sender, "general", now, b""))
+    msg.causal_history.add(message_id=compute_message_id(sender, "general", now, b"phantom"), sender_id=sender)
+    return msg.SerializeToString()
+
+
+def print_strangers(senders: int) -> None:
+    carol = Channel("general", "carol", T0)
+    size = lambda: len(cbor2.dumps(carol.export_state(include_log=False)))  # noqa: E731
+    print(f"{'senders':>9}  {'state bytes':>11}  {'us/datagram':>11}")
+    print(f"{0:>9,}  {size():>11,}")
+    now, start = T0, time.perf_counter()
+    for i in range(1, senders + 1):
+        now += 5
+        carol.receive(stranger_sync(i, now), now)
+        if carol.get_timer() <= now:
+            carol.handle_timer(now)
+        list(carol.events())
+        carol.datagrams_to_send(now)
+        if i % (senders // 4) == 0:
+            per = (time.perf_counter() - start) * 1e6 / (senders // 4)
+            print(f"{i:>9,}  {size():>11,}  {per:>11,.0f}")
+            start = time.perf_counter()
+    carol.handle_timer(now + carol.config.lost_after_ms + 1)
+    list(carol.events())
+    print(f"{'silent':>9}  {size():>11,}   (all silent for lost_after_ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--history", type=int, nargs="+", default=[10_000, 100_000])
@@ -130,7 +170,12 @@ def main() -> None:
     parser.add_argument("--alone", action="store_true", help="a lone peer's cost per message as they pile up")
     parser.add_argument("--messages", type=int, default=100_000, help="with --alone: messages sent")
     parser.add_argument("--before-messages", type=int, default=3_000, help="with --alone: for the old behaviour")
+    parser.add_argument("--strangers", action="store_true", help="state kept for one-shot senders")
+    parser.add_argument("--senders", type=int, default=10_000, help="with --strangers: how many")
     args = parser.parse_args()
+    if args.strangers:
+        print_strangers(args.senders)
+        return
     if args.alone:
         print_alone(args.messages, args.before_messages)
         return

@@ -20,6 +20,8 @@ owns its recovery and stream objects:
   resends (backed off, and capped in rate), and the watch after that;
 * ``IncomingBuffer`` (``incoming``): messages waiting for their history,
   the missing ids they wait for, and SDS-R requests for those;
+* ``Delivery`` (``delivery``): into the log, with everything that frees,
+  and giving up on what is lost;
 * ``Responses`` (``repair``): SDS-R rebroadcasts we owe others;
 * ``Participants`` (``participants``): who we heard from lately, bounded.
 
@@ -40,7 +42,7 @@ exported state, which is what lets a crashed peer resume exactly
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from sync.core import BROADCAST, Outgoing
 
@@ -48,8 +50,8 @@ from . import state
 from .config import Config
 from .dialects import ReceivedFilter
 from .errors import LocalProtocolError, RemoteProtocolError
-from .events import Buffered, Delivered, EphemeralReceived, Event, HistoryEntry, Lost, Rejected
-from .events import RepairRequested, RepairSent
+from .delivery import Delivery, HintFunction
+from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairRequested, RepairSent
 from .incoming import IncomingBuffer, Pending
 from .log import LocalLog, LogView
 from .outgoing import OutgoingBuffer
@@ -58,13 +60,9 @@ from .participants import Participants
 from .repair import Responses
 from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, compute_message_id, decode, entry_from_pb, entry_to_pb
+from .wire import SdsMessage, compute_message_id, decode, entry_to_pb
 
 __all__ = ["Channel", "HintFunction", "LogView"]
-
-HintFunction = Callable[[str, str, bytes], "bytes | None"]
-"""(message_id, sender_id, content) -> the retrieval hint to cite it with."""
-
 
 class Channel:
     """SDS for one channel, seen by participant ``sender_id``."""
@@ -76,7 +74,6 @@ class Channel:
             raise LocalProtocolError(problem)
         self.channel_id, self.sender_id = channel_id, sender_id
         self.config = config = config or Config()
-        self._hint_for = retrieval_hint
         self._out = Output()
         self._lamport = now
         self._bloom = ReceivedFilter(config)
@@ -85,6 +82,7 @@ class Channel:
         self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable)
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
         self._repair = Responses(config, sender_id)
+        self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
         self._sync = SyncTimer(config, sender_id, channel_id, now)
         self._dirty = {"bloom": False, "repair": False}
 
@@ -96,7 +94,9 @@ class Channel:
 
     @property
     def lamport(self) -> int:
-        return self._lamport
+        """Our clock: raised by every send, and to every timestamp delivered
+        (the newest in the log)."""
+        return max(self._lamport, self._log.newest_lamport())
 
     @property
     def stats(self):
@@ -120,7 +120,7 @@ class Channel:
     def send(self, content: bytes, now: int) -> str:
         """Broadcast ``content``; returns its message id."""
         content = _checked_content(content)
-        lamport = max(now, self._lamport + 1)
+        lamport = max(now, self.lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
         msg = self._compose(message_id, lamport, content, now)
         wire = msg.SerializeToString()
@@ -133,7 +133,7 @@ class Channel:
         self._sync.last_activity = self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
-        self._insert(msg, wire, now, own=True)
+        self._delivery.insert(msg, wire, now, own=True)
         self.stats["sent"] += 1
         return message_id
 
@@ -168,7 +168,7 @@ class Channel:
         return len(due)
 
     def _send_sync(self, now: int) -> None:
-        lamport = max(now, self._lamport + 1)
+        lamport = max(now, self.lamport + 1)
         msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"", now)
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
@@ -186,7 +186,7 @@ class Channel:
         try:
             msg = decode(data, self.config)
             if msg.HasField("lamport_timestamp") and (
-                    msg.lamport_timestamp > max(now, self._lamport) + self.config.max_future_ms):
+                    msg.lamport_timestamp > max(now, self.lamport) + self.config.max_future_ms):
                 raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
@@ -210,7 +210,7 @@ class Channel:
         content = msg.content
         if content and mid in self._incoming:
             freed = self._incoming.supersede(msg, data)
-            self._deliver([freed] if freed else [])
+            self._delivery.deliver([freed] if freed else [])
             return
         if content and mid in self._log:
             self.stats["duplicate"] += 1
@@ -237,7 +237,7 @@ class Channel:
             self.stats["buffered"] += 1
             self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
         else:
-            self._deliver([Pending(msg, data, now, set(), 0)])
+            self._delivery.deliver([Pending(msg, data, now, set(), 0)])
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
         for pb in msg.repair_request:
@@ -245,46 +245,6 @@ class Channel:
             self._incoming.drop_request(mid)  # someone else asked: we need not (limits request storms)
             entry = self._log.entries.get(mid)
             self._repair.asked(mid, pb.sender_id or (entry.sender_id if entry else None), now)
-
-    # -------------------------------------------------------------- delivery
-
-    def _deliver(self, ready: list[Pending]) -> None:
-        """Deliver ``ready`` and, transitively, every buffered message whose
-        last unmet dependency that makes available."""
-        while ready:
-            pending = ready.pop()
-            self._insert(pending.msg, pending.wire, pending.received_at, gaps=tuple(pending.gaps))
-            ready.extend(self._incoming.satisfy(pending.msg.message_id))
-
-    def _insert(self, msg: SdsMessage, wire: bytes, received_at: int, own: bool = False, gaps: tuple = ()) -> None:
-        mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
-        hint = self._hint_for(mid, sender, msg.content) if self._hint_for else None
-        if hint is None and mid in self._incoming.missing:
-            hint = self._incoming.missing[mid].retrieval_hint
-        position = self._log.insert(mid, lamport, sender, hint)
-        self._lamport = max(self._lamport, lamport)
-        self._repair.remember(mid, sender, wire, own)
-        self.stats["delivered"] += 1
-        self._out.emit(Delivered(
-            message_id=mid, sender_id=sender, lamport=lamport, content=msg.content, position=position,
-            causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history), wire=wire,
-            received_at=received_at, own=own, gaps=gaps))
-
-    def _give_up(self, dep: str) -> None:
-        """``dep`` was not found in time: treat it as lost and release what
-        waits for it. (A dependency that is itself buffered is only given up
-        as a dependency; it is still delivered once its own wait ends.)"""
-        if dep in self._log:
-            return
-        entry = self._incoming.missing.get(dep)
-        if entry is not None:
-            self._log.add_lost(dep)
-            self._dirty["repair"] = True
-            self.stats["lost"] += 1
-        freed = self._incoming.satisfy(dep, lost=True)
-        if entry is not None:
-            self._out.emit(Lost(entry, tuple(p.msg.message_id for p in reversed(freed))))
-        self._deliver(freed)
 
     # ----------------------------------------------------------------- timer
 
@@ -297,7 +257,8 @@ class Channel:
     def handle_timer(self, now: int) -> None:
         self._outgoing.handle_timer(now)
         for dep in self._incoming.give_up_at.pop_due(now):
-            self._give_up(dep)
+            if self._delivery.give_up(dep):
+                self._dirty["repair"] = True
         self._peers.expire(now)
         self._incoming.sweep(now)
         for mid, wire in self._repair.pop_due(now):

@@ -75,6 +75,9 @@ class LocalLog:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def newest_lamport(self) -> int:
+        return self.order[-1][0] if self.order else 0
+
     def settled(self, message_id: str) -> bool:
         """In the log, or given up as lost: nothing to wait for."""
         return message_id in self.entries or message_id in self.lost

@@ -54,7 +54,8 @@ from .repair import is_responder
 from .wire import SdsMessage
 
 if TYPE_CHECKING:
-    from .channel import Channel, HintFunction
+    from .channel import Channel
+    from .delivery import HintFunction
 
 STATE_VERSION = 2
 PARTS = ("clock", "bloom", "repair")
@@ -119,7 +120,7 @@ def _reset(ch: Channel) -> None:
 def _part(ch: Channel, name: str) -> Any:
     if name == "clock":
         return {
-            "lamport": ch._lamport, "recent": list(ch._log.recent),
+            "lamport": ch.lamport, "recent": list(ch._log.recent),
             "sync": ch._sync.export(),
             "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat],
             "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
