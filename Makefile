@@ -20,6 +20,14 @@ tools:
 	@command -v tmux >/dev/null || { $(APT_INSTALL) tmux >/dev/null; } || echo "note: tmux missing, the terminal test will be skipped"
 	@{ command -v ip >/dev/null && command -v nft >/dev/null; } || { $(APT_INSTALL) iproute2 nftables >/dev/null; } || echo "note: ip/nft missing, the LAN tests will be skipped"
 	@command -v chromium >/dev/null || { $(APT_INSTALL) chromium >/dev/null; } || echo "note: chromium missing, the report rendering test will be skipped"
+	@$(MAKE) -s $(WAKU_SDS) || echo "note: @waku/sds not installed, the interop tests will be skipped"
+
+# The interop tests run the reference JavaScript SDS under node; npm installs
+# it once into a cache outside git (tests/interop/harness.py looks there).
+WAKU_SDS := .cache/interop/node_modules/@waku/sds/package.json
+$(WAKU_SDS):
+	@command -v npm >/dev/null || { echo "npm not found"; exit 1; }
+	npm install --prefix .cache/interop --no-save --no-audit --no-fund --loglevel=error @waku/sds@0.0.8
 
 chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)

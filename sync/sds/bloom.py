@@ -81,6 +81,11 @@ class RollingBloom:
         for key in recent:
             self._filter.add(key, skip_check=True)
 
+    def ids(self) -> list[str]:
+        """The ids in the filter now, oldest first."""
+        count = self._filter.count
+        return list(self._recent)[-count:] if count else []
+
     def to_bytes(self) -> bytes:
         if self._wire is None:
             f = self._filter

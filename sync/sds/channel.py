@@ -47,8 +47,8 @@ from collections.abc import Iterable, Iterator
 from sync.core import BROADCAST, Outgoing
 
 from . import state
-from .bloom import RollingBloom
 from .config import Config
+from .dialects import ReceivedFilter
 from .errors import LocalProtocolError, RemoteProtocolError
 from .delivery import Delivery, HintFunction
 from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairRequested, RepairSent
@@ -76,10 +76,10 @@ class Channel:
         self.config = config = config or Config()
         self._out = Output()
         self._lamport = now
-        self._bloom = RollingBloom(config.bloom_capacity, config.bloom_error_rate)
+        self._bloom = ReceivedFilter(config)
         self._log = LocalLog(config.causal_history_size, config.max_missing)
         self._peers = Participants(config.max_participants, config.lost_after_ms)
-        self._outgoing = OutgoingBuffer(config, self._peers, self._out)
+        self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable)
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
         self._repair = Responses(config, sender_id)
         self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
@@ -122,7 +122,7 @@ class Channel:
         content = _checked_content(content)
         lamport = max(now, self.lamport + 1)
         message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
-        msg = self._compose(message_id, lamport, content)
+        msg = self._compose(message_id, lamport, content, now)
         wire = msg.SerializeToString()
         if len(wire) > self.config.max_datagram_bytes:
             raise LocalProtocolError(
@@ -149,9 +149,9 @@ class Channel:
         self.stats["sent_ephemeral"] += 1
         return message_id
 
-    def _compose(self, message_id: str, lamport: int, content: bytes) -> SdsMessage:
+    def _compose(self, message_id: str, lamport: int, content: bytes, now: int) -> SdsMessage:
         msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id,
-                         lamport_timestamp=lamport, bloom_filter=self._bloom.to_bytes())
+                         lamport_timestamp=lamport, bloom_filter=self._bloom.to_bytes(now))  # in the dialect spoken
         if content:
             msg.content = content
         msg.causal_history.extend(entry_to_pb(entry) for entry in self._log.history())
@@ -169,7 +169,7 @@ class Channel:
 
     def _send_sync(self, now: int) -> None:
         lamport = max(now, self.lamport + 1)
-        msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"")
+        msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"", now)
         self._attach_repair_requests(msg, now)
         self._lamport = lamport
         self._sync.last_sent = now
@@ -218,6 +218,7 @@ class Channel:
         self._sync.last_activity = now
         if msg.HasField("bloom_filter"):
             self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
+            self._bloom.heard(msg.sender_id, msg.bloom_filter, now)
         self._outgoing.review(msg, now)
         self._take_repair_requests(msg, now)
         if not content:
@@ -261,7 +262,7 @@ class Channel:
         self._peers.expire(now)
         self._incoming.sweep(now)
         for mid, wire in self._repair.pop_due(now):
-            self._out.transmit(wire)
+            self._out.transmit(self._readable(wire, now))
             self.stats["repair_sent"] += 1
             self._out.emit(RepairSent(mid))
         if now >= self._sync.at:
@@ -269,6 +270,11 @@ class Channel:
                 self._send_sync(now)
             else:
                 self.stats["sync_suppressed"] += 1
+
+    def _readable(self, wire: bytes, now: int) -> bytes:
+        """A message sent again, with a filter every participant can read:
+        ours refitted, someone else's dropped (see ``dialects``)."""
+        return self._bloom.readable(wire, now, self.sender_id)
 
     # ---------------------------------------------------------------- output
 

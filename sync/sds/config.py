@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .bloom import wire_size
+from .dialects import check_compact_size
+
 SECOND = 1_000
 MINUTE = 60 * SECOND
 
@@ -88,7 +91,9 @@ class Config:
     # Limits on what the network may hand us
     max_datagram_bytes: int = 65_507
     max_id_length: int = 256
-    max_entries: int = 64
+    max_entries: int = 256
+    """Causal history and repair entries per message: @waku/sds sends its
+    last 200 messages as history."""
     max_hint_bytes: int = 1024
     max_future_ms: int = 7 * 24 * 60 * MINUTE
     """Reject Lamport timestamps this far beyond our clock: one peer must not
@@ -112,6 +117,7 @@ class Config:
             raise ValueError("probabilities must lie strictly between 0 and 1")
         if not 0 <= self.repair_t_min_ms < self.repair_t_max_ms:
             raise ValueError("need 0 <= repair_t_min_ms < repair_t_max_ms")
+        check_compact_size(wire_size(self.bloom_capacity, self.bloom_error_rate))
 
     @property
     def num_response_groups(self) -> int:

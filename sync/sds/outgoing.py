@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sync.core import Schedule
 
-from .bloom import WireBloom
+from .dialects import read_filter
 from .config import Config
 from .errors import RemoteProtocolError
 from .events import Acknowledged, PossiblyAcknowledged
@@ -50,8 +51,10 @@ class OwnMessage:
 
 
 class OutgoingBuffer:
-    def __init__(self, config: Config, peers: Participants, out: Output) -> None:
+    def __init__(self, config: Config, peers: Participants, out: Output,
+                 refit: Callable[[bytes, int], bytes] = lambda wire, now: wire) -> None:
         self.config, self._peers, self._out = config, peers, out
+        self._refit = refit  # a resend in the filter dialect the channel speaks now (dialects.py)
         self.unacked: dict[str, OwnMessage] = {}
         self.resend: Schedule[str] = Schedule()
         self.watched: OrderedDict[str, OwnMessage] = OrderedDict()
@@ -84,7 +87,7 @@ class OutgoingBuffer:
         if not self.unacked or not msg.HasField("bloom_filter"):
             return
         try:
-            bloom = WireBloom.decode(msg.bloom_filter)
+            bloom = read_filter(msg.bloom_filter)
         except RemoteProtocolError as exc:
             self._out.stats[exc.kind] += 1
             return
@@ -167,7 +170,7 @@ class OutgoingBuffer:
             if out.possible_by and self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
                 continue
-            self._rebroadcast(out, "resent")
+            self._rebroadcast(out, "resent", now)
             self.resend.set(mid, now + self._period(out))
         for mid in self.watch.pop_due(now):
             self._check_watched(mid, now)
@@ -193,7 +196,8 @@ class OutgoingBuffer:
         self.tat = max(self.tat, now) + self._interval()
         return True
 
-    def _rebroadcast(self, out: OwnMessage, counter: str) -> None:
+    def _rebroadcast(self, out: OwnMessage, counter: str, now: int) -> None:
+        out.wire = self._refit(out.wire, now)
         self._out.transmit(out.wire)
         out.resends += 1
         self._out.stats[counter] += 1
@@ -212,7 +216,7 @@ class OutgoingBuffer:
             if received_at < out.sent_at + config.resend_unacknowledged_ms:
                 continue  # too early to tell: it may have been in flight
             try:
-                holds = message_id in WireBloom.decode(data)
+                holds = message_id in read_filter(data)
             except RemoteProtocolError:
                 continue
             if holds:
@@ -224,7 +228,7 @@ class OutgoingBuffer:
             del self.watched[message_id]
             return
         if lacking:
-            self._rebroadcast(out, "rebroadcast_uncovered")
+            self._rebroadcast(out, "rebroadcast_uncovered", now)
         self.watch.set(message_id, now + config.resend_possibly_acknowledged_ms)
 
     # ----------------------------------------------------------- persistence

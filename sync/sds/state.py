@@ -47,7 +47,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .bloom import RollingBloom
+from .dialects import ReceivedFilter
 from .config import Config
 from .errors import LocalProtocolError
 from .repair import is_responder
@@ -153,10 +153,11 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
         ch._log.load(rows)
     ch._log.lost = dict.fromkeys(repair["lost"])
     ch._log.recent.extend(clock["recent"])
-    ch._bloom = RollingBloom.restore(saved["bloom"], config.bloom_capacity, config.bloom_error_rate)
     ch._outgoing.restore("outgoing", saved["outgoing"])
     ch._outgoing.restore("watched", saved["watched"])
     ch._peers.restore(saved["peers"])
+    latest_filters = ((peer, *ch._peers.filter_of(peer)) for peer, _ in ch._peers.items() if ch._peers.filter_of(peer))
+    ch._bloom = ReceivedFilter.restore(saved["bloom"], config, latest_filters)
     ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
     ch._incoming.restore(saved["incoming"], repair)
     ch._repair.restore(repair["responses"])
