@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from sync.core import Engine, Event
-from sync.replication import Connection, EntriesWanted, HeightsWanted, ReplicationError
+from sync.replication import Connection, EntriesWanted, HeightsWanted
 from sync.sds import Channel, Config, Delivered
 from sync.sds.state import apply_changes
+from tests.replication.test_replication import validate_toy_entry
 
 T0 = 1_700_000_000_000
 
@@ -161,15 +162,7 @@ class Logs:
         return [seqs[s] for s in sorted(seqs) if s > seq]
 
 
-def validate(channels: tuple[str, ...], entry: bytes) -> str:
-    try:
-        channel, _author, seq = entry.decode().split("|")
-        int(seq)
-    except ValueError:
-        raise ReplicationError("entry is not channel|author|seq") from None
-    if channel not in channels:
-        raise ReplicationError(f"entry for {channel}, not requested")
-    return channel
+validate = validate_toy_entry
 
 
 @dataclass

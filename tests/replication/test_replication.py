@@ -22,6 +22,18 @@ from sync.replication import (
 from sync.replication import messages as m
 
 
+def validate_toy_entry(channels: tuple[str, ...], entry: bytes) -> str:
+    """A toy entry is b"channel|author|seq" for one of ``channels``."""
+    try:
+        channel, _author, seq = entry.decode().split("|")
+        int(seq)
+    except ValueError:
+        raise ReplicationError("entry is not channel|author|seq") from None
+    if channel not in channels:
+        raise ReplicationError(f"entry for {channel}, not requested")
+    return channel
+
+
 class Logs:
     """A toy store: {channel: {author: {seq: entry}}}. Entries are b"channel|author|seq"."""
 
@@ -45,14 +57,7 @@ class Logs:
         return [seqs[s] for s in sorted(seqs) if s > seq]
 
     def validate(self, channels, entry):
-        try:
-            channel, author, seq = entry.decode().split("|")
-            int(seq)
-        except ValueError:
-            raise ReplicationError("entry is not channel|author|seq") from None
-        if channel not in channels:
-            raise ReplicationError(f"entry for {channel}, not requested")
-        return channel
+        return validate_toy_entry(channels, entry)
 
     def store(self, entry):
         channel, author, seq = entry.decode().split("|")
