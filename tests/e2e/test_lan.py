@@ -95,7 +95,8 @@ def test_two_subnets_joined_by_a_host_on_both(spawn, lan):
     for i in range(3):
         alice.send(f"alice {i}")
         bob.send(f"bob {i}")
-    hub.send("hub")
+    wait_log(hub, 6, timeout=60)
+    hub.send("hub")  # names the last messages of both sides: each fetches the other's through the hub
     order = _everyone_holds([alice, bob, hub], 7, timeout=90)
     assert log_order(alice) == log_order(bob) == log_order(hub) == order
     seen_by_alice = {p["peer_id"]: p for p in _peers_of(alice)}[hub.peer_id]
