@@ -106,6 +106,20 @@ class MvdsNode:
             session.reset_backoff(self._epoch(now))
             self._reschedule(session)
 
+    def forget(self, peer: Peer) -> list[tuple[bytes, OwnMessage]]:
+        """Drop everything kept for ``peer`` (the user closed the
+        conversation for good, or the peer is known to be gone): no more
+        retransmissions to it. Returns our messages it never acknowledged,
+        oldest first per conversation, so the runtime can say which were
+        not delivered. A later payload from the peer starts afresh."""
+        session = self._sessions.pop(peer, None)
+        if session is None:
+            return []
+        del self._by_key[session.key]
+        self._timers.discard(session.key)
+        self.stats["forgotten"] += 1
+        return [(mid, session.own[mid]) for group in session.own.groups() for mid in session.own.conversation(group)]
+
     # --------------------------------------------------------------- input
 
     def receive(self, data: bytes, now: int, source: Peer | None = None) -> None:

@@ -46,6 +46,9 @@ class Unacknowledged:
         """The conversation's unacknowledged ids, oldest first."""
         return iter(self._conversations.get(group_id, ()))
 
+    def groups(self) -> list[bytes]:
+        return list(self._conversations)
+
     def export(self) -> list:
         return [[mid, m.group_id, m.timestamp, m.body] for mid, m in self._messages.items()]
 

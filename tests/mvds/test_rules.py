@@ -235,6 +235,27 @@ def test_hearing_from_a_long_silent_peer_resets_its_backoff():
     assert alice.records("bob")[0][2] == 1
 
 
+def test_forgetting_a_peer_stops_retransmission_and_hands_back_what_waited():
+    alice = MvdsNode(T0)
+    first = alice.send("bob", GROUP, b"one", T0, Mode.BATCH)
+    second = alice.send("bob", GROUP, b"two", T0, Mode.INTERACTIVE)
+    other = alice.send("bob", b"h" * 32, b"three", T0, Mode.BATCH)
+    kept = alice.send("carol", GROUP, b"stays", T0, Mode.BATCH)
+    tick(alice, T0 + EPOCH)
+    waiting = alice.forget("bob")
+    assert [(mid, m.body) for mid, m in waiting] == [(first, b"one"), (second, b"two"), (other, b"three")]
+    assert alice.records("bob") == [] and alice.waiting("bob") == 0
+    # nothing more ever goes to bob; carol's retransmission is untouched
+    later = [out for t in range(2, 200) for out in (alice.handle_timer(T0 + t * EPOCH) or
+                                                     alice.datagrams_to_send(T0 + t * EPOCH))]
+    assert later and {out.to for out in later} == {"carol"}
+    assert [kind for kind, *_ in alice.records("carol")] == [MESSAGE] and alice.waiting("carol") == 1
+    assert alice.forget("bob") == []
+    restored = MvdsNode.restore(cbor2.loads(cbor2.dumps(alice.export_state())))
+    assert restored.records("bob") == [] and restored.waiting("carol") == 1
+    assert kept in {mid for _, mid, *_ in restored.records("carol")}
+
+
 def test_restore_mid_retransmission_resumes_the_same_schedule():
     alice = MvdsNode(T0)
     alice.send("bob", GROUP, b"one", T0)
