@@ -180,7 +180,7 @@ class Runtime:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
-            self.conversations[routed.channel].engine.receive(routed.data, now, addr)
+            self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
             self._step(routed.channel, now)
 
     def _serve_fetch(self, request: FetchRequest, addr: Address, now: int) -> None:

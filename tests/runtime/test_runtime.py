@@ -234,3 +234,18 @@ def test_a_peer_that_was_away_catches_up_through_replication(tmp_path):
     assert texts(carol.store) == texts(alice.store)
     finished = of(net.seen(carol), ev.CatchupFinished)
     assert finished and finished[-1].received == 60 and finished[-1].state == "done"
+
+
+def test_each_datagram_is_parsed_once_by_routing_not_again_by_the_engine(net, monkeypatch):
+    import sync.sds.channel
+
+    parsed_by_engine = []
+    real_parse = sync.sds.channel.parse
+    monkeypatch.setattr(sync.sds.channel, "parse", lambda data, config: parsed_by_engine.append(data)
+                        or real_parse(data, config))
+    alice, bob = net.add("alice"), net.add("bob")
+    for i in range(3):
+        alice.say("general", f"a{i}", "text", net.now)
+        net.run(300)
+    assert texts(bob.store) == ["a0", "a1", "a2"]
+    assert bob.stats["datagrams_in"] >= 3 and parsed_by_engine == []
