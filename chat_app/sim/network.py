@@ -35,12 +35,12 @@ import random
 from itertools import combinations
 from pathlib import Path
 
-from chat_app import events as ev
 from chat_app.net.frames import CONTROL
 from chat_app.net.udp import Address
 from chat_app.runtime import Runtime
 from chat_app.runtime.catchup import answer
-from chat_app.sim.scenario import EPOCH_MS, SECOND, Report, Scenario, percentile
+from chat_app.sim.measure import Measurements
+from chat_app.sim.scenario import EPOCH_MS, SECOND, Report, Scenario
 from chat_app.sim.streams import Streams
 from chat_app.store import Store
 
@@ -81,12 +81,7 @@ class Simulator:
         self._queue: list[tuple[int, int, str, tuple]] = []
         self._seq = itertools.count()
         self._dirty: dict[int, SimPeer] = {}
-        self.sent_at: dict[str, int] = {}
-        self.delivered_at: dict[str, dict[int, int]] = {}
-        self.datagrams = 0
-        self.bytes = 0
-        self.lost = 0
-        self._complete = 0
+        self.measured = Measurements(scenario.peers)
 
     def _new_peer(self, index: int) -> SimPeer:
         store = Store(IN_MEMORY)
@@ -139,9 +134,10 @@ class Simulator:
             self.now = when
             sent += self._step(kind, args)
             self._settle()
-            if sent == sc.messages and self._complete == sc.messages and all(p.online for p in self.peers):
+            if sent == sc.messages and self.measured.complete == sc.messages and all(p.online for p in self.peers):
                 break
-        return self._report()
+        logs = [[m.message_id for m in p.store.iter_messages(self.channel_id)] for p in self.peers]
+        return self.measured.report(sc.messages, logs, self.now - EPOCH_MS, self.streams.bytes)
 
     def _step(self, kind: str, args: tuple) -> int:
         if kind == "send":
@@ -223,7 +219,7 @@ class Simulator:
             for conn, wanted in reads:
                 self.streams.answered(conn, rt.link_answer(conn, wanted, answer(peer.store, wanted), self.now))
             for event in rt.events():
-                self._observe(peer, event)
+                self.measured.observe(peer.index, event, self.now)
             if not reads:
                 break
         self._arm(peer)
@@ -242,8 +238,8 @@ class Simulator:
     def _send(self, peer: SimPeer, data: bytes, address: Address) -> None:
         if not peer.online or (not self.scenario.fetch and data[:1] == bytes((CONTROL,))):
             return  # no network; or SDS alone, without the runtime's fetch requests
-        self.datagrams += 1
-        self.bytes += len(data)
+        self.measured.datagrams += 1
+        self.measured.bytes += len(data)
         dst = self._by_address.get(address)
         link = self.scenario.link
         if dst is None or not self.linked(peer, dst) or self.rng.random() < link.loss:
@@ -251,52 +247,6 @@ class Simulator:
         for _ in range(2 if self.rng.random() < link.duplicate else 1):
             self.at(self.now + link.latency_ms + self.rng.randint(0, link.jitter_ms), "datagram", dst.index, data,
                     peer.address)
-
-    def _observe(self, peer: SimPeer, event: ev.AppEvent) -> None:
-        if isinstance(event, ev.MessageDelivered):
-            if event.own:
-                self.sent_at[event.message_id] = self.now
-            seen = self.delivered_at.setdefault(event.message_id, {})
-            if peer.index not in seen:
-                seen[peer.index] = self.now
-                if len(seen) == len(self.peers):
-                    self._complete += 1
-        elif isinstance(event, ev.MessageLost):
-            self.lost += 1
-
-    # -------------------------------------------------------------- report
-
-    def _report(self) -> Report:
-        n, m = len(self.peers), len(self.sent_at)
-        deliveries = sum(len(v) for v in self.delivered_at.values())
-        latencies: list[float] = []
-        convergence: list[float] = []
-        for mid, sent in self.sent_at.items():
-            seen = self.delivered_at[mid]
-            latencies.extend(t - sent for t in seen.values() if t != sent)
-            if len(seen) == n:
-                convergence.append(max(seen.values()) - sent)
-        logs = [[m.message_id for m in p.store.iter_messages(self.channel_id)] for p in self.peers]
-        remote = deliveries - m
-        total = self.bytes + self.streams.bytes
-        return Report(
-            peers=n,
-            messages=m,
-            delivery_ratio=deliveries / (n * m) if m else 1.0,
-            converged=m == self.scenario.messages and self._complete == m,
-            identical_logs=all(log == logs[0] for log in logs),
-            convergence_p50_ms=percentile(convergence, 0.5),
-            convergence_p99_ms=percentile(convergence, 0.99),
-            latency_p50_ms=percentile(latencies, 0.5),
-            latency_p99_ms=percentile(latencies, 0.99),
-            datagrams_sent=self.datagrams,
-            bytes_sent=total,
-            bytes_per_delivery=total / remote if remote else 0.0,
-            elapsed_ms=self.now - EPOCH_MS,
-            lost=self.lost,
-            replication_bytes=self.streams.bytes,
-            logs=logs,
-        )
 
 
 def simulate(scenario: Scenario) -> Report:
