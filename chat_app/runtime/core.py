@@ -252,7 +252,8 @@ class Runtime:
         self._reads += [(conn, wanted) for wanted in outcome.reads]
         for channel, entry in outcome.entries:
             if channel in self.conversations:
-                self.conversations[channel].engine.receive(entry, now, self.catchup.links.get(conn))
+                self.conversations[channel].engine.receive_message(entry.message, entry.data, now,
+                                                                   self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 self._step(channel, now)
         self._events += outcome.events
