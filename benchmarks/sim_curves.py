@@ -2,23 +2,27 @@
 
     python benchmarks/sim_curves.py [--peers 10] [--messages 200] [--seeds 3]
 
-For each loss rate, runs the same workload with the runtime fetching
-``Missing`` messages (as the app does) and with SDS alone (resends, sync
-messages, SDS-R), and prints delivery ratio, convergence time (until every
-peer holds a message) and per-peer delivery latency, p50/p99, plus wire bytes
-per delivered message. Links: 20 ms + up to 30 ms jitter.
+Every peer is the runtime that ships (``chat_app.sim``). For each loss rate,
+runs the same workload with the runtime's own repair (fetching ``Missing``
+messages and catching up by replication, as the app does) and with SDS
+alone (resends, sync messages, SDS-R), and prints delivery ratio,
+convergence time (until every peer holds a message) and per-peer delivery
+latency, p50/p99, plus wire bytes per delivered message (every datagram to
+every peer, and replication streams), and the CPU time one run takes (CPU,
+not wall time: it does not count what others on a shared machine use).
+Links: 20 ms + up to 30 ms jitter.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sync.sim import Link, Scenario, simulate  # noqa: E402
-from sync.sim.network import percentile  # noqa: E402
+from chat_app.sim import Link, Scenario, percentile, simulate  # noqa: E402
 
 
 def main() -> None:
@@ -30,15 +34,17 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{args.peers} peers, {args.messages} messages over 120 s, {args.seeds} seeds per point\n")
     print("| loss | repair | delivered | identical logs | convergence p50 / p99 "
-          "| latency p50 / p99 | bytes per delivery |")
-    print("|---:|---|---:|:---:|---:|---:|---:|")
+          "| latency p50 / p99 | bytes per delivery | CPU per run |")
+    print("|---:|---|---:|:---:|---:|---:|---:|---:|")
     for loss in args.loss:
         for fetch in (True, False):
+            started = time.process_time()
             reports = [
                 simulate(Scenario(peers=args.peers, messages=args.messages, send_window_ms=120_000,
                                   link=Link(loss=loss), fetch=fetch, seed=seed))
                 for seed in range(args.seeds)
             ]
+            cpu = (time.process_time() - started) / len(reports)
             delivered = sum(r.delivery_ratio for r in reports) / len(reports)
             identical = sum(r.identical_logs and r.converged for r in reports)
             conv50 = percentile([r.convergence_p50_ms for r in reports if r.convergence_p50_ms is not None], 0.5)
@@ -46,10 +52,10 @@ def main() -> None:
             lat50 = percentile([r.latency_p50_ms for r in reports if r.latency_p50_ms is not None], 0.5)
             lat99 = max((r.latency_p99_ms or 0) for r in reports)
             per = sum(r.bytes_per_delivery for r in reports) / len(reports)
-            mode = "fetch + SDS" if fetch else "SDS only"
+            mode = "fetch, catch-up + SDS" if fetch else "SDS only"
             print(f"| {loss:.0%} | {mode} | {delivered:.2%} | {identical}/{len(reports)} "
                   f"| {conv50 / 1000:.2f} s / {conv99 / 1000:.1f} s "
-                  f"| {lat50 / 1000:.2f} s / {lat99 / 1000:.1f} s | {per:,.0f} |")
+                  f"| {lat50 / 1000:.2f} s / {lat99 / 1000:.1f} s | {per:,.0f} | {cpu:.1f} s |", flush=True)
 
 
 if __name__ == "__main__":

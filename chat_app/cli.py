@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 
 from chat_app.net.addresses import normalize
-from proto.sds_pb2 import SdsMessage
-from sync.sim import Link, Scenario, Simulator
 
 
 def _probability(text: str) -> float:
@@ -114,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _peer_options(parser)
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
+    demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real peer runtime")
     serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
                                          "for everyone (peer options as for chat)")
     _peer_options(serve, defaults=False)
@@ -129,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--messages", type=_positive, default=1000)
     sim.add_argument("--loss", type=_probability, default=0.2)
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--out", type=Path, required=True, help="directory to write peerNNN.parquet files into")
+    sim.add_argument("--out", type=Path, required=True, help="directory to write one <peer id>.parquet per peer into")
     exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
     exp.add_argument("--data-dir", type=Path, default=None, help="the peer's data directory (default: as for chat)")
     exp.add_argument("--out", type=Path, required=True, help="file to write")
@@ -147,13 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
     print(f"{peers} simulated peers exchange {messages} messages over links that drop {loss:.0%} of datagrams.\n")
+    from chat_app.sim import Link, Scenario, Simulator
+
     sim = Simulator(Scenario(peers=peers, messages=messages, send_window_ms=30_000, link=Link(loss=loss), seed=seed))
     report = sim.run()
     first = sim.peers[0]
-    print(f"{first.id}'s log:")
-    for position, mid in enumerate(first.channel.log):
-        msg = SdsMessage.FromString(first.store[mid])
-        print(f"  {position:>3}  lamport {msg.lamport_timestamp}  {msg.content.decode(errors='replace')}")
+    print(f"{first.nick} ({first.id})'s log:")
+    for position, message in enumerate(first.store.iter_messages(sim.channel_id)):
+        print(f"  {position:>3}  lamport {message.lamport}  {message.text}")
     print()
     print(report.summary())
     converged = report.identical_logs and report.converged

@@ -2,6 +2,6 @@
 
 Nothing under ``sync`` touches sockets, files, threads, clocks or event loops:
 bytes and ``now`` (milliseconds) go in, events and bytes come out. The app in
-``chat_app`` owns all I/O; the simulator in ``sync.sim`` drives the very same
-engines over a virtual network.
+``chat_app`` owns all I/O (its simulator, ``chat_app.sim``, runs the same
+runtime and engines on a virtual network and clock).
 """

@@ -13,7 +13,7 @@ FORBIDDEN = {"asyncio", "socket", "selectors", "select", "threading", "sqlite3",
 
 def test_importing_sync_loads_no_io_modules():
     code = (
-        "import sys, sync, sync.core, sync.sds, sync.replication, sync.sim\n"
+        "import sys, sync, sync.core, sync.sds, sync.replication, sync.svs, sync.mvds\n"
         "bad = [m for m in ('asyncio', 'socket', 'sqlite3', 'textual', 'pyspark', 'zeroconf') if m in sys.modules]\n"
         "print(','.join(bad))\n"
     )

@@ -38,9 +38,9 @@ messages are fetched when no rebroadcast or fetch answer arrives)."""
 PEER_CLOSED = "the peer closed the stream"
 
 
-def validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
+def checked_entry(channels: tuple[str, ...], entry: bytes) -> SdsDatagram:
     """A replicated entry must be a chat message (with its author's sequence
-    number) for a channel the session is about."""
+    number) for a channel the session is about; returns it routed."""
     routed = route(entry)
     if isinstance(routed, Refused):
         raise ReplicationError(f"entry refused: {routed.reason}")
@@ -50,7 +50,7 @@ def validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
         raise ReplicationError(f"entry for channel {routed.channel!r}, which was not requested")
     if not routed.chat:
         raise ReplicationError("entry is not a chat message with a sequence number")
-    return routed.channel
+    return routed
 
 
 Read = HeightsWanted | EntriesWanted
@@ -66,7 +66,7 @@ def answer(store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes
 
 @dataclass
 class LinkOutcome:
-    entries: list[tuple[str, bytes]] = field(default_factory=list)  # (channel, SDS datagram)
+    entries: list[tuple[str, SdsDatagram]] = field(default_factory=list)  # (channel, the entry as routed)
     events: list[ev.AppEvent] = field(default_factory=list)
     reads: list[Read] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
@@ -78,6 +78,8 @@ class CatchUp:
         self.links: dict[Connection, Address] = {}
         self._dialing: set[Address] = set()
         self._replicated_at: dict[Address, int] = {}
+        # entries as validation routed them, until the link's step hands them on: parsed once
+        self._routed: dict[bytes, SdsDatagram] = {}
 
     def want(self, address: Address, now: int) -> bool:
         """Whether to dial ``address`` now (and if so, it counts as dialing)."""
@@ -91,9 +93,13 @@ class CatchUp:
         self._dialing.discard(address)
 
     def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(channels, validate_entry, initiator=initiator, now=now, live=self.live, peer=address)
+        conn = Connection(channels, self._validate, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
+
+    def _validate(self, channels: tuple[str, ...], entry: bytes) -> str:
+        routed = self._routed[entry] = checked_entry(channels, entry)
+        return routed.channel
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
@@ -114,7 +120,8 @@ class CatchUp:
                 else:
                     out.over = True  # nothing in common
             elif isinstance(event, EntryReceived) and event.channel in joined:
-                out.entries.append((event.channel, event.entry))
+                routed = self._routed.get(event.entry) or checked_entry((event.channel,), event.entry)
+                out.entries.append((event.channel, routed))
             elif isinstance(event, SessionFinished):
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
@@ -122,6 +129,7 @@ class CatchUp:
             elif isinstance(event, Closed) and event.reason != PEER_CLOSED:
                 log.warning("replication with %s:%s closed: %s", *address, event.reason)
                 out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
+        self._routed.clear()  # every entry validated so far was reported by now (or its link closed)
         return out
 
     def push(self, channel: str, wires: list[bytes]) -> None:

@@ -180,7 +180,7 @@ class Runtime:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
-            self.conversations[routed.channel].engine.receive(routed.data, now, addr)
+            self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
             self._step(routed.channel, now)
 
     def _serve_fetch(self, request: FetchRequest, addr: Address, now: int) -> None:
@@ -252,7 +252,8 @@ class Runtime:
         self._reads += [(conn, wanted) for wanted in outcome.reads]
         for channel, entry in outcome.entries:
             if channel in self.conversations:
-                self.conversations[channel].engine.receive(entry, now, self.catchup.links.get(conn))
+                self.conversations[channel].engine.receive_message(entry.message, entry.data, now,
+                                                                   self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 self._step(channel, now)
         self._events += outcome.events

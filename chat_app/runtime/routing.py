@@ -2,7 +2,8 @@
 
 The first byte says what a datagram is: 0x00 opens an sds-chat control frame
 (see ``chat_app.net.frames``), anything else is an SDS protobuf. The SDS
-message is parsed here, once, and its channel and sender travel with it; a
+message is parsed here, once: the parsed message travels on to the engine
+(``Channel.receive_message``) with its channel and sender; a
 chat message (one with a Lamport timestamp and content) must carry a payload
 that decodes into valid fields, or it is refused before any engine sees it.
 """
@@ -24,6 +25,7 @@ class SdsDatagram:
     sender_id: str
     data: bytes
     chat: bool  # a chat message (Lamport timestamp and a valid payload), not sync or ephemeral
+    message: SdsMessage  # ``data`` parsed: the engine takes it as it is (``Channel.receive_message``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,4 +63,4 @@ def route(data: bytes) -> SdsDatagram | FetchRequest | Refused:
             if payload.kind in EPHEMERAL_KINDS:
                 return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
     chat = msg.HasField("lamport_timestamp") and bool(msg.content)
-    return SdsDatagram(msg.channel_id, msg.sender_id, data, chat)
+    return SdsDatagram(msg.channel_id, msg.sender_id, data, chat, msg)

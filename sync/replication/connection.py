@@ -49,7 +49,7 @@ from .messages import (
     LOG_HEIGHT,
     SET_RECONCILIATION,
     Announce,
-    Entry,
+    EntryMessage,
     Have,
     ReplicationError,
     SyncDone,
@@ -167,7 +167,7 @@ class Connection:
         if session is None:
             return
         for entry in entries:
-            self._send(Entry(session_id, entry))
+            self._send(EntryMessage(session_id, entry))
             session.sent += 1
         if done:
             session.wants_entries = False
@@ -177,7 +177,7 @@ class Connection:
         """A new entry: stream it to every live session for its channel."""
         for s in self._sessions.values():
             if s.live and not s.finished and channel in s.channels:
-                self._send(Entry(s.session_id, entry))
+                self._send(EntryMessage(s.session_id, entry))
                 s.sent += 1
 
     def stop_live(self) -> None:
@@ -228,7 +228,7 @@ class Connection:
             self._flush_reconciler(session)
         elif isinstance(msg, Have):
             self._have(session, msg)
-        elif isinstance(msg, Entry):
+        elif isinstance(msg, EntryMessage):
             if session.finished:
                 raise ReplicationError(f"entry after session {session.session_id} finished")
             channel = self.validate(session.channels, msg.entry)

@@ -2,12 +2,12 @@
 
     Announce      [0, version, timestamp, [schema_id, ...]]
     SyncRequest   [1, session_id, mode, [schema_id, ...]]        mode 0: log height, 1: set reconciliation
-    Entry         [2, session_id, entry bytes, operation bytes]
+    EntryMessage  [2, session_id, entry bytes, operation bytes]        the spec's Entry
     SyncDone      [3, session_id, live_mode]
     Have          [10, session_id, [[public_key, log_id, seq_num], ...]]
     EmptySet      [20, session_id, can_respond]
     LowerBound    [21, session_id, [public_key, log_id, seq_num]]
-    Payload       [22, session_id, value, can_respond?, upper_bound?]
+    ItemPayload   [22, session_id, value, can_respond?, upper_bound?]  the spec's Payload
     EmptyPayload  [23, session_id, upper_bound]
     Done          [24, session_id, upper_bound]
     Fingerprint   [25, session_id, lift_type, upper_bound]
@@ -15,8 +15,13 @@
 
 Mapping onto sds-chat: schema_id = channel id; public_key = SDS sender_id;
 log_id = ``log_id(channel)``, a stable u64; seq_num = the author's
-per-channel sequence number; an Entry carries the SDS message bytes (and an
+per-channel sequence number; an entry is the SDS message bytes (with an
 empty operation).
+
+Two of the spec's names are spelt out here, because the application already
+uses them for other things: its ``Entry`` message is ``EntryMessage`` and its
+``Payload`` (one item of a range) is ``ItemPayload`` (``chat_app.payload.Payload``
+is a chat message's content). The wire is unchanged.
 
 ``decode`` never trusts its input: anything malformed raises
 ``ReplicationError`` with a one-line reason.
@@ -71,7 +76,7 @@ class SyncRequest:
 
 
 @dataclass(frozen=True)
-class Entry:
+class EntryMessage:
     session_id: int
     entry: bytes
     operation: bytes = b""
@@ -107,7 +112,7 @@ class LowerBound:
 
 
 @dataclass(frozen=True)
-class Payload:
+class ItemPayload:
     session_id: int
     value: Item
     can_respond: bool | None = None
@@ -143,8 +148,8 @@ class Terminal:
     TYPE = 26
 
 
-Message = (Announce | SyncRequest | Entry | SyncDone | Have | EmptySet | LowerBound | Payload | EmptyPayload
-           | Done | Fingerprint | Terminal)
+Message = (Announce | SyncRequest | EntryMessage | SyncDone | Have | EmptySet | LowerBound | ItemPayload
+           | EmptyPayload | Done | Fingerprint | Terminal)
 
 
 def encode(msg: Message) -> bytes:
@@ -153,7 +158,7 @@ def encode(msg: Message) -> bytes:
         body = [msg.version, msg.timestamp, list(msg.schemas)]
     elif isinstance(msg, SyncRequest):
         body = [msg.session_id, msg.mode, list(msg.schemas)]
-    elif isinstance(msg, Entry):
+    elif isinstance(msg, EntryMessage):
         body = [msg.session_id, msg.entry, msg.operation]
     elif isinstance(msg, SyncDone):
         body = [msg.session_id, msg.live_mode]
@@ -163,7 +168,7 @@ def encode(msg: Message) -> bytes:
         body = [msg.session_id, msg.can_respond]
     elif isinstance(msg, LowerBound):
         body = [msg.session_id, list(msg.value)]
-    elif isinstance(msg, Payload):
+    elif isinstance(msg, ItemPayload):
         body = [msg.session_id, list(msg.value)]
         if msg.can_respond is not None:
             body.append(msg.can_respond)
@@ -232,7 +237,7 @@ def decode(data: bytes) -> Message:
         return SyncRequest(sid, _u64(args[1], "mode"), _schemas(args[2]))
     if t == 2:
         arity(3)
-        return Entry(sid, _bytes(args[1], "entry"), _bytes(args[2], "operation"))
+        return EntryMessage(sid, _bytes(args[1], "entry"), _bytes(args[2], "operation"))
     if t == 3:
         arity(2)
         return SyncDone(sid, _bool(args[1], "live_mode"))
@@ -251,7 +256,7 @@ def decode(data: bytes) -> Message:
         arity(2, 3, 4)
         can = _bool(args[2], "can_respond") if len(args) > 2 else None
         upper = _item(args[3], "upper bound") if len(args) > 3 else None
-        return Payload(sid, _item(args[1], "value"), can, upper)
+        return ItemPayload(sid, _item(args[1], "value"), can, upper)
     if t == 23:
         arity(2)
         return EmptyPayload(sid, _item(args[1], "upper bound"))

@@ -25,10 +25,10 @@ How it fits p2panda's messages (spec 2.1, after range-reconcile):
   with seq 0 never falls between two heights of one log, so both sides'
   heights of a log always land in the same range.
 - Requests (answered in the next round): ``Fingerprint``; a run of
-  ``Payload``s with ``can_respond`` true (all my items of the range);
+  ``ItemPayload``s with ``can_respond`` true (all my items of the range);
   ``EmptyPayload`` (I have none here, send yours); ``EmptySet`` with
   ``can_respond`` (I have nothing at all).
-- Answers (not answered): ``Done`` (equal); a run of ``Payload``s with
+- Answers (not answered): ``Done`` (equal); a run of ``ItemPayload``s with
   ``can_respond`` false: the heights of the logs where I differ from you, 0
   for a log of yours I lack (range-reconcile likewise leaves out the items it
   was just sent; a log I lack is height 0 in the spec's diffing rules, 2.2).
@@ -51,7 +51,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .messages import Done, EmptyPayload, EmptySet, Fingerprint, Item, LowerBound, Payload, ReplicationError, Terminal
+from .messages import (Done, EmptyPayload, EmptySet, Fingerprint, Item, ItemPayload, LowerBound, ReplicationError,
+                       Terminal)
 from .ranges import INF, MASK, MIN, ItemSet, below, item_hash, lift, log_hash, separator, unlift
 
 __all__ = ["MIN", "Reconciler", "lift", "log_hash", "separator", "unlift"]
@@ -75,11 +76,11 @@ class _Range:
 
 class _RoundReader:
     """Collects the ranges of the round being received, checking that they
-    come in order and that each Payload lies in its range."""
+    come in order and that each ItemPayload lies in its range."""
 
     def __init__(self) -> None:
         self._ranges: list[_Range] = []
-        self._run: list[Item] = []  # Payload values of a run not yet closed
+        self._run: list[Item] = []  # ItemPayload values of a run not yet closed
         self._lower: Item | None = MIN  # None: past the end
 
     def read(self, msg) -> bool:
@@ -97,7 +98,7 @@ class _RoundReader:
                 raise ReplicationError("EmptySet inside a round")
             self._ranges.append(_Range(EmptySet, MIN, INF, can_respond=msg.can_respond))
             return True  # as in range-reconcile, an EmptySet is a round of its own
-        elif isinstance(msg, Payload):
+        elif isinstance(msg, ItemPayload):
             self._payload(msg)
         elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
             lower, upper = self._advance(msg.upper_bound)
@@ -118,7 +119,7 @@ class _RoundReader:
         self._lower = upper
         return lower, upper
 
-    def _payload(self, msg: Payload) -> None:
+    def _payload(self, msg: ItemPayload) -> None:
         value = msg.value
         last = self._run[-1] if self._run else self._lower
         if last is None or value < last or (self._run and value[:2] == last[:2]):
@@ -129,7 +130,7 @@ class _RoundReader:
         lower, upper = self._advance(msg.upper_bound)
         if upper is not INF and value >= upper:
             raise ReplicationError("Payload value beyond its upper bound")
-        self._ranges.append(_Range(Payload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
+        self._ranges.append(_Range(ItemPayload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
         self._run = []
 
 
@@ -168,8 +169,8 @@ class _RoundWriter:
 
     def payloads(self, values: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
         if values:
-            msgs = [Payload(self.sid, v) for v in values[:-1]]
-            self.emit([*msgs, Payload(self.sid, values[-1], can_respond, wire(upper))], lower, upper)
+            msgs = [ItemPayload(self.sid, v) for v in values[:-1]]
+            self.emit([*msgs, ItemPayload(self.sid, values[-1], can_respond, wire(upper))], lower, upper)
 
     def end_round(self) -> None:
         if self._done_upper is not False:
@@ -276,7 +277,7 @@ class Reconciler:
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
             else:
                 self._w.done(r.upper)
-        elif r.kind is Payload:
+        elif r.kind is ItemPayload:
             if r.can_respond:
                 self._answer_items(r, lo, hi)
             else:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-from .messages import Done, EmptyPayload, EmptySet, Fingerprint, LowerBound, Payload, Terminal
+from .messages import Done, EmptyPayload, EmptySet, Fingerprint, ItemPayload, LowerBound, Terminal
 from .reconcile import Reconciler
 from .state import export_object, from_plain, restore_object, to_plain
 
-RECONCILIATION = (EmptySet, LowerBound, Payload, EmptyPayload, Done, Fingerprint, Terminal)
+RECONCILIATION = (EmptySet, LowerBound, ItemPayload, EmptyPayload, Done, Fingerprint, Terminal)
 
 Validate = Callable[[tuple[str, ...], bytes], str]
 """(channels of the session, entry) -> the entry's channel; raises

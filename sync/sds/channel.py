@@ -25,8 +25,10 @@ owns its recovery and stream objects:
 * ``Responses`` (``repair``): SDS-R rebroadcasts we owe others;
 * ``Participants`` (``participants``): who we heard from lately, bounded.
 
-The engine is sans-I/O and follows ``sync.core``: ``receive`` takes bytes,
-``send`` takes content, both take ``now``; the caller drains ``events()`` and
+The engine is sans-I/O and follows ``sync.core``: ``receive`` takes bytes
+(``receive_message`` takes them already parsed, so that a router which had
+to read the protobuf does not make the engine read it again), ``send`` takes
+content, both take ``now``; the caller drains ``events()`` and
 ``datagrams_to_send(now)`` and calls ``handle_timer(now)`` at
 ``get_timer()``. Everything periodic - resends, the watch, sweeps, lost
 deadlines, sync messages, repair, forgetting participants - happens there,
@@ -60,7 +62,7 @@ from .participants import Participants
 from .repair import Responses
 from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, compute_message_id, decode, entry_to_pb
+from .wire import SdsMessage, check_message, check_size, compute_message_id, entry_to_pb, parse
 
 __all__ = ["Channel", "HintFunction", "LogView"]
 
@@ -182,15 +184,29 @@ class Channel:
         """Process one datagram from the network. Never raises for bad input.
         (``source`` is accepted as every engine does; SDS names its peers by
         the sender id inside the message.)"""
+        try:
+            msg = parse(data, self.config)
+        except RemoteProtocolError as exc:
+            self.stats["received"] += 1
+            self._reject(exc)
+            return
+        self.receive_message(msg, data, now, source)
+
+    def receive_message(self, msg: SdsMessage, data: bytes, now: int, source: object = None) -> None:
+        """``receive`` for a datagram its caller has already parsed (a router
+        that had to read the channel id): ``msg`` is ``data``'s protobuf, as
+        ``SdsMessage.FromString(data)`` gives it, and is validated here
+        exactly as ``receive`` would. ``data`` is what gets stored and
+        passed on, byte for byte."""
         self.stats["received"] += 1
         try:
-            msg = decode(data, self.config)
+            check_size(data, self.config)
+            check_message(msg, self.config)
             if msg.HasField("lamport_timestamp") and (
                     msg.lamport_timestamp > max(now, self.lamport) + self.config.max_future_ms):
                 raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
         except RemoteProtocolError as exc:
-            self.stats[exc.kind] += 1
-            self._out.emit(Rejected(exc.kind, str(exc)))
+            self._reject(exc)
             return
         if msg.channel_id != self.channel_id:
             self.stats["other_channel"] += 1
@@ -238,6 +254,10 @@ class Channel:
             self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
         else:
             self._delivery.deliver([Pending(msg, data, now, set(), 0)])
+
+    def _reject(self, exc: RemoteProtocolError) -> None:
+        self.stats[exc.kind] += 1
+        self._out.emit(Rejected(exc.kind, str(exc)))
 
     def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
         for pb in msg.repair_request:

@@ -19,7 +19,8 @@ from .events import HistoryEntry
 from .ids import compute_message_id, hash64
 from .validate import check
 
-__all__ = ["SdsMessage", "compute_message_id", "decode", "entry_from_pb", "entry_to_pb", "hash64"]
+__all__ = ["SdsMessage", "check_message", "check_size", "compute_message_id", "decode", "entry_from_pb", "entry_to_pb",
+           "hash64", "parse"]
 
 
 def entry_to_pb(entry: HistoryEntry) -> PbHistoryEntry:
@@ -41,13 +42,29 @@ def entry_from_pb(pb: PbHistoryEntry) -> HistoryEntry:
 
 def decode(data: bytes, config: Config) -> SdsMessage:
     """Parse and validate one datagram."""
-    if len(data) > config.max_datagram_bytes:
-        raise RemoteProtocolError("oversized", f"datagram of {len(data)} bytes exceeds {config.max_datagram_bytes}")
+    msg = parse(data, config)
+    check_message(msg, config)
+    return msg
+
+
+def parse(data: bytes, config: Config) -> SdsMessage:
+    """The protobuf of one datagram, not yet validated (``check_message``)."""
+    check_size(data, config)
     msg = SdsMessage()
     try:
         msg.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
         raise RemoteProtocolError("malformed", f"not an SDS message ({exc.__class__.__name__}: {exc})") from None
+    return msg
+
+
+def check_size(data: bytes, config: Config) -> None:
+    if len(data) > config.max_datagram_bytes:
+        raise RemoteProtocolError("oversized", f"datagram of {len(data)} bytes exceeds {config.max_datagram_bytes}")
+
+
+def check_message(msg: SdsMessage, config: Config) -> None:
+    """Every length bounded by ``config``, every field and the id checked."""
     limit = config.max_id_length
     for name in ("sender_id", "message_id", "channel_id"):
         value = getattr(msg, name)

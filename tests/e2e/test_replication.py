@@ -108,7 +108,7 @@ def test_bad_replication_peers_are_dropped_and_nothing_invalid_is_stored(spawn, 
     sock.close()
     sock = link()  # a peer that asks properly, then sends a forged entry and vanishes
     send(sock, encode(m.Announce(1, ("general",))))
-    send(sock, encode(m.Entry(0, b"forged")))
+    send(sock, encode(m.EntryMessage(0, b"forged")))
     sock.close()
     alice.drain(1.0)
     reasons = [e["reason"] for e in alice.events if e["event"] == "replication_closed"]

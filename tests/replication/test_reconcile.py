@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sync.replication.reconcile as reconcile
-from sync.replication.messages import Done, Fingerprint, LowerBound, Payload, ReplicationError, Terminal, decode, encode
+from sync.replication.messages import (Done, Fingerprint, ItemPayload, LowerBound, ReplicationError, Terminal, decode,
+                                       encode)
 from sync.replication.reconcile import MIN, Reconciler, lift, separator, unlift
 
 
@@ -210,10 +211,10 @@ def test_a_separator_lies_between_and_keeps_a_log_whole(x, y):
 @pytest.mark.parametrize("messages", [
     [Fingerprint(0, lift(1, 1), ("b", 0, 0)), Fingerprint(0, lift(1, 1), ("a", 0, 0))],  # bounds go back
     [LowerBound(0, ("b", 0, 0)), LowerBound(0, ("a", 0, 0))],
-    [Payload(0, ("b", 1, 1)), Payload(0, ("a", 1, 1), True, MIN)],  # values out of order
-    [Payload(0, ("b", 1, 1)), Payload(0, ("b", 1, 2), True, MIN)],  # one log twice
-    [Payload(0, ("c", 1, 1), True, ("b", 0, 0))],  # a value past its upper bound
-    [Payload(0, ("a", 1, 1)), Terminal(0)],  # a run never closed
+    [ItemPayload(0, ("b", 1, 1)), ItemPayload(0, ("a", 1, 1), True, MIN)],  # values out of order
+    [ItemPayload(0, ("b", 1, 1)), ItemPayload(0, ("b", 1, 2), True, MIN)],  # one log twice
+    [ItemPayload(0, ("c", 1, 1), True, ("b", 0, 0))],  # a value past its upper bound
+    [ItemPayload(0, ("a", 1, 1)), Terminal(0)],  # a run never closed
     [Fingerprint(0, b"\x00" * 8 + b"\x01xy", MIN), Terminal(0)],
     [Done(0, ("m", 0, 0)), Terminal(0)],  # the initiator's range is answered only halfway
 ])

@@ -202,7 +202,7 @@ def test_an_invalid_entry_closes_the_session_and_is_not_reported():
     sa, sb = Logs(), Logs()
     a, b = pair(sa, sb)
     sid = a.sync()
-    a.receive(encode(m.Entry(sid, b"random|mallory|1")), T)  # session open, but not a requested channel
+    a.receive(encode(m.EntryMessage(sid, b"random|mallory|1")), T)  # session open, but not a requested channel
     events = a.events()
     assert not [e for e in events if isinstance(e, EntryReceived)]
     assert "not requested" in a.closed
@@ -213,14 +213,14 @@ SID = st.integers(0, 2**64 - 1)
 MESSAGES = st.one_of(
     st.builds(m.Announce, st.integers(0, 2**64 - 1), st.lists(st.text(max_size=6)).map(tuple)),
     st.builds(m.SyncRequest, SID, st.sampled_from([0, 1]), st.lists(st.text(max_size=6)).map(tuple)),
-    st.builds(m.Entry, SID, st.binary(), st.binary()),
+    st.builds(m.EntryMessage, SID, st.binary(), st.binary()),
     st.builds(m.SyncDone, SID, st.booleans()),
     st.builds(m.Have, SID, st.lists(ITEM).map(tuple)),
     st.builds(m.EmptySet, SID, st.booleans()),
     st.builds(m.LowerBound, SID, ITEM),
-    st.builds(m.Payload, SID, ITEM),
-    st.builds(m.Payload, SID, ITEM, st.booleans()),
-    st.builds(m.Payload, SID, ITEM, st.booleans(), ITEM),
+    st.builds(m.ItemPayload, SID, ITEM),
+    st.builds(m.ItemPayload, SID, ITEM, st.booleans()),
+    st.builds(m.ItemPayload, SID, ITEM, st.booleans(), ITEM),
     st.builds(m.EmptyPayload, SID, ITEM),
     st.builds(m.Done, SID, ITEM),
     st.builds(m.Fingerprint, SID, st.binary(), ITEM),

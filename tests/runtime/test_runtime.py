@@ -236,3 +236,38 @@ def test_a_peer_that_was_away_catches_up_through_replication(tmp_path):
     assert texts(carol.store) == texts(alice.store)
     finished = of(net.seen(carol), ev.CatchupFinished)
     assert finished and finished[-1].received == 60 and finished[-1].state == "done"
+
+
+def test_each_datagram_is_parsed_once_by_routing_not_again_by_the_engine(net, monkeypatch):
+    import sync.sds.channel
+
+    parsed_by_engine = []
+    real_parse = sync.sds.channel.parse
+    monkeypatch.setattr(sync.sds.channel, "parse", lambda data, config: parsed_by_engine.append(data)
+                        or real_parse(data, config))
+    alice, bob = net.add("alice"), net.add("bob")
+    for i in range(3):
+        alice.say("general", f"a{i}", "text", net.now)
+        net.run(300)
+    assert texts(bob.store) == ["a0", "a1", "a2"]
+    assert bob.stats["datagrams_in"] >= 3 and parsed_by_engine == []
+
+
+def test_a_replicated_entry_is_parsed_once_by_its_validation_not_again_by_the_engine(tmp_path, monkeypatch):
+    import sync.sds.channel
+
+    net = Net(tmp_path)
+    alice, carol = net.add("alice"), net.add("carol")
+    away = net.address(carol)
+    del net.nodes[away]
+    for i in range(5):
+        alice.say("general", f"a{i}", "text", net.now)
+        net.pump()
+    net.nodes[away] = carol
+    parsed_by_engine = []
+    real_parse = sync.sds.channel.parse
+    monkeypatch.setattr(sync.sds.channel, "parse", lambda data, config: parsed_by_engine.append(data)
+                        or real_parse(data, config))
+    _link(net, carol, alice)
+    assert texts(carol.store) == [f"a{i}" for i in range(5)] and carol.stats["replicated_in"] == 5
+    assert parsed_by_engine == []

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from chat_app.export import rows as export_rows
+from chat_app.sim import Scenario, Simulator
 from chat_app.verify.job import check
 from chat_app.verify.schema import EXPORT
-from proto.sds_pb2 import SdsMessage
-from sync.sim import Scenario, Simulator
 
 pytestmark = pytest.mark.slow  # a local Spark
 
@@ -21,14 +21,9 @@ def clean_logs():
     assert sim.run().identical_logs
     logs = {}
     for peer in sim.peers:
-        logs[peer.id] = []
-        for pos, mid in enumerate(peer.channel.log):
-            msg = SdsMessage.FromString(peer.store[mid])
-            logs[peer.id].append({
-                "peer_id": peer.id, "channel_id": "general", "pos": pos, "message_id": mid,
-                "sender_id": msg.sender_id, "lamport_timestamp": msg.lamport_timestamp,
-                "causal_history": [e.message_id for e in msg.causal_history],
-                "content": msg.content.decode(), "received_at_ms": 0, "delivered_at_ms": 0})
+        logs[peer.nick] = list(export_rows(peer.store, peer.nick, [sim.channel_id]))  # named peer000...
+        for row in logs[peer.nick]:
+            row["received_at_ms"] = row["delivered_at_ms"] = 0
     return logs
 
 
