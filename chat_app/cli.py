@@ -165,12 +165,18 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
     from chat_app.node import Node
-    from chat_app.store import Store, database_path
+    from chat_app.store import DataDirBusy, DataDirLock, Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
+    lock = DataDirLock(data_dir)
     try:
+        lock.acquire()
         store = Store(database_path(data_dir))
+    except DataDirBusy as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
+        lock.release()
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
@@ -199,6 +205,7 @@ def run_peer(args: argparse.Namespace) -> int:
         return 2
     finally:
         store.close()
+        lock.release()
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -4,13 +4,21 @@ Reads lines from stdin - plain text is a message to the current channel; the
 commands are those of ``chat_app.commands`` marked for headless mode (join,
 part, nick, me, typing, peers, quit) - and writes one JSON object per event
 (``chat_app.events``) to stdout.
+
+Stdin may be a terminal, a pipe, a regular file (``< cmds.txt``) or
+``/dev/null``. The end of input - Ctrl+D, the end of the file - leaves as
+``/quit`` does; messages not yet acknowledged by then are resent the next
+time a peer starts on the same data directory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import stat
 import sys
+from collections.abc import Awaitable, Callable
 
 from chat_app import events as ev
 from chat_app.commands import Invalid, Invocation, Say, parse
@@ -38,9 +46,7 @@ class Headless:
         self.current = next(iter(self.node.engines), None)
         lines = None
         if self.read_stdin:  # a store peer (serve) runs until it is signalled
-            reader = asyncio.StreamReader()
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-            lines = asyncio.ensure_future(self._read(reader))
+            lines = asyncio.ensure_future(self._read(await _line_source(sys.stdin)))
         await self._done.wait()
         if lines is not None:
             lines.cancel()
@@ -48,9 +54,9 @@ class Headless:
         self.emit(ev.Bye())
         return 0
 
-    async def _read(self, reader: asyncio.StreamReader) -> None:
-        while not reader.at_eof():
-            raw = await reader.readline()
+    async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
+        while True:
+            raw = await readline()
             if not raw:
                 break
             line = raw.decode(errors="replace").rstrip("\r\n")
@@ -87,3 +93,18 @@ class Headless:
                 self.emit(node.peer_snapshot())
             case Invocation(name="quit"):
                 self._done.set()
+
+
+async def _line_source(stdin) -> Callable[[], Awaitable[bytes]]:
+    """How to read the next line of ``stdin`` without blocking the loop.
+
+    A terminal, pipe or socket is watched by the loop. A regular file or a
+    device such as /dev/null cannot be (epoll refuses them), and never makes
+    a reader wait: each line is read on a worker thread."""
+    mode = os.fstat(stdin.fileno()).st_mode
+    loop = asyncio.get_running_loop()
+    if stdin.isatty() or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        return reader.readline
+    return lambda: loop.run_in_executor(None, stdin.buffer.readline)

@@ -1,0 +1,63 @@
+"""The client's command-line behaviour, run as real processes: the data
+directory lock, stdin that is a file, channel names, export's refusals."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .harness import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def sds_chat(*args: str, env: dict | None = None, stdin=subprocess.DEVNULL, timeout: float = 60):
+    return subprocess.run([sys.executable, "-m", "chat_app.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          stdin=stdin, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_a_second_peer_on_a_data_dir_in_use_refuses_to_start(spawn, tmp_path):
+    first = spawn("alice")
+    out = sds_chat("--headless", "--data-dir", str(first.data_dir), "--bind", "127.0.0.1", "--no-discovery")
+    assert out.returncode == 2
+    assert out.stdout == ""  # not even a ready event: it never listened
+    (line,) = out.stderr.splitlines()
+    assert str(first.data_dir) in line and "--data-dir" in line and "Traceback" not in line
+    first.send("still here")
+    assert first.wait_delivered(1)[0]["text"] == "still here"
+
+
+def test_the_default_data_dir_is_locked_too_and_freed_when_the_holder_dies(tmp_path):
+    env = {"XDG_DATA_HOME": str(tmp_path)}
+    args = ("--headless", "--bind", "127.0.0.1", "--no-discovery")
+    holder = subprocess.Popen([sys.executable, "-m", "chat_app.cli", *args], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
+    try:
+        assert '"ready"' in holder.stdout.readline()
+        out = sds_chat(*args, env=env)
+        assert out.returncode == 2 and str(tmp_path / "sds-chat") in out.stderr
+    finally:
+        holder.kill()  # no goodbye: the kernel still drops the lock
+        holder.wait()
+    out = sds_chat(*args, env=env, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    assert '"ready"' in out.stdout
+
+
+@pytest.mark.parametrize("source", ["file", "devnull"])
+def test_headless_runs_commands_from_a_file_or_dev_null_and_leaves_at_its_end(tmp_path, source):
+    commands = tmp_path / "cmds.txt"
+    commands.write_text("/join #ops\nhello from a file\n/part\n")
+    path = commands if source == "file" else os.devnull
+    with open(path) as stdin:
+        out = sds_chat("--headless", "--data-dir", str(tmp_path / "d"), "--bind", "127.0.0.1", "--no-discovery",
+                       stdin=stdin, timeout=60)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    names = [line.split('"')[3] for line in out.stdout.splitlines()]
+    assert names[0] == "ready" and names[-1] == "bye"
+    if source == "file":
+        assert '"text":"hello from a file"' in out.stdout and '"channel":"ops"' in out.stdout
+        assert names.index("joined") < names.index("delivered") < names.index("parted")
