@@ -76,9 +76,10 @@ def default_data_dir() -> Path:
     return Path(base) / "sds-chat"
 
 
-def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
+def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client: bool = True) -> None:
     """The options of a running peer. On a subcommand (``defaults=False``)
-    an option not given leaves the value from before the subcommand alone."""
+    an option not given leaves the value from before the subcommand alone.
+    ``client``: also those that only a peer with a user takes."""
 
     def option(*names, **kwargs):
         if not defaults:
@@ -86,8 +87,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
         peer.add_argument(*names, **kwargs)
 
     peer = parser.add_argument_group("peer")
-    option("--headless", action="store_true",
-           help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
+    if client:
+        option("--headless", action="store_true",
+               help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
     option("--channel", action="append", dest="channels", metavar="NAME",
            help="join this channel (repeatable; default: the channels joined last time, else general)")
@@ -100,8 +102,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
     option("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
            help="a peer to talk to directly, for networks that block multicast (repeatable)")
     option("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
-    option("--no-typing", action="store_true", help="do not tell others when you are typing")
-    option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
+    if client:  # a store peer has no user: nobody types, nobody to ring for
+        option("--no-typing", action="store_true", help="do not tell others when you are typing")
+        option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
     option("--live", action="store_true",
            help="keep replication streams open and push new messages over them too (both sides must "
                            "set it; carries a channel where datagrams are dropped)")
@@ -117,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real SDS engine")
     serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
                                          "for everyone (peer options as for chat)")
-    _peer_options(serve, defaults=False)
+    _peer_options(serve, defaults=False, client=False)
     sub.add_parser("verify", add_help=False,
                    help="check exports from many peers for ordering consistency (Spark); verify --help for more")
     doc = sub.add_parser("doctor", help="why can't I see anyone? interfaces, addresses, the port, what mDNS hears")
@@ -125,16 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     doc.add_argument("--port", type=_port, default=0, dest="doctor_port",
                      help="check that this port is free for UDP and TCP")
     sim = sub.add_parser("simulate", help="simulate a lossy conversation and write one export per peer")
-    sim.add_argument("--peers", type=_positive, default=10)
-    sim.add_argument("--messages", type=_positive, default=1000)
-    sim.add_argument("--loss", type=_probability, default=0.2)
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--peers", type=_positive, default=10, help="simulated peers, one export each (default 10)")
+    sim.add_argument("--messages", type=_positive, default=1000, help="messages they exchange (default 1000)")
+    sim.add_argument("--loss", type=_probability, default=0.2, help="datagram loss rate, 0 to <1 (default 0.2)")
+    sim.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same exports")
     sim.add_argument("--out", type=Path, required=True, help="directory to write peerNNN.parquet files into")
     exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
     exp.add_argument("--data-dir", type=Path, default=None, help="the peer's data directory (default: as for chat)")
     exp.add_argument("--out", type=Path, required=True, help="file to write")
     exp.add_argument("--format", choices=("parquet", "jsonl"), default=None,
-                     help="default: from the file name (.jsonl/.json), else parquet")
+                     help="default: from the file name (.jsonl/.json: jsonl; .parquet/.pq or none: parquet; "
+                          "any other name is refused)")
     exp.add_argument("--channel", action="append", dest="export_channels", metavar="NAME",
                      help="only this channel (repeatable; default: every channel with history)")
     for p in (demo,):

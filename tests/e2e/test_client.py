@@ -61,3 +61,19 @@ def test_headless_runs_commands_from_a_file_or_dev_null_and_leaves_at_its_end(tm
     if source == "file":
         assert '"text":"hello from a file"' in out.stdout and '"channel":"ops"' in out.stdout
         assert names.index("joined") < names.index("delivered") < names.index("parted")
+
+
+def test_quitting_right_after_starting_leaves_nothing_pending(spawn, lan, tmp_path):
+    """Quitting while discovery is still resolving what it browses and
+    repeating our own records: nothing may be left pending or failing."""
+    host = lan.host("alice")
+    spawn("bob", "--bind", "127.0.0.1", host=host)  # another peer on alice's host, for her to resolve
+    commands = tmp_path / "cmds.txt"
+    commands.write_text("/join #ops\n/join #dev\n")
+    cmd = [*host.prefix(), sys.executable, "-m", "chat_app.cli", "--headless",
+           "--data-dir", str(tmp_path / "alice"), "--bind", "127.0.0.1"]
+    with open(commands) as stdin:
+        out = subprocess.run(cmd, cwd=ROOT, stdin=stdin, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    for complaint in ("Task was destroyed", "never retrieved", "Traceback"):
+        assert complaint not in out.stderr, out.stderr
