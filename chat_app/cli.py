@@ -17,6 +17,7 @@ import socket
 import sys
 from pathlib import Path
 
+from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.net.addresses import normalize
 from proto.sds_pb2 import SdsMessage
 from sync.sim import Link, Scenario, Simulator
@@ -71,6 +72,13 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _channel(text: str) -> str:
+    try:
+        return channel_name(text)
+    except BadChannelName as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "sds-chat"
@@ -91,7 +99,7 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
         option("--headless", action="store_true",
                help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
-    option("--channel", action="append", dest="channels", metavar="NAME",
+    option("--channel", action="append", type=_channel, dest="channels", metavar="NAME",
            help="join this channel (repeatable; default: the channels joined last time, else general)")
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
@@ -139,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", choices=("parquet", "jsonl"), default=None,
                      help="default: from the file name (.jsonl/.json: jsonl; .parquet/.pq or none: parquet; "
                           "any other name is refused)")
-    exp.add_argument("--channel", action="append", dest="export_channels", metavar="NAME",
+    exp.add_argument("--channel", action="append", type=_channel, dest="export_channels", metavar="NAME",
                      help="only this channel (repeatable; default: every channel with history)")
     for p in (demo,):
         p.add_argument("--peers", type=_positive, default=5, help="simulated participants (default 5)")
@@ -184,7 +192,7 @@ def run_peer(args: argparse.Namespace) -> int:
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
-    channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
+    channels = args.channels or store.joined_channels() or ["general"]
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):
@@ -225,7 +233,7 @@ def run_export(args: argparse.Namespace) -> int:
     fmt = format_for(args.out, args.format)
     store = Store(database)
     try:
-        channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
+        channels = args.export_channels
         count = export(store, peer_id(store.secret()), args.out, fmt, channels)
     except ExportError as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)

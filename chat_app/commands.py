@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from chat_app.channel_names import BadChannelName, channel_name
+
 Surface = Literal["tui", "headless"]
 BOTH: tuple[Surface, ...] = ("tui", "headless")
 
@@ -96,6 +98,11 @@ def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
         return Invalid(f"/{word} needs an argument: {command.usage}")
     if command.name == "me":
         return Say(argument, kind="me")
+    if command.name in ("join", "part") and argument:
+        try:
+            channel_name(argument)
+        except BadChannelName as exc:
+            return Invalid(str(exc))
     return Invocation(command, argument)
 
 

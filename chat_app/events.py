@@ -28,14 +28,14 @@ class AppEvent:
     printed: ClassVar[bool] = True
     """Whether headless mode writes this event out."""
     _optional: ClassVar[tuple[str, ...]] = ()
-    """Fields left out of the JSON when None or an empty tuple."""
+    """Fields left out of the JSON when None, False or an empty tuple."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object headless mode prints for this event."""
         out: dict[str, Any] = {"event": self.name}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in self._optional and (value is None or value == ()):
+            if f.name in self._optional and (value is None or value is False or value == ()):
                 continue
             out[f.name] = _plain(value)
         return out
@@ -73,8 +73,13 @@ class Ready(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class Joined(AppEvent):
+    """``channel`` is now the current one. ``already``: it was joined before
+    (``/join`` of a joined channel switches to it; nothing is announced)."""
+
     name: ClassVar[str] = "joined"
+    _optional: ClassVar[tuple[str, ...]] = ("already",)
     channel: str
+    already: bool = False
 
 
 @dataclass(frozen=True, slots=True)

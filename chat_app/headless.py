@@ -33,6 +33,8 @@ class Headless:
         self._done = asyncio.Event()
 
     def emit(self, event: ev.AppEvent) -> None:
+        if isinstance(event, ev.Joined):  # newly joined, or joined before: either way now the current one
+            self.current = event.channel
         if not event.printed:
             return
         sys.stdout.write(event.json_line() + "\n")
@@ -75,7 +77,6 @@ class Headless:
                 node.say(self.current, text, kind)
             case Invocation(name="join") as cmd:
                 await node.join(cmd.channel)
-                self.current = cmd.channel
             case Invocation(name="part") as cmd:
                 channel = cmd.channel or self.current
                 if channel is None:

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from chat_app import events as ev
+from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.identity import peer_id as derive_peer_id
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
@@ -133,7 +134,12 @@ class Runtime:
 
     def join(self, channel: str, now: int) -> bool:
         """True if the channel is new (the adapter then re-announces us)."""
+        try:
+            channel = channel_name(channel)
+        except BadChannelName as exc:
+            return self._error(str(exc)) or False
         if channel in self.conversations:
+            self._events.append(ev.Joined(channel, already=True))  # the user interface switches to it
             return False
         self.store.join(channel, now)
         self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)

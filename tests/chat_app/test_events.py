@@ -16,6 +16,7 @@ PINNED = [
      '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["192.168.1.5","fe80::1"],'
      '"channels":["general","random"]}' % A),
     (ev.Joined("general"), '{"event":"joined","channel":"general"}'),
+    (ev.Joined("general", already=True), '{"event":"joined","channel":"general","already":true}'),
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),

@@ -77,3 +77,17 @@ def test_quitting_right_after_starting_leaves_nothing_pending(spawn, lan, tmp_pa
     assert out.returncode == 0
     for complaint in ("Task was destroyed", "never retrieved", "Traceback"):
         assert complaint not in out.stderr, out.stderr
+
+
+def test_channel_names_are_checked_for_join_channel_and_serve(spawn, tmp_path):
+    alice = spawn("alice", "--channel", "general", "--channel", "random")
+    alice.send("/join #bad name!")
+    assert "not allowed in a channel name" in alice.wait_for(lambda e: e["event"] == "error")["reason"]
+    alice.send("/join #random")  # already joined: made current, nothing announced
+    assert alice.wait_for(lambda e: e["event"] == "joined")["already"] is True
+    alice.send("in random")
+    assert alice.wait_delivered(1, channel="random")[0]["text"] == "in random"
+    for args in (("--channel", "bad name"), ("serve", "--channel", "#" + "x" * 300)):
+        out = sds_chat("--data-dir", str(tmp_path / "other"), "--bind", "127.0.0.1", "--no-discovery", *args)
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert "channel name" in out.stderr.splitlines()[-1]
