@@ -72,7 +72,8 @@ class Conversation:
         translation = translate(self.channel, self.engine.events(), now)
         datagrams = self.engine.datagrams_to_send(now)
         try:
-            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now)
+            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now,
+                                   translation.acks)
         except Exception as exc:
             self.rollback(now)
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",

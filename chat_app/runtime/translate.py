@@ -16,6 +16,7 @@ from chat_app.payload import Payload, PayloadError
 from chat_app.store import StoredMessage
 from sync.sds import (
     Acknowledged,
+    AcknowledgedByMore,
     Buffered,
     Delivered,
     EphemeralReceived,
@@ -34,6 +35,7 @@ class Translation:
     authors: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick) of delivered messages
     typists: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick)
     leavers: list[str] = field(default_factory=list)
+    acks: list[tuple[str, str, int]] = field(default_factory=list)  # (message_id, state, peers), to store
     rejected: int = 0
 
 
@@ -43,11 +45,11 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
         if isinstance(event, Delivered):
             _delivered(channel, event, now, out)
         elif isinstance(event, Acknowledged):
-            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "acknowledged", event.peers,
-                                                     event.via))
+            _ack(channel, event.message_id, "acknowledged", event.peers, event.via, out)
+        elif isinstance(event, AcknowledgedByMore):
+            _ack(channel, event.message_id, "acknowledged", event.peers, None, out)
         elif isinstance(event, PossiblyAcknowledged):
-            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "possibly_acknowledged",
-                                                     event.peers))
+            _ack(channel, event.message_id, "possibly_acknowledged", event.peers, None, out)
         elif isinstance(event, Buffered):
             payload = Payload.try_decode(event.content)
             out.events.append(ev.MessageWaiting(
@@ -71,6 +73,11 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
     return out
 
 
+def _ack(channel: str, message_id: str, state: str, peers: int, via: str | None, out: Translation) -> None:
+    out.acks.append((message_id, state, peers))
+    out.events.append(ev.MessageAcknowledged(channel, message_id, state, peers, via))
+
+
 def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> None:
     try:
         payload: Payload | None = Payload.decode(event.content)
@@ -84,6 +91,7 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> No
         payload.nick if payload else None, payload.kind if payload else None,
         payload.text if payload else None, payload.seq if payload else None,
         payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
+        ack="unacknowledged" if event.own else None,
     )
     out.rows.append(row)
     out.events.append(ev.MessageDelivered(

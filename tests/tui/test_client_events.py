@@ -30,3 +30,21 @@ async def test_a_bad_channel_name_is_refused_with_a_reason(make_app):
         shown = [n.message for n in app._notifications]
         assert any("not allowed in a channel name" in m for m in shown)
         assert any("too long" in m for m in shown)
+
+
+@pytest.mark.asyncio
+async def test_delivery_state_survives_part_and_join(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        await type_line(pilot, "hi bob")
+        await until(pilot, lambda: any(e.text == "hi bob" for e in app.models["general"].entries))
+        bob.say("hi alice")  # names alice's message in its causal history
+        entry = lambda: next((e for e in app.models["general"].entries if e.text == "hi bob"), None)  # noqa: E731
+        await until(pilot, lambda: entry().ack == "acknowledged", timeout=30)
+        await type_line(pilot, "/part")
+        await until(pilot, lambda: "general" not in app.models)
+        await type_line(pilot, "/join #general")
+        await until(pilot, lambda: "general" in app.models and entry() is not None)
+        assert (entry().ack, entry().peers) == ("acknowledged", 1)
