@@ -8,9 +8,14 @@ send. Three ways to find a peer, all kept (``found``):
   they are tried in :func:`rank_candidates` order (an address on one of our
   own subnets first), each for ``PROBE_MS``, until one answers;
 - ``--peer``: an address named on the command line is always sent to;
-- ``traffic``: a datagram arrived from it. The address it came from is proven
-  to reach us, and on a LAN the way back works too, so it becomes the address
-  in use (see :meth:`PeerTable.heard`).
+- ``traffic``: a datagram only it ever sends (a sync or an ephemeral message)
+  arrived from it. The address it came from is proven to reach us, and on a
+  LAN the way back works too, so it becomes the address in use (see
+  :meth:`PeerTable.heard`).
+
+Presence comes only from a peer's own datagrams and its mDNS announcements,
+never from messages with content, which anyone holding them may relay; and a
+peer that falls silent expires (``SILENT_MS``).
 
 A peer *answers* once a datagram from it has arrived since we began sending to
 the address in use.
@@ -97,15 +102,13 @@ class PeerTable:
             peer.last_heard = now  # present now; silence is counted from here
         return peer, new
 
-    def heard(self, peer_id: str, source: Address, now: int, direct: bool) -> tuple[Peer | None, bool]:
-        """A datagram claiming to be from ``peer_id`` arrived from ``source``.
-
-        ``direct`` is True for datagrams only their author ever sends (sync
-        and ephemeral messages). A message with content may be a repair
-        rebroadcast or a fetch answer relayed by someone else: coming from
-        the address of another peer we know, it says nothing about its author
-        (returns None); otherwise it teaches an address only while we have
-        none that answers.
+    def heard(self, peer_id: str, source: Address, now: int) -> tuple[Peer, bool]:
+        """A datagram that only its author ever sends (a sync or an ephemeral
+        message) claims to be from ``peer_id`` and came from ``source``: a
+        sign of life, and the address it is at. (A message with content is
+        no such sign - it may be a repair rebroadcast, a fetch answer or a
+        store peer's resend of a peer that left long ago - and never comes
+        here.)
 
         Before messages are signed, anyone on the LAN can send a datagram that
         claims another peer's id from its own address. What that gains them:
@@ -116,18 +119,14 @@ class PeerTable:
         not let them send as that peer in any way they could not already, nor
         change anything stored. Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
-        if not direct and any(p.heard_from == source for p in self.peers.values() if p is not peer):
-            return None, False
         new = peer is None
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
         if source in self.static:
             peer.found.add(STATIC)
-        if source != peer.address and (direct or not peer.answers):
+        if source != peer.address:
             peer.address, peer.using_since = source, now
-            peer.found.add(TRAFFIC)
-        elif new:
-            peer.found.add(TRAFFIC)
+        peer.found.add(TRAFFIC)
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
         return peer, new
 

@@ -3,6 +3,8 @@
 import ipaddress
 
 from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
+from chat_app import events as ev
+from chat_app.runtime.peers import PeerTracker
 from chat_app.peers import PROBE_MS, SILENT_MS, PeerTable, describe
 
 
@@ -53,7 +55,7 @@ def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
     assert table.deadline(["general"]) == PROBE_MS
     assert table.on_timer(PROBE_MS, ["general"]) == []
     assert peer.address == ("192.168.1.77", 7000)  # the first never answered: the next one
-    table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500, direct=True)
+    table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500)
     assert peer.answers
     table.on_timer(PROBE_MS * 5, ["general"])
     assert peer.address == ("192.168.1.77", 7000)  # an answering address is kept
@@ -64,26 +66,31 @@ def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
 def test_traffic_from_a_new_address_moves_the_peer_there():
     table = PeerTable()
     peer, _ = announce(table, 0)
-    table.heard("p1", ("10.0.7.7", 7000), 100, direct=True)
+    table.heard("p1", ("10.0.7.7", 7000), 100)
     assert peer.address == ("10.0.7.7", 7000) and peer.answers and "traffic" in peer.found
     assert table.targets("general") == {("10.0.7.7", 7000)}
 
 
-def test_a_relayed_message_teaches_nothing_about_its_author():
-    table = PeerTable()
-    table.heard("relay", ("10.0.0.8", 7000), 0, direct=True)
-    peer, new = table.heard("author", ("10.0.0.8", 7000), 10, direct=False)  # a fetch answer, say
-    assert peer is None and not new and "author" not in table
-    peer, new = table.heard("author", ("10.0.0.9", 7001), 20, direct=False)  # from its own address
-    assert new and peer.address == ("10.0.0.9", 7001)
-    table.heard("author", ("10.0.0.10", 7001), 30, direct=False)  # content, and it already answers
-    assert peer.address == ("10.0.0.9", 7001)
+def test_a_relayed_message_is_no_sign_of_its_author():
+    """Content may come from anyone holding it (a store peer answering a
+    fetch long after its author quit): it neither makes a peer present,
+    nor keeps one present, nor moves it to the relay's address."""
+    tracker = PeerTracker(static=[("10.0.0.8", 7000)])  # the store, named by --peer, not heard from yet
+    assert tracker.heard("author", ("10.0.0.8", 7000), 10, direct=False) == ([], False)
+    assert tracker.get("author") is None
+    events, new = tracker.heard("author", ("10.0.0.9", 7001), 20, direct=True)  # its own sync
+    assert new and [type(e) for e in events] == [ev.PeerJoined]
+    for at in range(1_000, SILENT_MS + 60_000, 5_000):  # the store keeps relaying its messages
+        tracker.heard("author", ("10.0.0.8", 7000), at, direct=False)
+    assert tracker.get("author").address == ("10.0.0.9", 7001)
+    left = tracker.on_timer(["general"], 20 + SILENT_MS)
+    assert [e.peer_id for e in left] == ["author"]  # silent since its own last datagram
 
 
 def test_static_peers_are_always_targets_and_marked_when_heard():
     table = PeerTable(static=[("10.0.0.2", 5000)])
     assert table.targets("anything") == {("10.0.0.2", 5000)}
-    peer, _ = table.heard("p2", ("10.0.0.2", 5000), 0, direct=True)
+    peer, _ = table.heard("p2", ("10.0.0.2", 5000), 0)
     assert peer.found == {"--peer", "traffic"}
 
 
@@ -98,7 +105,7 @@ def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_is_
 def test_describe_says_where_how_when_and_whether():
     table = PeerTable()
     announce(table, 0)
-    table.heard("p1", ("192.168.1.77", 7000), 1_000, direct=True)
+    table.heard("p1", ("192.168.1.77", 7000), 1_000)
     table.announced("p2", "carol", ["fd00::9"], 7000, (), 0)
     who, where = describe(table.get("p1").snapshot(), 4_000)
     assert who == "bob (p1)  #general"
