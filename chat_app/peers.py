@@ -8,14 +8,14 @@ send. Three ways to find a peer, all kept (``found``):
   they are tried in :func:`rank_candidates` order (an address on one of our
   own subnets first), each for ``PROBE_MS``, until one answers;
 - ``--peer``: an address named on the command line is always sent to;
-- ``traffic``: a datagram only it ever sends (a sync or an ephemeral message)
-  arrived from it. The address it came from is proven to reach us, and on a
-  LAN the way back works too, so it becomes the address in use (see
-  :meth:`PeerTable.heard`).
+- ``traffic``: a datagram arrived from it. The address it came from is proven
+  to reach us, and on a LAN the way back works too, so it becomes the address
+  in use (see :meth:`PeerTable.heard`).
 
 Presence comes only from a peer's own datagrams and its mDNS announcements,
-never from messages with content, which anyone holding them may relay; and a
-peer that falls silent expires (``SILENT_MS``).
+never from messages with content relayed by others (a store peer answering
+long after their author quit); and a peer that falls silent expires
+(``SILENT_MS``).
 
 A peer *answers* once a datagram from it has arrived since we began sending to
 the address in use.
@@ -102,13 +102,18 @@ class PeerTable:
             peer.last_heard = now  # present now; silence is counted from here
         return peer, new
 
-    def heard(self, peer_id: str, source: Address, now: int) -> tuple[Peer, bool]:
-        """A datagram that only its author ever sends (a sync or an ephemeral
-        message) claims to be from ``peer_id`` and came from ``source``: a
-        sign of life, and the address it is at. (A message with content is
-        no such sign - it may be a repair rebroadcast, a fetch answer or a
-        store peer's resend of a peer that left long ago - and never comes
-        here.)
+    def heard(self, peer_id: str, source: Address, now: int, direct: bool) -> tuple[Peer | None, bool]:
+        """A datagram claiming to be from ``peer_id`` arrived from ``source``.
+
+        ``direct`` is True for datagrams only their author ever sends (sync
+        and ephemeral messages): a sign of life, and the address it is at.
+        A message with content may come from anyone holding it - a repair
+        rebroadcast, a fetch answer, a store peer answering long after its
+        author quit - so it never moves a peer, and keeps one present only
+        when it comes from where the peer's own datagrams come from. From an
+        address nobody we know uses (not a ``--peer``, not another peer's)
+        it is most likely the author's own first message and makes it known
+        (returns None when it teaches nothing).
 
         Before messages are signed, anyone on the LAN can send a datagram that
         claims another peer's id from its own address. What that gains them:
@@ -119,6 +124,13 @@ class PeerTable:
         not let them send as that peer in any way they could not already, nor
         change anything stored. Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
+        if not direct:
+            if peer is not None:
+                if source == peer.heard_from:
+                    peer.last_heard = peer.heard_at = now
+                return None, False
+            if source in self.static or any(source in (p.address, p.heard_from) for p in self.peers.values()):
+                return None, False
         new = peer is None
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)

@@ -37,13 +37,11 @@ class PeerTracker:
 
     def heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> tuple[list[ev.AppEvent], bool]:
         """A datagram from ``peer_id`` came from ``addr``: (events, whether it
-        is new). Only a ``direct`` one - a sync or an ephemeral message, which
-        only its author sends - says the peer is there, and where: a message
-        with content may be relayed by anyone (a store peer answering a fetch
-        long after its author left)."""
-        if not direct:
+        is new). See ``PeerTable.heard``: a message with content, which
+        anyone may relay, is a sign of life only in narrow cases."""
+        peer, new = self.table.heard(peer_id, addr, now, direct)
+        if peer is None:
             return [], False
-        peer, new = self.table.heard(peer_id, addr, now)
         if new:
             self._reported[peer_id] = now
             return [_joined(ev.PeerJoined, peer, announced=False)], True

@@ -55,7 +55,7 @@ def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
     assert table.deadline(["general"]) == PROBE_MS
     assert table.on_timer(PROBE_MS, ["general"]) == []
     assert peer.address == ("192.168.1.77", 7000)  # the first never answered: the next one
-    table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500)
+    table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500, direct=True)
     assert peer.answers
     table.on_timer(PROBE_MS * 5, ["general"])
     assert peer.address == ("192.168.1.77", 7000)  # an answering address is kept
@@ -66,7 +66,7 @@ def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
 def test_traffic_from_a_new_address_moves_the_peer_there():
     table = PeerTable()
     peer, _ = announce(table, 0)
-    table.heard("p1", ("10.0.7.7", 7000), 100)
+    table.heard("p1", ("10.0.7.7", 7000), 100, direct=True)
     assert peer.address == ("10.0.7.7", 7000) and peer.answers and "traffic" in peer.found
     assert table.targets("general") == {("10.0.7.7", 7000)}
 
@@ -80,6 +80,8 @@ def test_a_relayed_message_is_no_sign_of_its_author():
     assert tracker.get("author") is None
     events, new = tracker.heard("author", ("10.0.0.9", 7001), 20, direct=True)  # its own sync
     assert new and [type(e) for e in events] == [ev.PeerJoined]
+    tracker.heard("relay", ("10.0.0.7", 7000), 25, direct=True)
+    tracker.heard("author", ("10.0.0.7", 7000), 30, direct=False)  # a known peer's repair rebroadcast
     for at in range(1_000, SILENT_MS + 60_000, 5_000):  # the store keeps relaying its messages
         tracker.heard("author", ("10.0.0.8", 7000), at, direct=False)
     assert tracker.get("author").address == ("10.0.0.9", 7001)
@@ -87,10 +89,18 @@ def test_a_relayed_message_is_no_sign_of_its_author():
     assert [e.peer_id for e in left] == ["author"]  # silent since its own last datagram
 
 
+def test_a_message_from_an_unknown_address_makes_its_author_known_and_its_own_keep_it():
+    tracker = PeerTracker()
+    events, new = tracker.heard("author", ("10.0.0.9", 7001), 0, direct=False)  # its first message
+    assert new and tracker.get("author").address == ("10.0.0.9", 7001)
+    tracker.heard("author", ("10.0.0.9", 7001), SILENT_MS - 1, direct=False)  # another, from its address
+    assert tracker.on_timer(["general"], SILENT_MS + 10) == []
+
+
 def test_static_peers_are_always_targets_and_marked_when_heard():
     table = PeerTable(static=[("10.0.0.2", 5000)])
     assert table.targets("anything") == {("10.0.0.2", 5000)}
-    peer, _ = table.heard("p2", ("10.0.0.2", 5000), 0)
+    peer, _ = table.heard("p2", ("10.0.0.2", 5000), 0, direct=True)
     assert peer.found == {"--peer", "traffic"}
 
 
@@ -105,7 +115,7 @@ def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_is_
 def test_describe_says_where_how_when_and_whether():
     table = PeerTable()
     announce(table, 0)
-    table.heard("p1", ("192.168.1.77", 7000), 1_000)
+    table.heard("p1", ("192.168.1.77", 7000), 1_000, direct=True)
     table.announced("p2", "carol", ["fd00::9"], 7000, (), 0)
     who, where = describe(table.get("p1").snapshot(), 4_000)
     assert who == "bob (p1)  #general"
