@@ -104,6 +104,14 @@ class Error(AppEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class Ignoring(AppEvent):
+    """The nicks whose messages and typing are not shown (after ``/ignore``)."""
+
+    name: ClassVar[str] = "ignoring"
+    nicks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Bye(AppEvent):
     name: ClassVar[str] = "bye"
 
@@ -129,6 +137,18 @@ class MessageDelivered(AppEvent):
     own: bool
     gaps: tuple[str, ...] = ()
     undecodable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChanged(AppEvent):
+    """The channel's topic: the latest ``topic`` message in log order (sent
+    on a change, on joining a channel that has one, and on ``/topic``)."""
+
+    name: ClassVar[str] = "topic"
+    channel: str
+    topic: str
+    nick: str | None
+    message_id: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,15 @@ class Headless:
                     self.current = next(iter(node.engines), None)
             case Invocation(name="nick", argument=nick):
                 await node.set_nick(nick)
+            case Invocation(name="topic", argument=text) if self.current is not None:
+                if text:
+                    node.say(self.current, text, "topic")
+                else:
+                    node.topic(self.current)
+            case Invocation(name="topic"):
+                self.emit(ev.Error("join a channel first: /join #name"))
+            case Invocation(name="ignore", argument=nick):
+                node.ignore(nick)
             case Invocation(name="typing"):
                 if self.current is not None:
                     node.typing(self.current)

@@ -1,7 +1,10 @@
 """What travels inside SDS ``content``: a small CBOR map.
 
-    {"kind": "text" | "me" | "typing", "nick": str, "text": str,
+    {"kind": "text" | "me" | "topic" | "typing", "nick": str, "text": str,
      "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
+
+A ``topic`` is a chat message like any other (stored, synced, replicated):
+the channel's topic is the text of the latest one in log order.
 
 ``typing`` and ``leave`` (sent on a clean exit) travel as SDS ephemeral
 messages and carry no text or seq.
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import cbor2
 
-KINDS = ("text", "me", "typing", "leave")
+KINDS = ("text", "me", "topic", "typing", "leave")
 EPHEMERAL_KINDS = ("typing", "leave")
 MAX_NICK = 32
 MAX_TEXT = 4000

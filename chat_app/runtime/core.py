@@ -144,8 +144,16 @@ class Runtime:
         self.store.join(channel, now)
         self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
         self._events.append(ev.Joined(channel))
+        self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
         self._step(channel, now)
         return True
+
+    def topic(self, channel: str, now: int) -> None:
+        """Report the channel's topic (``/topic`` with no text)."""
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            return self._error(f"not in channel {channel}")
+        self._events += conversation.topic_changes(always=True) or [ev.Error(f"no topic in #{channel} yet")]
 
     def part(self, channel: str) -> bool:
         if self.conversations.pop(channel, None) is None:

@@ -8,7 +8,8 @@ One file per data directory, in WAL mode. Tables:
                   sender_id, the decoded payload (nick, kind, text, seq,
                   sent_at), the exact SDS wire bytes, received/delivered
                   times, own, gaps; for our own, the delivery state
-                  (ack_state, ack_peers), kept up to date by each step. A message's log position is its rank in
+                  (ack_state, ack_peers), kept up to date by each step.
+    ignored       nicks whose messages this user does not want to see A message's log position is its rank in
                   (lamport, message_id) order, served by an index.
     state_part    the engine's state per channel, without the log: each part
     state_entry   (CBOR) replaced whole, each entry of a keyed collection
@@ -86,6 +87,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE messages ADD COLUMN ack_state TEXT;
     ALTER TABLE messages ADD COLUMN ack_peers INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 5: a channel's latest topic without walking its history; nicks this user ignores
+    """
+    CREATE INDEX messages_kind_order ON messages (channel, kind, lamport, message_id);
+    CREATE TABLE ignored (nick TEXT PRIMARY KEY);
     """,
 ]
 
@@ -351,6 +357,21 @@ class Store:
             "SELECT MAX(seq) FROM messages WHERE channel = ? AND sender_id = ?", (channel, sender_id)
         ).fetchone()
         return row[0] or 0
+
+    def topic(self, channel: str) -> StoredMessage | None:
+        """The latest topic message in log order (an index lookup)."""
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND kind = 'topic' "
+            "ORDER BY lamport DESC, message_id DESC LIMIT 1", (channel,)).fetchone()
+        return _stored(row) if row else None
+
+    def ignored(self) -> set[str]:
+        """Nicks whose messages this user does not want to see (lower case)."""
+        return {r[0] for r in self._conn.execute("SELECT nick FROM ignored")}
+
+    def set_ignored(self, nick: str, ignored: bool) -> None:
+        sql = "INSERT OR IGNORE INTO ignored (nick) VALUES (?)" if ignored else "DELETE FROM ignored WHERE nick = ?"
+        self._conn.execute(sql, (nick.lower(),))
 
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]

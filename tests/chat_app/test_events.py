@@ -21,6 +21,9 @@ PINNED = [
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
     (ev.Bye(), '{"event":"bye"}'),
+    (ev.Ignoring(("bob", "eve")), '{"event":"ignoring","nicks":["bob","eve"]}'),
+    (ev.TopicChanged("general", "release friday", "alice", M),
+     '{"event":"topic","channel":"general","topic":"release friday","nick":"alice","message_id":"%s"}' % M),
     (ev.MessageDelivered("general", 3, M, A, 1700, "alice", "text", "hi", 2, False),
      '{"event":"delivered","channel":"general","position":3,"message_id":"%s","sender_id":"%s",'
      '"lamport":1700,"nick":"alice","kind":"text","text":"hi","seq":2,"own":false}' % (M, A)),

@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from .harness import ROOT
+from .harness import ROOT, log_order
 
 pytestmark = pytest.mark.slow
 
@@ -91,3 +92,30 @@ def test_channel_names_are_checked_for_join_channel_and_serve(spawn, tmp_path):
         out = sds_chat("--data-dir", str(tmp_path / "other"), "--bind", "127.0.0.1", "--no-discovery", *args)
         assert out.returncode == 2 and "Traceback" not in out.stderr
         assert "channel name" in out.stderr.splitlines()[-1]
+
+
+def test_topic_travels_and_ignore_hides_a_nick_across_a_restart(spawn):
+    alice, bob = spawn("alice"), spawn("bob")
+    for me, other in ((alice, bob), (bob, alice)):
+        me.wait_for(lambda e, o=other: e["event"] == "peer_joined" and e["peer_id"] == o.peer_id, 15)
+    alice.send("/topic release on friday")
+    got = bob.wait_for(lambda e: e["event"] == "topic")
+    assert (got["topic"], got["nick"], got["channel"]) == ("release on friday", "alice", "general")
+    bob.send("/topic")
+    bob.wait_for(lambda e: e["event"] == "topic" and e["topic"] == "release on friday", fresh=True)
+    alice.send("/ignore BOB")
+    assert alice.wait_for(lambda e: e["event"] == "ignoring")["nicks"] == ["bob"]
+    bob.send("you cannot see this")
+    deadline = time.monotonic() + 30
+    while len(log_order(alice)) < 2 and time.monotonic() < deadline:  # stored, though not shown
+        time.sleep(0.2)
+    bob.send("/quit")
+    bob.proc.wait(timeout=20)
+    alice.stop()
+    alice.start()  # the list is kept in her store
+    assert alice.wait_for(lambda e: e["event"] == "ready")
+    alice.send("/ignore")
+    assert alice.wait_for(lambda e: e["event"] == "ignoring")["nicks"] == ["bob"]
+    texts = [e.get("text") for e in alice.previous_events + alice.events if e["event"] == "delivered"]
+    assert "release on friday" in texts and "you cannot see this" not in texts
+    assert len(log_order(alice)) == 2  # still stored: everyone's log stays the same
