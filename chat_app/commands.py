@@ -46,6 +46,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("me", "/me waves", "an action", "required", palette="Action"),
     Command("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
             palette="Topic"),
+    Command("away", "/away [reason]", "tell the channels you are away (alone: back)", "optional",
+            palette="Away / back"),
     Command("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
             palette="Ignore a nick"),
     Command("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),

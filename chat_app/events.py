@@ -270,6 +270,16 @@ HEARD_EVERY_MS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
+class PeerAway(AppEvent):
+    """A peer said it is away (``reason``), or back (``reason`` None)."""
+
+    name: ClassVar[str] = "peer_away"
+    peer_id: str
+    nick: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class PeerLeft(AppEvent):
     name: ClassVar[str] = "peer_left"
     peer_id: str

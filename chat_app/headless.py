@@ -94,6 +94,8 @@ class Headless:
                     node.topic(self.current)
             case Invocation(name="topic"):
                 self.emit(ev.Error("join a channel first: /join #name"))
+            case Invocation(name="away", argument=reason):
+                node.set_away(reason)
             case Invocation(name="ignore", argument=nick):
                 node.ignore(nick)
             case Invocation(name="typing"):

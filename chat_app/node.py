@@ -90,6 +90,9 @@ class Node:
         if self.io.call(lambda now: self.runtime.set_nick(nick)):
             await self.io.announce()
 
+    def set_away(self, reason: str) -> None:
+        self.io.call(self.runtime.set_away, reason)
+
     def topic(self, channel: str) -> None:
         self.io.call(self.runtime.topic, channel)
 

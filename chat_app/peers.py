@@ -55,6 +55,7 @@ class Peer:
     heard_at: int = -1  # when
     using_since: int = 0  # when ``address`` became the one in use
     announced: bool = False  # present in mDNS
+    away: str | None = None  # the reason it gave for being away; None: not away
 
     @property
     def answers(self) -> bool:
@@ -67,6 +68,7 @@ class Peer:
         return {"peer_id": self.peer_id, "nick": self.nick, "address": list(self.address),
                 "addresses": [list(a) for a in self.candidates or [self.address]],
                 "found": sorted(self.found), "last_seen": self.last_heard, "answers": self.answers,
+                "away": self.away,
                 "channels": list(self.channels) if self.channels is not None else None}
 
 

@@ -41,6 +41,9 @@ from sync.sds import Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
 
+MAX_AWAY = 200
+"""Characters of an away reason: it rides in one ephemeral datagram."""
+
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
@@ -57,6 +60,7 @@ class Runtime:
         self.fetcher = Fetcher()
         self.catchup = CatchUp(live)
         self.typing_state = TypingIndicator()
+        self.away: str | None = None  # our reason for being away
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -174,6 +178,20 @@ class Runtime:
         self._events.append(ev.NickChanged(old, nick))
         return True
 
+    def set_away(self, reason: str, now: int) -> None:
+        """Tell every channel we are away (``reason``), or back (empty).
+        Said again whenever a peer appears (see ``_heard``)."""
+        if len(reason) > MAX_AWAY:
+            return self._error(f"an away reason is at most {MAX_AWAY} characters")
+        self.away = reason or None
+        self._events.append(ev.PeerAway(self.peer_id, self.nick, self.away))
+        self._say_away(now)
+
+    def _say_away(self, now: int) -> None:
+        for channel, conversation in self.conversations.items():
+            conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
+            self._step(channel, now)
+
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
         return None
@@ -211,6 +229,8 @@ class Runtime:
         self._events += events
         if new:
             self._replicate(addr, now)
+            if self.away is not None:  # a newcomer learns we are away
+                self._say_away(now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int) -> None:
@@ -312,6 +332,8 @@ class Runtime:
                 events.append(typing)
         for sender_id in step.leavers:
             events += self.peers.gone(sender_id)
+        for sender_id, nick, reason in step.away:
+            events += self.peers.away(sender_id, nick, reason or None)
         self._events += events
         return True
 

@@ -61,6 +61,14 @@ class PeerTracker:
         peer = self.table.gone(peer_id)
         return [ev.PeerLeft(peer_id, peer.nick)] if peer is not None else []
 
+    def away(self, peer_id: str, nick: str, reason: str | None) -> list[ev.AppEvent]:
+        """The peer says it is away (or back: None); an event only on a change."""
+        peer = self.table.get(peer_id)
+        if peer is None or peer.away == reason:
+            return []
+        peer.away = reason
+        return [ev.PeerAway(peer_id, peer.nick or nick, reason)]
+
     def learned_nick(self, peer_id: str, nick: str) -> None:
         """A message of theirs names them (no mDNS: this is the only way)."""
         peer = self.table.get(peer_id)

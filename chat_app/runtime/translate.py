@@ -35,6 +35,7 @@ class Translation:
     authors: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick) of delivered messages
     typists: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick)
     leavers: list[str] = field(default_factory=list)
+    away: list[tuple[str, str, str]] = field(default_factory=list)  # (sender_id, nick, reason; "" = back)
     acks: list[tuple[str, str, int]] = field(default_factory=list)  # (message_id, state, peers), to store
     rejected: int = 0
 
@@ -67,6 +68,8 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
                 out.leavers.append(event.sender_id)
             elif payload is not None and payload.kind == "typing":
                 out.typists.append((event.sender_id, payload.nick))
+            elif payload is not None and payload.kind == "away":
+                out.away.append((event.sender_id, payload.nick, payload.text))
         elif isinstance(event, Rejected):
             out.rejected += 1
             out.events.append(ev.DatagramRejected(event.kind, event.reason))

@@ -143,6 +143,8 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                 self.notify(f"you are now {nick}")
             case ev.TopicChanged(channel=channel, topic=topic, nick=nick):
                 self.notify(f"#{channel} topic: {topic}" + (f" (set by {nick})" if nick else ""))
+            case ev.PeerAway(nick=nick, reason=reason) if nick != self.nick:
+                self.notify(f"{nick} is away: {reason}" if reason else f"{nick} is back")
             case ev.Ignoring(nicks=nicks):
                 self.notify("ignoring: " + (", ".join(nicks) or "nobody"))
             case ev.Error(reason=reason):
@@ -411,6 +413,8 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                 self.bridge.call(node.set_nick, nick)
             case Invocation(name="topic", argument=text):
                 self.say(text, "topic") if text else self.bridge.call(node.topic, self.current)
+            case Invocation(name="away", argument=reason):
+                self.bridge.call(node.set_away, reason)
             case Invocation(name="ignore", argument=nick):
                 self.bridge.call(node.ignore, nick)
             case Invocation(name="peers"):

@@ -21,6 +21,8 @@ PINNED = [
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
     (ev.Bye(), '{"event":"bye"}'),
+    (ev.PeerAway(A, "alice", "lunch"), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":"lunch"}' % A),
+    (ev.PeerAway(A, "alice", None), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":null}' % A),
     (ev.Ignoring(("bob", "eve")), '{"event":"ignoring","nicks":["bob","eve"]}'),
     (ev.TopicChanged("general", "release friday", "alice", M),
      '{"event":"topic","channel":"general","topic":"release friday","nick":"alice","message_id":"%s"}' % M),
