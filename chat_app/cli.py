@@ -17,6 +17,7 @@ import socket
 import sys
 from pathlib import Path
 
+from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.net.addresses import normalize
 
 
@@ -69,14 +70,22 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _channel(text: str) -> str:
+    try:
+        return channel_name(text)
+    except BadChannelName as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "sds-chat"
 
 
-def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
+def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client: bool = True) -> None:
     """The options of a running peer. On a subcommand (``defaults=False``)
-    an option not given leaves the value from before the subcommand alone."""
+    an option not given leaves the value from before the subcommand alone.
+    ``client``: also those that only a peer with a user takes."""
 
     def option(*names, **kwargs):
         if not defaults:
@@ -84,10 +93,11 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
         peer.add_argument(*names, **kwargs)
 
     peer = parser.add_argument_group("peer")
-    option("--headless", action="store_true",
-           help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
+    if client:
+        option("--headless", action="store_true",
+               help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
-    option("--channel", action="append", dest="channels", metavar="NAME",
+    option("--channel", action="append", type=_channel, dest="channels", metavar="NAME",
            help="join this channel (repeatable; default: the channels joined last time, else general)")
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
@@ -98,8 +108,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
     option("--peer", action="append", type=_address, default=[], dest="peers", metavar="HOST:PORT",
            help="a peer to talk to directly, for networks that block multicast (repeatable)")
     option("--no-discovery", action="store_true", help="do not use mDNS; talk only to --peer addresses")
-    option("--no-typing", action="store_true", help="do not tell others when you are typing")
-    option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
+    if client:  # a store peer has no user: nobody types, nobody to ring for
+        option("--no-typing", action="store_true", help="do not tell others when you are typing")
+        option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
     option("--live", action="store_true",
            help="keep replication streams open and push new messages over them too (both sides must "
                            "set it; carries a channel where datagrams are dropped)")
@@ -115,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="simulate a lossy group conversation with the real peer runtime")
     serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
                                          "for everyone (peer options as for chat)")
-    _peer_options(serve, defaults=False)
+    _peer_options(serve, defaults=False, client=False)
     sub.add_parser("verify", add_help=False,
                    help="check exports from many peers for ordering consistency (Spark); verify --help for more")
     doc = sub.add_parser("doctor", help="why can't I see anyone? interfaces, addresses, the port, what mDNS hears")
@@ -123,17 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     doc.add_argument("--port", type=_port, default=0, dest="doctor_port",
                      help="check that this port is free for UDP and TCP")
     sim = sub.add_parser("simulate", help="simulate a lossy conversation and write one export per peer")
-    sim.add_argument("--peers", type=_positive, default=10)
-    sim.add_argument("--messages", type=_positive, default=1000)
-    sim.add_argument("--loss", type=_probability, default=0.2)
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--peers", type=_positive, default=10, help="simulated peers, one export each (default 10)")
+    sim.add_argument("--messages", type=_positive, default=1000, help="messages they exchange (default 1000)")
+    sim.add_argument("--loss", type=_probability, default=0.2, help="datagram loss rate, 0 to <1 (default 0.2)")
+    sim.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same exports")
     sim.add_argument("--out", type=Path, required=True, help="directory to write one <peer id>.parquet per peer into")
     exp = sub.add_parser("export", help="write this peer's history: one row per delivered message per channel")
     exp.add_argument("--data-dir", type=Path, default=None, help="the peer's data directory (default: as for chat)")
     exp.add_argument("--out", type=Path, required=True, help="file to write")
     exp.add_argument("--format", choices=("parquet", "jsonl"), default=None,
-                     help="default: from the file name (.jsonl/.json), else parquet")
-    exp.add_argument("--channel", action="append", dest="export_channels", metavar="NAME",
+                     help="default: from the file name (.jsonl/.json: jsonl; .parquet/.pq or none: parquet; "
+                          "any other name is refused)")
+    exp.add_argument("--channel", action="append", type=_channel, dest="export_channels", metavar="NAME",
                      help="only this channel (repeatable; default: every channel with history)")
     for p in (demo,):
         p.add_argument("--peers", type=_positive, default=5, help="simulated participants (default 5)")
@@ -164,16 +176,22 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
     from chat_app.node import Node
-    from chat_app.store import Store, database_path
+    from chat_app.store import DataDirBusy, DataDirLock, Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
+    lock = DataDirLock(data_dir)
     try:
+        lock.acquire()
         store = Store(database_path(data_dir))
+    except DataDirBusy as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
+        lock.release()
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
-    channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
+    channels = args.channels or store.joined_channels() or ["general"]
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):
@@ -198,6 +216,7 @@ def run_peer(args: argparse.Namespace) -> int:
         return 2
     finally:
         store.close()
+        lock.release()
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -213,7 +232,7 @@ def run_export(args: argparse.Namespace) -> int:
     fmt = format_for(args.out, args.format)
     store = Store(database)
     try:
-        channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
+        channels = args.export_channels
         count = export(store, peer_id(store.secret()), args.out, fmt, channels)
     except ExportError as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)

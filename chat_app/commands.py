@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from chat_app.channel_names import BadChannelName, channel_name
+
 Surface = Literal["tui", "headless"]
 BOTH: tuple[Surface, ...] = ("tui", "headless")
 
@@ -42,6 +44,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
     Command("nick", "/nick name", "change your nick", "required", palette="Change nick"),
     Command("me", "/me waves", "an action", "required", palette="Action"),
+    Command("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
+            palette="Topic"),
+    Command("away", "/away [reason]", "tell the channels you are away (alone: back)", "optional",
+            palette="Away / back"),
+    Command("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
+            palette="Ignore a nick"),
     Command("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
     Command("peers", "/peers", "who is on the network", palette="Peers"),
     Command("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
@@ -96,6 +104,11 @@ def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
         return Invalid(f"/{word} needs an argument: {command.usage}")
     if command.name == "me":
         return Say(argument, kind="me")
+    if command.name in ("join", "part") and argument:
+        try:
+            channel_name(argument)
+        except BadChannelName as exc:
+            return Invalid(str(exc))
     return Invocation(command, argument)
 
 

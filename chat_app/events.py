@@ -28,14 +28,14 @@ class AppEvent:
     printed: ClassVar[bool] = True
     """Whether headless mode writes this event out."""
     _optional: ClassVar[tuple[str, ...]] = ()
-    """Fields left out of the JSON when None or an empty tuple."""
+    """Fields left out of the JSON when None, False or an empty tuple."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object headless mode prints for this event."""
         out: dict[str, Any] = {"event": self.name}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in self._optional and (value is None or value == ()):
+            if f.name in self._optional and (value is None or value is False or value == ()):
                 continue
             out[f.name] = _plain(value)
         return out
@@ -73,8 +73,13 @@ class Ready(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class Joined(AppEvent):
+    """``channel`` is now the current one. ``already``: it was joined before
+    (``/join`` of a joined channel switches to it; nothing is announced)."""
+
     name: ClassVar[str] = "joined"
+    _optional: ClassVar[tuple[str, ...]] = ("already",)
     channel: str
+    already: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,14 @@ class Error(AppEvent):
 
     name: ClassVar[str] = "error"
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ignoring(AppEvent):
+    """The nicks whose messages and typing are not shown (after ``/ignore``)."""
+
+    name: ClassVar[str] = "ignoring"
+    nicks: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +137,18 @@ class MessageDelivered(AppEvent):
     own: bool
     gaps: tuple[str, ...] = ()
     undecodable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChanged(AppEvent):
+    """The channel's topic: the latest ``topic`` message in log order (sent
+    on a change, on joining a channel that has one, and on ``/topic``)."""
+
+    name: ClassVar[str] = "topic"
+    channel: str
+    topic: str
+    nick: str | None
+    message_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +267,16 @@ class PeerHeard(AppEvent):
 
 
 HEARD_EVERY_MS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PeerAway(AppEvent):
+    """A peer said it is away (``reason``), or back (``reason`` None)."""
+
+    name: ClassVar[str] = "peer_away"
+    peer_id: str
+    nick: str | None
+    reason: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,10 +44,19 @@ SCHEMA = pa.schema([
 FORMATS = ("parquet", "jsonl")
 
 
+SUFFIXES = {".parquet": "parquet", ".pq": "parquet", "": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
+
+
 def format_for(out: Path, asked: str | None = None) -> str:
     """The export format: the one asked for, else from the file name
-    (``.jsonl`` or ``.json``: JSON lines), else Parquet."""
-    return asked or ("jsonl" if out.suffix in (".jsonl", ".json") else "parquet")
+    (``.jsonl`` or ``.json``: JSON lines; ``.parquet``, ``.pq`` or none:
+    Parquet). Any other suffix names itself (``x.csv``: "csv"), which
+    ``export`` then refuses: a file is never written in a format its name
+    does not say."""
+    if asked:
+        return asked
+    suffix = out.suffix.lower()
+    return SUFFIXES.get(suffix, suffix.lstrip("."))
 
 BATCH = 65_536
 
@@ -70,8 +79,13 @@ def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
 def export(store: Store, peer_id: str, out: Path, fmt: str = "parquet", channels: list[str] | None = None) -> int:
     """Write the export; returns the number of rows."""
     if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r} (choose {' or '.join(FORMATS)})")
-    channels = channels or store.all_channels()
+        raise ExportError(f"cannot write {fmt!r}: name the file .parquet or .jsonl, or choose "
+                          f"--format {' or '.join(FORMATS)}")
+    held = store.all_channels()
+    if unknown := [c for c in channels or () if c not in held]:
+        have = ", ".join(f"#{c}" for c in held) or "none"
+        raise ExportError(f"no history for #{unknown[0]} (channels with history: {have})")
+    channels = channels or held
     count = 0
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,13 +4,21 @@ Reads lines from stdin - plain text is a message to the current channel; the
 commands are those of ``chat_app.commands`` marked for headless mode (join,
 part, nick, me, typing, peers, quit) - and writes one JSON object per event
 (``chat_app.events``) to stdout.
+
+Stdin may be a terminal, a pipe, a regular file (``< cmds.txt``) or
+``/dev/null``. The end of input - Ctrl+D, the end of the file - leaves as
+``/quit`` does; messages not yet acknowledged by then are resent the next
+time a peer starts on the same data directory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import stat
 import sys
+from collections.abc import Awaitable, Callable
 
 from chat_app import events as ev
 from chat_app.commands import Invalid, Invocation, Say, parse
@@ -25,6 +33,8 @@ class Headless:
         self._done = asyncio.Event()
 
     def emit(self, event: ev.AppEvent) -> None:
+        if isinstance(event, ev.Joined):  # newly joined, or joined before: either way now the current one
+            self.current = event.channel
         if not event.printed:
             return
         sys.stdout.write(event.json_line() + "\n")
@@ -38,9 +48,7 @@ class Headless:
         self.current = next(iter(self.node.engines), None)
         lines = None
         if self.read_stdin:  # a store peer (serve) runs until it is signalled
-            reader = asyncio.StreamReader()
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-            lines = asyncio.ensure_future(self._read(reader))
+            lines = asyncio.ensure_future(self._read(await _line_source(sys.stdin)))
         await self._done.wait()
         if lines is not None:
             lines.cancel()
@@ -48,9 +56,9 @@ class Headless:
         self.emit(ev.Bye())
         return 0
 
-    async def _read(self, reader: asyncio.StreamReader) -> None:
-        while not reader.at_eof():
-            raw = await reader.readline()
+    async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
+        while True:
+            raw = await readline()
             if not raw:
                 break
             line = raw.decode(errors="replace").rstrip("\r\n")
@@ -69,7 +77,6 @@ class Headless:
                 node.say(self.current, text, kind)
             case Invocation(name="join") as cmd:
                 await node.join(cmd.channel)
-                self.current = cmd.channel
             case Invocation(name="part") as cmd:
                 channel = cmd.channel or self.current
                 if channel is None:
@@ -80,6 +87,17 @@ class Headless:
                     self.current = next(iter(node.engines), None)
             case Invocation(name="nick", argument=nick):
                 await node.set_nick(nick)
+            case Invocation(name="topic", argument=text) if self.current is not None:
+                if text:
+                    node.say(self.current, text, "topic")
+                else:
+                    node.topic(self.current)
+            case Invocation(name="topic"):
+                self.emit(ev.Error("join a channel first: /join #name"))
+            case Invocation(name="away", argument=reason):
+                node.set_away(reason)
+            case Invocation(name="ignore", argument=nick):
+                node.ignore(nick)
             case Invocation(name="typing"):
                 if self.current is not None:
                     node.typing(self.current)
@@ -87,3 +105,18 @@ class Headless:
                 self.emit(node.peer_snapshot())
             case Invocation(name="quit"):
                 self._done.set()
+
+
+async def _line_source(stdin) -> Callable[[], Awaitable[bytes]]:
+    """How to read the next line of ``stdin`` without blocking the loop.
+
+    A terminal, pipe or socket is watched by the loop. A regular file or a
+    device such as /dev/null cannot be (epoll refuses them), and never makes
+    a reader wait: each line is read on a worker thread."""
+    mode = os.fstat(stdin.fileno()).st_mode
+    loop = asyncio.get_running_loop()
+    if stdin.isatty() or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        return reader.readline
+    return lambda: loop.run_in_executor(None, stdin.buffer.readline)

@@ -1,10 +1,14 @@
 """What travels inside SDS ``content``: a small CBOR map.
 
-    {"kind": "text" | "me" | "typing", "nick": str, "text": str,
+    {"kind": "text" | "me" | "topic" | "typing", "nick": str, "text": str,
      "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
 
-``typing`` and ``leave`` (sent on a clean exit) travel as SDS ephemeral
-messages and carry no text or seq.
+A ``topic`` is a chat message like any other (stored, synced, replicated):
+the channel's topic is the text of the latest one in log order.
+
+``typing``, ``leave`` (sent on a clean exit) and ``away`` travel as SDS
+ephemeral messages and carry no seq; only ``away`` carries text, its reason
+(empty: back).
 Decoding is strict: a payload from the network that does not fit is refused
 with a one-line reason and the message is shown as undecodable, never crashes.
 """
@@ -15,8 +19,8 @@ from dataclasses import dataclass
 
 import cbor2
 
-KINDS = ("text", "me", "typing", "leave")
-EPHEMERAL_KINDS = ("typing", "leave")
+KINDS = ("text", "me", "topic", "typing", "leave", "away")
+EPHEMERAL_KINDS = ("typing", "leave", "away")
 MAX_NICK = 32
 MAX_TEXT = 4000
 MAX_INT64 = 2**63 - 1
@@ -51,6 +55,8 @@ class Payload:
         data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}
         if self.kind not in EPHEMERAL_KINDS:
             data |= {"text": self.text, "seq": self.seq}
+        elif self.kind == "away":
+            data["text"] = self.text
         return cbor2.dumps(data, canonical=True)
 
     @classmethod

@@ -12,6 +12,11 @@ send. Three ways to find a peer, all kept (``found``):
   to reach us, and on a LAN the way back works too, so it becomes the address
   in use (see :meth:`PeerTable.heard`).
 
+Presence comes only from a peer's own datagrams and its mDNS announcements,
+never from messages with content relayed by others (a store peer answering
+long after their author quit); and a peer that falls silent expires
+(``SILENT_MS``).
+
 A peer *answers* once a datagram from it has arrived since we began sending to
 the address in use.
 """
@@ -50,6 +55,7 @@ class Peer:
     heard_at: int = -1  # when
     using_since: int = 0  # when ``address`` became the one in use
     announced: bool = False  # present in mDNS
+    away: str | None = None  # the reason it gave for being away; None: not away
 
     @property
     def answers(self) -> bool:
@@ -62,6 +68,7 @@ class Peer:
         return {"peer_id": self.peer_id, "nick": self.nick, "address": list(self.address),
                 "addresses": [list(a) for a in self.candidates or [self.address]],
                 "found": sorted(self.found), "last_seen": self.last_heard, "answers": self.answers,
+                "away": self.away,
                 "channels": list(self.channels) if self.channels is not None else None}
 
 
@@ -101,11 +108,14 @@ class PeerTable:
         """A datagram claiming to be from ``peer_id`` arrived from ``source``.
 
         ``direct`` is True for datagrams only their author ever sends (sync
-        and ephemeral messages). A message with content may be a repair
-        rebroadcast or a fetch answer relayed by someone else: coming from
-        the address of another peer we know, it says nothing about its author
-        (returns None); otherwise it teaches an address only while we have
-        none that answers.
+        and ephemeral messages): a sign of life, and the address it is at.
+        A message with content may come from anyone holding it - a repair
+        rebroadcast, a fetch answer, a store peer answering long after its
+        author quit - so it never moves a peer, and keeps one present only
+        when it comes from where the peer's own datagrams come from. From an
+        address nobody we know uses (not a ``--peer``, not another peer's)
+        it is most likely the author's own first message and makes it known
+        (returns None when it teaches nothing).
 
         Before messages are signed, anyone on the LAN can send a datagram that
         claims another peer's id from its own address. What that gains them:
@@ -116,18 +126,21 @@ class PeerTable:
         not let them send as that peer in any way they could not already, nor
         change anything stored. Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
-        if not direct and any(p.heard_from == source for p in self.peers.values() if p is not peer):
-            return None, False
+        if not direct:
+            if peer is not None:
+                if source == peer.heard_from:
+                    peer.last_heard = peer.heard_at = now
+                return None, False
+            if source in self.static or any(source in (p.address, p.heard_from) for p in self.peers.values()):
+                return None, False
         new = peer is None
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
         if source in self.static:
             peer.found.add(STATIC)
-        if source != peer.address and (direct or not peer.answers):
+        if source != peer.address:
             peer.address, peer.using_since = source, now
-            peer.found.add(TRAFFIC)
-        elif new:
-            peer.found.add(TRAFFIC)
+        peer.found.add(TRAFFIC)
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
         return peer, new
 

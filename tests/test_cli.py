@@ -43,3 +43,14 @@ def test_peer_options_work_before_and_after_serve():
     after = build_parser().parse_args(["serve", "--channel", "general", "--data-dir", "/x", "--nick", "s"])
     for args in (before, after):
         assert (str(args.data_dir), args.nick, args.channels, args.command) == ("/x", "s", ["general"], "serve")
+
+
+def test_serve_help_lists_only_what_a_store_peer_takes_and_simulate_explains_its_options():
+    serve = sds_chat("serve", "--help")
+    assert serve.returncode == 0 and "--data-dir" in serve.stdout and "--live" in serve.stdout
+    for client_only in ("--no-bell", "--headless", "--no-typing"):
+        assert client_only not in serve.stdout
+    simulate = sds_chat("simulate", "--help").stdout
+    for option in ("--peers", "--messages", "--loss", "--seed"):
+        line = next(line for line in simulate.splitlines() if line.strip().startswith(option))
+        assert len(line.split(maxsplit=2)) == 3, line  # option, metavar, then its help

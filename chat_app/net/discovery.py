@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 SERVICE_TYPE = "_sds-chat._udp.local."
 PROTOCOL_VERSION = "1"
+GOODBYE_S = 2.0
+"""How long quitting waits for the mDNS goodbye to go out."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Discovery:
         kwargs = {"interfaces": interfaces} if interfaces else {}
         self._zc = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)
         self._info = self._service_info()
-        await self._zc.async_register_service(self._info)
+        self._keep(await self._zc.async_register_service(self._info))
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
 
     async def update(self, nick: str, channels: tuple[str, ...]) -> None:
@@ -76,17 +78,33 @@ class Discovery:
         self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels)
         if self._zc is not None:
             self._info = self._service_info()
-            await self._zc.async_update_service(self._info)
+            self._keep(await self._zc.async_update_service(self._info))
 
     async def stop(self) -> None:
+        """Stop browsing, finish or cancel what is under way (announcements
+        still being repeated, peers being resolved: left pending, asyncio
+        would complain about each at exit), say goodbye, close."""
         if self._zc is None:
             return
         if self._browser is not None:
             await self._browser.async_cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._info is not None:
-            await self._zc.async_unregister_service(self._info)
+            goodbye = await self._zc.async_unregister_service(self._info)
+            try:  # others then see us leave at once, not when our records expire
+                await asyncio.wait_for(goodbye, GOODBYE_S)
+            except TimeoutError:
+                log.debug("mDNS goodbye not sent within %s s", GOODBYE_S)
         await self._zc.async_close()
         self._zc = None
+
+    def _keep(self, broadcast) -> None:
+        """Zeroconf repeats an announcement for a while on a task of its own."""
+        task = asyncio.ensure_future(broadcast)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _on_change(self, zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
         if state_change is ServiceStateChange.Removed:

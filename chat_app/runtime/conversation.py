@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from chat_app import events as ev
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.translate import Translation, translate
 from chat_app.store import Store, retrieval_hint
@@ -44,6 +45,7 @@ class Conversation:
         self.config = config
         self.engine = self._load(now)
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
+        self.topic_id: str | None = None  # the topic message last reported
 
     def _load(self, now: int) -> Channel:
         """The engine as the store last committed it. Its state is saved
@@ -72,13 +74,25 @@ class Conversation:
         translation = translate(self.channel, self.engine.events(), now)
         datagrams = self.engine.datagrams_to_send(now)
         try:
-            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now)
+            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now,
+                                   translation.acks)
         except Exception as exc:
             self.rollback(now)
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
                         self.channel, exc)
             raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        if any(row.kind == "topic" for row in translation.rows):
+            translation.events += self.topic_changes()
         return translation, datagrams
+
+    def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:
+        """The topic, if it changed since last reported (or ``always``). A
+        topic set earlier in the log that arrives late changes nothing."""
+        latest = self.store.topic(self.channel)
+        if latest is None or (latest.message_id == self.topic_id and not always):
+            return []
+        self.topic_id = latest.message_id
+        return [ev.TopicChanged(self.channel, latest.text or "", latest.nick, latest.message_id)]
 
     def rollback(self, now: int) -> None:
         self.engine = self._load(now)

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from chat_app import events as ev
+from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.identity import peer_id as derive_peer_id
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
@@ -39,6 +40,9 @@ from sync.replication import Connection, HeightsWanted
 from sync.sds import Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
+
+MAX_AWAY = 200
+"""Characters of an away reason: it rides in one ephemeral datagram."""
 
 
 class Runtime:
@@ -56,6 +60,7 @@ class Runtime:
         self.fetcher = Fetcher()
         self.catchup = CatchUp(live)
         self.typing_state = TypingIndicator()
+        self.away: str | None = None  # our reason for being away
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -133,13 +138,26 @@ class Runtime:
 
     def join(self, channel: str, now: int) -> bool:
         """True if the channel is new (the adapter then re-announces us)."""
+        try:
+            channel = channel_name(channel)
+        except BadChannelName as exc:
+            return self._error(str(exc)) or False
         if channel in self.conversations:
+            self._events.append(ev.Joined(channel, already=True))  # the user interface switches to it
             return False
         self.store.join(channel, now)
         self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
         self._events.append(ev.Joined(channel))
+        self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
         self._step(channel, now)
         return True
+
+    def topic(self, channel: str, now: int) -> None:
+        """Report the channel's topic (``/topic`` with no text)."""
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            return self._error(f"not in channel {channel}")
+        self._events += conversation.topic_changes(always=True) or [ev.Error(f"no topic in #{channel} yet")]
 
     def part(self, channel: str) -> bool:
         if self.conversations.pop(channel, None) is None:
@@ -159,6 +177,20 @@ class Runtime:
         self.store.set_nick(nick)
         self._events.append(ev.NickChanged(old, nick))
         return True
+
+    def set_away(self, reason: str, now: int) -> None:
+        """Tell every channel we are away (``reason``), or back (empty).
+        Said again whenever a peer appears (see ``_heard``)."""
+        if len(reason) > MAX_AWAY:
+            return self._error(f"an away reason is at most {MAX_AWAY} characters")
+        self.away = reason or None
+        self._events.append(ev.PeerAway(self.peer_id, self.nick, self.away))
+        self._say_away(now)
+
+    def _say_away(self, now: int) -> None:
+        for channel, conversation in self.conversations.items():
+            conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
+            self._step(channel, now)
 
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
@@ -197,6 +229,8 @@ class Runtime:
         self._events += events
         if new:
             self._replicate(addr, now)
+            if self.away is not None:  # a newcomer learns we are away
+                self._say_away(now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int) -> None:
@@ -299,6 +333,8 @@ class Runtime:
                 events.append(typing)
         for sender_id in step.leavers:
             events += self.peers.gone(sender_id)
+        for sender_id, nick, reason in step.away:
+            events += self.peers.away(sender_id, nick, reason or None)
         self._events += events
         return True
 

@@ -36,7 +36,9 @@ class PeerTracker:
         return iter(self.table)
 
     def heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> tuple[list[ev.AppEvent], bool]:
-        """A datagram from ``peer_id`` came from ``addr``: (events, whether it is new)."""
+        """A datagram from ``peer_id`` came from ``addr``: (events, whether it
+        is new). See ``PeerTable.heard``: a message with content, which
+        anyone may relay, is a sign of life only in narrow cases."""
         peer, new = self.table.heard(peer_id, addr, now, direct)
         if peer is None:
             return [], False
@@ -58,6 +60,14 @@ class PeerTracker:
         self._reported.pop(peer_id, None)
         peer = self.table.gone(peer_id)
         return [ev.PeerLeft(peer_id, peer.nick)] if peer is not None else []
+
+    def away(self, peer_id: str, nick: str, reason: str | None) -> list[ev.AppEvent]:
+        """The peer says it is away (or back: None); an event only on a change."""
+        peer = self.table.get(peer_id)
+        if peer is None or peer.away == reason:
+            return []
+        peer.away = reason
+        return [ev.PeerAway(peer_id, peer.nick or nick, reason)]
 
     def learned_nick(self, peer_id: str, nick: str) -> None:
         """A message of theirs names them (no mDNS: this is the only way)."""

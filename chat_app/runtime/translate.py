@@ -16,6 +16,7 @@ from chat_app.payload import Payload, PayloadError
 from chat_app.store import StoredMessage
 from sync.sds import (
     Acknowledged,
+    AcknowledgedByMore,
     Buffered,
     Delivered,
     EphemeralReceived,
@@ -34,6 +35,8 @@ class Translation:
     authors: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick) of delivered messages
     typists: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick)
     leavers: list[str] = field(default_factory=list)
+    away: list[tuple[str, str, str]] = field(default_factory=list)  # (sender_id, nick, reason; "" = back)
+    acks: list[tuple[str, str, int]] = field(default_factory=list)  # (message_id, state, peers), to store
     rejected: int = 0
 
 
@@ -43,11 +46,11 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
         if isinstance(event, Delivered):
             _delivered(channel, event, now, out)
         elif isinstance(event, Acknowledged):
-            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "acknowledged", event.peers,
-                                                     event.via))
+            _ack(channel, event.message_id, "acknowledged", event.peers, event.via, out)
+        elif isinstance(event, AcknowledgedByMore):
+            _ack(channel, event.message_id, "acknowledged", event.peers, None, out)
         elif isinstance(event, PossiblyAcknowledged):
-            out.events.append(ev.MessageAcknowledged(channel, event.message_id, "possibly_acknowledged",
-                                                     event.peers))
+            _ack(channel, event.message_id, "possibly_acknowledged", event.peers, None, out)
         elif isinstance(event, Buffered):
             payload = Payload.try_decode(event.content)
             out.events.append(ev.MessageWaiting(
@@ -65,10 +68,17 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
                 out.leavers.append(event.sender_id)
             elif payload is not None and payload.kind == "typing":
                 out.typists.append((event.sender_id, payload.nick))
+            elif payload is not None and payload.kind == "away":
+                out.away.append((event.sender_id, payload.nick, payload.text))
         elif isinstance(event, Rejected):
             out.rejected += 1
             out.events.append(ev.DatagramRejected(event.kind, event.reason))
     return out
+
+
+def _ack(channel: str, message_id: str, state: str, peers: int, via: str | None, out: Translation) -> None:
+    out.acks.append((message_id, state, peers))
+    out.events.append(ev.MessageAcknowledged(channel, message_id, state, peers, via))
 
 
 def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> None:
@@ -84,6 +94,7 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> No
         payload.nick if payload else None, payload.kind if payload else None,
         payload.text if payload else None, payload.seq if payload else None,
         payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
+        ack="unacknowledged" if event.own else None,
     )
     out.rows.append(row)
     out.events.append(ev.MessageDelivered(

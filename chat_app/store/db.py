@@ -7,7 +7,9 @@ One file per data directory, in WAL mode. Tables:
     messages      every delivered message: channel, message_id, lamport,
                   sender_id, the decoded payload (nick, kind, text, seq,
                   sent_at), the exact SDS wire bytes, received/delivered
-                  times, own, gaps. A message's log position is its rank in
+                  times, own, gaps; for our own, the delivery state
+                  (ack_state, ack_peers), kept up to date by each step.
+    ignored       nicks whose messages this user does not want to see A message's log position is its rank in
                   (lamport, message_id) order, served by an index.
     state_part    the engine's state per channel, without the log: each part
     state_entry   (CBOR) replaced whole, each entry of a keyed collection
@@ -30,7 +32,7 @@ crashes (a power cut may lose the last commits).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +82,17 @@ MIGRATIONS: list[str] = [
     CREATE TABLE state_entry (channel TEXT NOT NULL, collection TEXT NOT NULL, key TEXT NOT NULL,
                               value BLOB NOT NULL, PRIMARY KEY (channel, collection, key));
     """,
+    # 4: the delivery state of our own messages (what acknowledgements said so far). Own messages
+    # stored before it have none: what the acknowledgements of that time said was never kept.
+    """
+    ALTER TABLE messages ADD COLUMN ack_state TEXT;
+    ALTER TABLE messages ADD COLUMN ack_peers INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 5: a channel's latest topic without walking its history; nicks this user ignores
+    """
+    CREATE INDEX messages_kind_order ON messages (channel, kind, lamport, message_id);
+    CREATE TABLE ignored (nick TEXT PRIMARY KEY);
+    """,
 ]
 
 
@@ -99,11 +112,13 @@ class StoredMessage:
     delivered_at: int
     own: bool
     gaps: tuple[str, ...] = ()
+    ack: str | None = None  # own messages: "unacknowledged", "possibly_acknowledged" or "acknowledged"
+    ack_peers: int = 0  # how many distinct peers acknowledged (or possibly hold) it
 
     def row(self) -> tuple:
         return (self.channel, self.message_id, self.lamport, self.sender_id, self.nick, self.kind, self.text,
                 self.seq, self.sent_at, self.wire, self.received_at, self.delivered_at, int(self.own),
-                ",".join(self.gaps))
+                ",".join(self.gaps), self.ack, self.ack_peers)
 
 
 DATABASE = "sds-chat.sqlite3"
@@ -115,7 +130,10 @@ def database_path(data_dir: Path) -> Path:
 
 
 _COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sent_at, wire, "
-            "received_at, delivered_at, own, gaps")
+            "received_at, delivered_at, own, gaps, ack_state, ack_peers")
+_ACK = ("UPDATE messages SET ack_state = CASE ack_state WHEN 'acknowledged' THEN ack_state ELSE ? END, "
+        "ack_peers = MAX(ack_peers, ?) WHERE channel = ? AND message_id = ? AND own = 1")
+"""An acknowledgement never steps back, and the count of peers only grows."""
 
 
 class Store:
@@ -184,20 +202,24 @@ class Store:
 
     # -------------------------------------------------------------- messages
 
-    def commit_step(self, channel: str, changes: dict | None, delivered: list[StoredMessage], now: int) -> None:
-        """One engine step, atomically: new messages and what changed in the
-        engine state (``Channel.take_changes()``: parts to replace, entries
-        to upsert, entries given as None to delete)."""
+    def commit_step(self, channel: str, changes: dict | None, delivered: list[StoredMessage], now: int,
+                    acks: Iterable[tuple[str, str, int]] = ()) -> None:
+        """One engine step, atomically: new messages, what acknowledgements
+        said of our own ((message_id, state, peers), applied after the new
+        messages, which may include the one acknowledged) and what changed
+        in the engine state (``Channel.take_changes()``: parts to replace,
+        entries to upsert, entries given as None to delete)."""
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             if delivered:
                 conn.executemany(
                     # only a duplicate id is skipped; any other constraint fails the step
-                    f"INSERT INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 14)}) "
+                    f"INSERT INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 16)}) "
                     "ON CONFLICT (channel, message_id) DO NOTHING",
                     [m.row() for m in delivered],
                 )
+            conn.executemany(_ACK, [(state, peers, channel, mid) for mid, state, peers in acks])
             if changes is not None:
                 self._write_changes(channel, changes["parts"], changes["entries"])
             conn.execute("COMMIT")
@@ -337,6 +359,21 @@ class Store:
         ).fetchone()
         return row[0] or 0
 
+    def topic(self, channel: str) -> StoredMessage | None:
+        """The latest topic message in log order (an index lookup)."""
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND kind = 'topic' "
+            "ORDER BY lamport DESC, message_id DESC LIMIT 1", (channel,)).fetchone()
+        return _stored(row) if row else None
+
+    def ignored(self) -> set[str]:
+        """Nicks whose messages this user does not want to see (lower case)."""
+        return {r[0] for r in self._conn.execute("SELECT nick FROM ignored")}
+
+    def set_ignored(self, nick: str, ignored: bool) -> None:
+        sql = "INSERT OR IGNORE INTO ignored (nick) VALUES (?)" if ignored else "DELETE FROM ignored WHERE nick = ?"
+        self._conn.execute(sql, (nick.lower(),))
+
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]
 
@@ -348,5 +385,6 @@ def retrieval_hint(seq: int | None) -> bytes | None:
 
 
 def _stored(row: tuple) -> StoredMessage:
-    *head, own, gaps = row
-    return StoredMessage(*head, own=bool(own), gaps=tuple(g for g in gaps.split(",") if g))
+    *head, own, gaps, ack, ack_peers = row
+    return StoredMessage(*head, own=bool(own), gaps=tuple(g for g in gaps.split(",") if g), ack=ack,
+                         ack_peers=ack_peers)

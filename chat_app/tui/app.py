@@ -141,6 +141,12 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
             case ev.NickChanged(nick=nick):
                 self._set_nick(nick)
                 self.notify(f"you are now {nick}")
+            case ev.TopicChanged(channel=channel, topic=topic, nick=nick):
+                self.notify(f"#{channel} topic: {topic}" + (f" (set by {nick})" if nick else ""))
+            case ev.PeerAway(nick=nick, reason=reason) if nick != self.nick:
+                self.notify(f"{nick} is away: {reason}" if reason else f"{nick} is back")
+            case ev.Ignoring(nicks=nicks):
+                self.notify("ignoring: " + (", ".join(nicks) or "nobody"))
             case ev.Error(reason=reason):
                 self.notify(reason, severity="error")
             case ev.MessageDelivered() | ev.MessageWaiting() as e:
@@ -405,6 +411,12 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                     self.bridge.call(node.part, channel)
             case Invocation(name="nick", argument=nick):
                 self.bridge.call(node.set_nick, nick)
+            case Invocation(name="topic", argument=text):
+                self.say(text, "topic") if text else self.bridge.call(node.topic, self.current)
+            case Invocation(name="away", argument=reason):
+                self.bridge.call(node.set_away, reason)
+            case Invocation(name="ignore", argument=nick):
+                self.bridge.call(node.ignore, nick)
             case Invocation(name="peers"):
                 future = self.bridge.call(node.peer_snapshot)
                 future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen.of(f.result())))

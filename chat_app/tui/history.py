@@ -14,7 +14,7 @@ PAGE = 500
 
 def entry_from_row(m: StoredMessage) -> Entry:
     return Entry(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8], m.text or "(undecodable message)",
-                 m.kind or "text", m.lamport, m.own, gaps=len(m.gaps))
+                 m.kind or "text", m.lamport, m.own, ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
 
 
 class HistoryPaging:

@@ -16,6 +16,7 @@ from .config import Config
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
     Acknowledged,
+    AcknowledgedByMore,
     Buffered,
     Delivered,
     EphemeralReceived,
@@ -31,7 +32,7 @@ from .events import (
 from .wire import compute_message_id
 
 __all__ = [
-    "Acknowledged", "Buffered", "Channel", "Config", "Delivered", "EphemeralReceived", "Event",
+    "Acknowledged", "AcknowledgedByMore", "Buffered", "Channel", "Config", "Delivered", "EphemeralReceived", "Event",
     "HistoryEntry", "LocalProtocolError", "LogView", "Lost", "Missing",
     "PossiblyAcknowledged", "ProtocolError", "Rejected", "RemoteProtocolError",
     "RepairRequested", "RepairSent", "compute_message_id",

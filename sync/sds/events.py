@@ -101,6 +101,17 @@ class Acknowledged(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AcknowledgedByMore(Event):
+    """An acknowledged message of ours is held by one more participant (it
+    named it in its causal history, or its bloom filter holds it): ``peers``
+    distinct participants now do. ``Acknowledged`` reports only the count at
+    the moment of acknowledgement - usually the first participant."""
+
+    message_id: str
+    peers: int
+
+
+@dataclass(frozen=True, slots=True)
 class Missing(Event):
     """Dependencies we lack; the caller may fetch them (retrieval hints help).
 

@@ -31,7 +31,7 @@ from sync.core import Schedule
 from .dialects import read_filter
 from .config import Config
 from .errors import RemoteProtocolError
-from .events import Acknowledged, PossiblyAcknowledged
+from .events import Acknowledged, AcknowledgedByMore, PossiblyAcknowledged
 from .output import Output
 from .participants import Participants
 from .wire import SdsMessage
@@ -79,11 +79,13 @@ class OutgoingBuffer:
             mid = pb.message_id
             out = self.unacked.get(mid) or self.watched.get(mid)
             if out is not None:
+                known = peer in out.possible_by
                 out.possible_by.add(peer)
                 if mid in self.unacked:
                     self._acknowledge(mid, out, "causal_history", now)
-                else:
+                elif not known:
                     self.dirty["watched"].add(mid)
+                    self._out.emit(AcknowledgedByMore(mid, len(out.possible_by)))
         if not self.unacked or not msg.HasField("bloom_filter"):
             return
         try:
@@ -221,6 +223,7 @@ class OutgoingBuffer:
                 continue
             if holds:
                 out.possible_by.add(peer)
+                self._out.emit(AcknowledgedByMore(message_id, len(out.possible_by)))
             else:
                 lacking = True
         age = now - out.sent_at

@@ -35,3 +35,23 @@ def test_help_and_completion_come_from_the_table():
     assert "/typing" not in table
     assert complete("/", tuple(tui), [], []) == [f"{c} " for c in tui]
     assert complete("/e", tuple(tui), [], []) == ["/export "]
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("/join #", "a channel needs a name"),
+    ("/join #bad name!", "' ' is not allowed in a channel name"),
+    ("/join #" + "x" * 300, "channel name too long (300 characters; at most 24)"),
+    ("/join #café", "'é' is not allowed"),
+    ("/part #a,b", "',' is not allowed"),
+])
+def test_channel_names_are_checked_where_they_are_typed(line, reason):
+    parsed = parse(line, "headless")
+    assert isinstance(parsed, Invalid) and reason in parsed.reason
+
+
+def test_good_channel_names_pass_with_or_without_hash():
+    from chat_app.channel_names import MAX_LENGTH, channel_name
+
+    for name in ("general", "#general", "dev-ops_2.0", "x" * MAX_LENGTH):
+        assert channel_name(name) == name.lstrip("#")
+    assert parse("/join #dev-ops_2.0", "tui").channel == "dev-ops_2.0"

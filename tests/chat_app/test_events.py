@@ -16,10 +16,16 @@ PINNED = [
      '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["192.168.1.5","fe80::1"],'
      '"channels":["general","random"]}' % A),
     (ev.Joined("general"), '{"event":"joined","channel":"general"}'),
+    (ev.Joined("general", already=True), '{"event":"joined","channel":"general","already":true}'),
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
     (ev.Bye(), '{"event":"bye"}'),
+    (ev.PeerAway(A, "alice", "lunch"), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":"lunch"}' % A),
+    (ev.PeerAway(A, "alice", None), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":null}' % A),
+    (ev.Ignoring(("bob", "eve")), '{"event":"ignoring","nicks":["bob","eve"]}'),
+    (ev.TopicChanged("general", "release friday", "alice", M),
+     '{"event":"topic","channel":"general","topic":"release friday","nick":"alice","message_id":"%s"}' % M),
     (ev.MessageDelivered("general", 3, M, A, 1700, "alice", "text", "hi", 2, False),
      '{"event":"delivered","channel":"general","position":3,"message_id":"%s","sender_id":"%s",'
      '"lamport":1700,"nick":"alice","kind":"text","text":"hi","seq":2,"own":false}' % (M, A)),

@@ -60,8 +60,11 @@ def test_export_one_channel_and_refuse_unknown_formats(tmp_path):
     _history(store, "general", 4)
     _history(store, "random", 2)
     assert export(store, "alice", tmp_path / "r.jsonl", "jsonl", ["random"]) == 2
-    with pytest.raises(ExportError, match="unknown format"):
+    with pytest.raises(ExportError, match="cannot write 'csv'"):
         export(store, "alice", tmp_path / "x.csv", "csv")
+    with pytest.raises(ExportError, match="no history for #nosuch"):
+        export(store, "alice", tmp_path / "n.jsonl", "jsonl", ["random", "nosuch"])
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "n.jsonl").exists()
 
 
 def test_export_command(tmp_path):
@@ -77,3 +80,19 @@ def test_export_command(tmp_path):
     none = subprocess.run([*run[:-1], str(tmp_path / "empty"), "--out", str(tmp_path / "x.parquet")],
                           capture_output=True, text=True)
     assert none.returncode == 2 and "no history" in none.stderr
+
+
+def test_export_command_refuses_a_name_it_would_not_honour_and_an_unknown_channel(tmp_path):
+    store = Store(tmp_path / "peer" / "sds-chat.sqlite3")
+    _history(store, "general", 3)
+    store.close()
+    run = [sys.executable, "-m", "chat_app.cli", "export", "--data-dir", str(tmp_path / "peer")]
+    csv = subprocess.run([*run, "--out", str(tmp_path / "x.csv")], capture_output=True, text=True)
+    assert csv.returncode == 2 and ".parquet or .jsonl" in csv.stderr and "Traceback" not in csv.stderr
+    assert not (tmp_path / "x.csv").exists()  # never Parquet under a .csv name
+    nosuch = subprocess.run([*run, "--out", str(tmp_path / "n.parquet"), "--channel", "nosuch"],
+                            capture_output=True, text=True)
+    assert nosuch.returncode == 2 and "no history for #nosuch" in nosuch.stderr and "#general" in nosuch.stderr
+    forced = subprocess.run([*run, "--out", str(tmp_path / "x.data"), "--format", "jsonl"],
+                            capture_output=True, text=True)
+    assert forced.returncode == 0 and len((tmp_path / "x.data").read_text().splitlines()) == 3

@@ -3,6 +3,8 @@
 import ipaddress
 
 from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
+from chat_app import events as ev
+from chat_app.runtime.peers import PeerTracker
 from chat_app.peers import PROBE_MS, SILENT_MS, PeerTable, describe
 
 
@@ -69,15 +71,30 @@ def test_traffic_from_a_new_address_moves_the_peer_there():
     assert table.targets("general") == {("10.0.7.7", 7000)}
 
 
-def test_a_relayed_message_teaches_nothing_about_its_author():
-    table = PeerTable()
-    table.heard("relay", ("10.0.0.8", 7000), 0, direct=True)
-    peer, new = table.heard("author", ("10.0.0.8", 7000), 10, direct=False)  # a fetch answer, say
-    assert peer is None and not new and "author" not in table
-    peer, new = table.heard("author", ("10.0.0.9", 7001), 20, direct=False)  # from its own address
-    assert new and peer.address == ("10.0.0.9", 7001)
-    table.heard("author", ("10.0.0.10", 7001), 30, direct=False)  # content, and it already answers
-    assert peer.address == ("10.0.0.9", 7001)
+def test_a_relayed_message_is_no_sign_of_its_author():
+    """Content may come from anyone holding it (a store peer answering a
+    fetch long after its author quit): it neither makes a peer present,
+    nor keeps one present, nor moves it to the relay's address."""
+    tracker = PeerTracker(static=[("10.0.0.8", 7000)])  # the store, named by --peer, not heard from yet
+    assert tracker.heard("author", ("10.0.0.8", 7000), 10, direct=False) == ([], False)
+    assert tracker.get("author") is None
+    events, new = tracker.heard("author", ("10.0.0.9", 7001), 20, direct=True)  # its own sync
+    assert new and [type(e) for e in events] == [ev.PeerJoined]
+    tracker.heard("relay", ("10.0.0.7", 7000), 25, direct=True)
+    tracker.heard("author", ("10.0.0.7", 7000), 30, direct=False)  # a known peer's repair rebroadcast
+    for at in range(1_000, SILENT_MS + 60_000, 5_000):  # the store keeps relaying its messages
+        tracker.heard("author", ("10.0.0.8", 7000), at, direct=False)
+    assert tracker.get("author").address == ("10.0.0.9", 7001)
+    left = tracker.on_timer(["general"], 20 + SILENT_MS)
+    assert [e.peer_id for e in left] == ["author"]  # silent since its own last datagram
+
+
+def test_a_message_from_an_unknown_address_makes_its_author_known_and_its_own_keep_it():
+    tracker = PeerTracker()
+    events, new = tracker.heard("author", ("10.0.0.9", 7001), 0, direct=False)  # its first message
+    assert new and tracker.get("author").address == ("10.0.0.9", 7001)
+    tracker.heard("author", ("10.0.0.9", 7001), SILENT_MS - 1, direct=False)  # another, from its address
+    assert tracker.on_timer(["general"], SILENT_MS + 10) == []
 
 
 def test_static_peers_are_always_targets_and_marked_when_heard():

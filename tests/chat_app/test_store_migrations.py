@@ -22,3 +22,24 @@ def test_a_first_schema_database_is_migrated_and_keeps_its_messages(tmp_path):
     assert store.joined_channels() == ["general"]
     assert store._conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     store.close()
+
+
+def test_own_messages_stored_before_delivery_state_was_kept_read_as_unknown(tmp_path):
+    path = database_path(tmp_path)
+    old = sqlite3.connect(path)
+    for script in MIGRATIONS[:3]:
+        old.executescript(script)
+    old.execute("INSERT INTO messages (channel, message_id, lamport, sender_id, kind, text, seq, wire, received_at, "
+                "delivered_at, own) VALUES ('general', 'm1', 1, 'me', 'topic', 'old topic', 1, x'00', 1, 1, 1)")
+    old.execute("PRAGMA user_version=3")
+    old.commit()
+    old.close()
+    store = Store(path)
+    (row,) = store.messages("general")
+    assert (row.ack, row.ack_peers) == (None, 0)  # never kept: no glyph rather than a wrong one
+    assert store.topic("general").text == "old topic" and store.ignored() == set()
+    store.commit_step("general", None, [], 2, [("m1", "acknowledged", 2)])
+    store.commit_step("general", None, [], 3, [("m1", "possibly_acknowledged", 1)])  # never steps back
+    (row,) = store.messages("general")
+    assert (row.ack, row.ack_peers) == ("acknowledged", 2)
+    store.close()
