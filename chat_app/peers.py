@@ -112,7 +112,8 @@ class PeerTable:
         A message with content may come from anyone holding it - a repair
         rebroadcast, a fetch answer, a store peer answering long after its
         author quit - so it never moves a peer, and keeps one present only
-        when it comes from where the peer's own datagrams come from. From an
+        when it comes from where the peer's own datagrams come from (or, not
+        heard directly yet, from the address it announced). From an
         address nobody we know uses (not a ``--peer``, not another peer's)
         it is most likely the author's own first message and makes it known
         (returns None when it teaches nothing).
@@ -128,7 +129,7 @@ class PeerTable:
         peer = self.peers.get(peer_id)
         if not direct:
             if peer is not None:
-                if source == peer.heard_from:
+                if source in (peer.heard_from, peer.address):  # its own address: the author speaking
                     peer.last_heard = peer.heard_at = now
                 return None, False
             if source in self.static or any(source in (p.address, p.heard_from) for p in self.peers.values()):
