@@ -164,6 +164,8 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
+    from chat_app.crypto import KeyFileError
+    from chat_app.identity import load_identity
     from chat_app.node import Node
     from chat_app.store import Store, database_path
 
@@ -173,6 +175,12 @@ def run_peer(args: argparse.Namespace) -> int:
     except Exception as exc:  # unreadable/unwritable directory, corrupt file
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
+    try:
+        identity = load_identity(store, data_dir)
+    except KeyFileError as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        store.close()
+        return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
     channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
@@ -180,7 +188,7 @@ def run_peer(args: argparse.Namespace) -> int:
     def node(emit):
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
                     static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
-                    send_typing=not args.no_typing, live=args.live)
+                    send_typing=not args.no_typing, live=args.live, identity=identity)
 
     try:
         if args.headless or args.command == "serve":
@@ -203,7 +211,8 @@ def run_peer(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from chat_app.export import ExportError, export, format_for
-    from chat_app.identity import peer_id
+    from chat_app.crypto import KeyFileError
+    from chat_app.identity import load_identity
     from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
@@ -215,8 +224,8 @@ def run_export(args: argparse.Namespace) -> int:
     store = Store(database)
     try:
         channels = [c.lstrip("#") for c in args.export_channels] if args.export_channels else None
-        count = export(store, peer_id(store.secret()), args.out, fmt, channels)
-    except ExportError as exc:
+        count = export(store, load_identity(store, data_dir).sender_id, args.out, fmt, channels)
+    except (ExportError, KeyFileError) as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
     finally:

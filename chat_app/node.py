@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from chat_app import events as ev
+from chat_app.crypto import Identity
 from chat_app.events import Emit
 from chat_app.io.peer import AsyncPeer
 from chat_app.net.udp import ANY_INTERFACE, Address
@@ -30,10 +31,11 @@ class Node:
     def __init__(self, store: Store, *, nick: str, channels: list[str], emit: Emit, host: str = ANY_INTERFACE,
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
-                 config: Config | None = None, clock: Callable[[], int] = wall_ms) -> None:
+                 config: Config | None = None, clock: Callable[[], int] = wall_ms,
+                 identity: Identity | None = None) -> None:
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
-                               config=config)
+                               config=config, identity=identity)
         self.io = AsyncPeer(self.runtime, emit, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self._channels = list(channels)

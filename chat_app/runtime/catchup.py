@@ -14,11 +14,14 @@ hands back with ``Runtime.link_answer``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
 from chat_app.net.udp import Address
-from chat_app.runtime.routing import Refused, SdsDatagram, route
+from chat_app.runtime.envelopes import is_envelope
+from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.replication import (
     Closed,
     Connection,
@@ -32,16 +35,19 @@ from sync.replication import (
 
 log = logging.getLogger(__name__)
 
+OpenEntry = Callable[[bytes], "SdsDatagram | Refused"]
+
 REPLICATE_EVERY_MS = 5_000
 """At most one replication with a peer this often (it is also how Missing
 messages are fetched when no rebroadcast or fetch answer arrives)."""
 PEER_CLOSED = "the peer closed the stream"
 
 
-def validate_entry(channels: tuple[str, ...], entry: bytes) -> str:
-    """A replicated entry must be a chat message (with its author's sequence
-    number) for a channel the session is about."""
-    routed = route(entry)
+def validate_entry(open_entry: OpenEntry, channels: tuple[str, ...], entry: bytes) -> str:
+    """A replicated entry must be its author's signed envelope (``open_entry``
+    verifies it) holding a chat message (with its author's sequence number)
+    for a channel the session is about."""
+    routed = open_entry(entry)
     if isinstance(routed, Refused):
         raise ReplicationError(f"entry refused: {routed.reason}")
     if not isinstance(routed, SdsDatagram):
@@ -61,7 +67,9 @@ def answer(store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes
     """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
     if isinstance(wanted, HeightsWanted):
         return {c: store.heights(c) for c in wanted.channels}
-    return [entry for channel, author, above in wanted.wants for entry in store.entries_after(channel, author, above)]
+    # messages stored before envelopes have no signature to show: they stay local
+    return [entry for channel, author, above in wanted.wants for entry in store.entries_after(channel, author, above)
+            if is_envelope(entry)]
 
 
 @dataclass
@@ -73,8 +81,9 @@ class LinkOutcome:
 
 
 class CatchUp:
-    def __init__(self, live: bool = False) -> None:
+    def __init__(self, live: bool, open_entry: OpenEntry) -> None:
         self.live = live
+        self._validate = partial(validate_entry, open_entry)
         self.links: dict[Connection, Address] = {}
         self._dialing: set[Address] = set()
         self._replicated_at: dict[Address, int] = {}
@@ -91,7 +100,7 @@ class CatchUp:
         self._dialing.discard(address)
 
     def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(channels, validate_entry, initiator=initiator, now=now, live=self.live, peer=address)
+        conn = Connection(channels, self._validate, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
 

@@ -24,14 +24,16 @@ from collections import Counter
 from collections.abc import Iterable
 
 from chat_app import events as ev
-from chat_app.identity import peer_id as derive_peer_id
+from chat_app.crypto import Identity
+from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.peers import PeerTracker
-from chat_app.runtime.routing import FetchRequest, Refused, route
+from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
 from sync.core import BROADCAST
@@ -43,9 +45,11 @@ log = logging.getLogger(__name__)
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
-                 live: bool = False, config: Config | None = None) -> None:
+                 live: bool = False, config: Config | None = None, identity: Identity | None = None) -> None:
         self.store = store
-        self.peer_id = derive_peer_id(store.secret())
+        self.identity = identity if identity is not None else load_identity(store)
+        self.peer_id = self.identity.sender_id
+        self.envelopes = Envelopes(self.identity)
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
@@ -54,7 +58,7 @@ class Runtime:
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
         self.port = 0
         self.fetcher = Fetcher()
-        self.catchup = CatchUp(live)
+        self.catchup = CatchUp(live, self.envelopes.open_entry)
         self.typing_state = TypingIndicator()
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
@@ -83,6 +87,9 @@ class Runtime:
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
+    def _conversation(self, channel: str, now: int) -> Conversation:
+        return Conversation(channel, self.store, self.peer_id, self.config, now, self.envelopes.stored_wire)
+
     @property
     def channels(self) -> tuple[str, ...]:
         return tuple(self.conversations)
@@ -95,7 +102,7 @@ class Runtime:
         for channel in dict.fromkeys(channels):
             self.store.join(channel, now)
         for channel in self.store.joined_channels():
-            self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
+            self.conversations[channel] = self._conversation(channel, now)
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
@@ -136,7 +143,7 @@ class Runtime:
         if channel in self.conversations:
             return False
         self.store.join(channel, now)
-        self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
+        self.conversations[channel] = self._conversation(channel, now)
         self._events.append(ev.Joined(channel))
         self._step(channel, now)
         return True
@@ -168,7 +175,7 @@ class Runtime:
 
     def datagram_received(self, data: bytes, addr: Address, now: int) -> None:
         self.stats["datagrams_in"] += 1
-        routed = route(data)
+        routed = self.envelopes.open(data, addr, now)
         if isinstance(routed, Refused):
             self.stats[routed.kind] += 1
             self._events.append(ev.DatagramRejected(routed.kind, routed.reason))
@@ -187,10 +194,15 @@ class Runtime:
         if request.channel not in self.conversations:
             return
         wires, refused = self.fetcher.answers(request.message_ids, addr,
-                                              lambda mid: self.store.wire(request.channel, mid), now)
+                                              lambda mid: self._envelope(request.channel, mid), now)
         self.stats["fetch_served"] += len(wires)
         self.stats["fetch_refused"] += refused
         self._out += [(wire, addr) for wire in wires]
+
+    def _envelope(self, channel: str, message_id: str) -> bytes | None:
+        """A stored message's envelope, to pass on (None: unknown, or stored before envelopes)."""
+        wire = self.store.wire(channel, message_id)
+        return wire if wire is not None and is_envelope(wire) else None
 
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
         events, new = self.peers.heard(peer_id, addr, now, direct)
@@ -252,7 +264,8 @@ class Runtime:
         self._reads += [(conn, wanted) for wanted in outcome.reads]
         for channel, entry in outcome.entries:
             if channel in self.conversations:
-                self.conversations[channel].engine.receive(entry, now, self.catchup.links.get(conn))
+                sds = self.envelopes.open_entry(entry).data  # verified already, as the link took it
+                self.conversations[channel].engine.receive(sds, now, self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 self._step(channel, now)
         self._events += outcome.events
@@ -281,10 +294,13 @@ class Runtime:
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
         for out in datagrams:
+            data = self.envelopes.seal_sds(out.data, lambda mid: self._envelope(channel, mid))
+            if data is None:
+                continue
             if out.to is BROADCAST:
-                self._broadcast(channel, out.data)
+                self._broadcast(channel, data)
             else:
-                self._out.append((out.data, out.to))
+                self._out.append((data, out.to))
         self.stats["rejected"] += step.rejected
         if step.missing:
             self._ask_for(channel, step.missing, now)
@@ -306,6 +322,7 @@ class Runtime:
         also finds what nobody references."""
         sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
         for data, target in sends:
+            data = self.envelopes.seal_fetch(data)
             if target is None:
                 self._broadcast(channel, data)
             else:

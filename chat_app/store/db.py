@@ -2,7 +2,8 @@
 
 One file per data directory, in WAL mode. Tables:
 
-    meta          key -> value: identity secret, nick
+    meta          key -> value: nick; the legacy identity secret until it is
+                  migrated to a key, then the rekey statement
     channels      joined channels
     messages      every delivered message: channel, message_id, lamport,
                   sender_id, the decoded payload (nick, kind, text, seq,
@@ -162,6 +163,27 @@ class Store:
             self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new_secret(),))
             secret = self._meta("secret")
         return secret
+
+    def legacy_secret(self) -> bytes | None:
+        """The identity secret of a data directory from before keys, if it
+        has not been migrated yet (``chat_app.identity.load_identity``)."""
+        if self._meta("rekey") is not None:
+            return None
+        return self._meta("secret")
+
+    def retire_secret(self, rekey_statement: bytes) -> None:
+        """The secret has moved to a key: keep the statement that says so, drop the secret."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._set_meta("rekey", rekey_statement)
+            self._conn.execute("DELETE FROM meta WHERE key = 'secret'")
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def rekey_statement(self) -> bytes | None:
+        return self._meta("rekey")
 
     def nick(self) -> str | None:
         value = self._meta("nick")

@@ -1,0 +1,156 @@
+"""The signed envelope between the sockets and the engines.
+
+Every datagram this peer sends leaves in an envelope signed by its key
+(``chat_app.crypto``), and every datagram that arrives is opened - size,
+signature, and for SDS that the ``sender_id`` inside is the signer's - before
+routing hands it to an engine. A refusal is a ``Refused`` with the counter's
+name and one line; it changes nothing.
+
+Who signs what:
+
+- what our engines produce (our chat, sync and ephemeral messages) and our
+  fetch requests: signed here, by us;
+- someone else's message that we pass on (an SDS-R repair rebroadcast, a
+  fetch answer, a replication entry): its author's original envelope, as
+  received and stored, so it verifies end to end whoever serves it.
+
+The store keeps each delivered message's envelope (full form) as its
+``wire``; the engines only ever see the protocol bytes inside
+(``sds_bytes``). Ed25519 signatures are deterministic, so sealing our own
+message for the store and for the network gives the same bytes, signed once
+(``_envelopes`` remembers them).
+
+Datagrams pass the ``Gate``: a per-source verification budget, so a flood
+of bad signatures from one address is dropped for the cost of a hash, and a
+cache of recently verified bytes, so resends and repeats are not verified
+again. Replication entries arrive over a TCP link we accepted or dialled,
+one per frame by the thousand; they are verified without the per-source
+budget but through a cache of their own, since the link validates an entry
+and the runtime then feeds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from chat_app.crypto import EnvelopeError, Gate, Identity, Kind, Opened, check_sds, open_datagram
+from chat_app.crypto.envelope import VERSION
+from chat_app.net.frames import CONTROL
+from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
+from proto.sds_pb2 import SdsMessage
+
+_FULL_HEADER, _SIGNATURE = 3 + 32, 64
+_REMEMBERED = 8192
+
+
+def is_envelope(wire: bytes) -> bool:
+    """A stored wire in full envelope form (a protobuf never starts with 0x01 0x01)."""
+    return len(wire) > _FULL_HEADER + _SIGNATURE and wire[0] == VERSION and wire[1] == Kind.SDS and wire[2] == 0
+
+
+def sds_bytes(wire: bytes) -> bytes:
+    """The SDS message inside a stored wire: the envelope's protocol bytes,
+    or the wire itself for a message stored before envelopes."""
+    return wire[_FULL_HEADER:-_SIGNATURE] if is_envelope(wire) else wire
+
+
+class _Lru(OrderedDict):
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+
+    def put(self, key, value) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.capacity:
+            self.popitem(last=False)
+
+
+class Envelopes:
+    """Seals what the runtime sends and opens what it receives."""
+
+    def __init__(self, identity: Identity, gate: Gate | None = None) -> None:
+        self.identity = identity
+        self.peer_id = identity.sender_id
+        self.gate = gate if gate is not None else Gate(identity)
+        self.stats = self.gate.stats
+        self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
+        self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
+
+    # ----------------------------------------------------------------- sending
+
+    def seal_sds(self, data: bytes, wire_of: Callable[[str], bytes | None]) -> bytes | None:
+        """The envelope to send for SDS bytes an engine produced: the author's
+        own if the engine is passing someone else's message on (``wire_of``
+        finds a stored one by message id), else ours. None: nothing to send."""
+        envelope = self._envelopes.get(data)
+        if envelope is not None:
+            return envelope
+        msg = SdsMessage.FromString(data)
+        if msg.sender_id == self.peer_id:
+            return self._seal_own(data)
+        stored = wire_of(msg.message_id)
+        if stored is not None and is_envelope(stored):
+            return stored
+        self.stats["unsigned_not_sent"] += 1  # someone's message from before envelopes
+        return None
+
+    def seal_fetch(self, data: bytes) -> bytes:
+        return self.gate.seal(Kind.FETCH, data)
+
+    def stored_wire(self, sds: bytes, sender_id: str) -> bytes:
+        """What the store keeps for a delivered message: its envelope."""
+        envelope = self._envelopes.get(sds)
+        if envelope is not None:
+            return envelope
+        if sender_id == self.peer_id:
+            return self._seal_own(sds)
+        self.stats["stored_unsigned"] += 1  # verified, but evicted before delivery: kept bare
+        return sds
+
+    def _seal_own(self, sds: bytes) -> bytes:
+        envelope = self.gate.seal(Kind.SDS, sds)
+        self._envelopes.put(sds, envelope)
+        return envelope
+
+    # --------------------------------------------------------------- receiving
+
+    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Refused:
+        """Verify and route one datagram."""
+        try:
+            opened = self.gate.open(data, source, now)
+        except EnvelopeError as exc:
+            return Refused(exc.reason, str(exc))
+        return self._route(opened)
+
+    def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
+        """Verify and route one replication entry (an author's envelope)."""
+        digest = hashlib.sha256(entry).digest()
+        routed = self._entries.get(digest)
+        if routed is None:
+            try:
+                opened = open_datagram(entry, self.gate.known_keys, self.gate.keyring)
+                if opened.kind is Kind.SDS:
+                    check_sds(opened)
+            except EnvelopeError as exc:
+                self.stats[f"entry_{exc.reason}"] += 1
+                return Refused(exc.reason, str(exc))
+            routed = self._route(opened)
+            self._entries.put(digest, routed)
+        if isinstance(routed, FetchRequest):
+            return Refused("kind", "a replication entry must be an SDS message")
+        return routed
+
+    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Refused:
+        if opened.kind is Kind.SDS:
+            routed = route(opened.payload)
+            if isinstance(routed, SdsDatagram) and routed.chat:
+                self._envelopes.put(opened.payload, opened.full_form())
+            return routed
+        if opened.kind is Kind.FETCH:
+            if opened.payload[:1] != bytes((CONTROL,)):
+                return Refused("kind", "a fetch envelope must hold a control frame")
+            return route(opened.payload)
+        return Refused("kind", f"{opened.kind.name.lower()} envelopes are not spoken here")
