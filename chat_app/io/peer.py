@@ -53,7 +53,7 @@ class AsyncPeer:
         self.runtime.start(channels, self.port, self.advertised, self._now())
         if self._use_discovery:
             rt = self.runtime
-            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels)
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels, rt.identity.public_key)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -79,9 +79,9 @@ class AsyncPeer:
         self._reads.submit(lambda: self._reader and self._reader.close())
         self._reads.shutdown(wait=True)
 
-    def call(self, method: Callable, *args):
+    def call(self, method: Callable, *args, **kwargs):
         """Run a runtime command with the time now, then flush its output."""
-        result = method(*args, self._now())
+        result = method(*args, self._now(), **kwargs)
         self._flush()
         return result
 
@@ -96,7 +96,7 @@ class AsyncPeer:
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
-                  info.channels)
+                  info.channels, key=info.key)
 
     def _on_peer_gone(self, peer_id: str) -> None:
         self.call(lambda now: self.runtime.peer_gone(peer_id))

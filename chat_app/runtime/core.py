@@ -211,7 +211,7 @@ class Runtime:
             self._replicate(addr, now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
-                       now: int) -> None:
+                       now: int, key: bytes = b"") -> None:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         self._events.append(event)
         if new:
