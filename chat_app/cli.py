@@ -89,8 +89,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True) -> Non
     option("--headless", action="store_true",
            help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
-    option("--channel", action="append", dest="channels", metavar="NAME",
-           help="join this channel (repeatable; default: the channels joined last time, else general)")
+    option("--channel", action="append", dest="channels", metavar="NAME[:PASSPHRASE]",
+           help="join this channel (repeatable; default: the channels joined last time, else general); "
+                "NAME:PASSPHRASE joins a private channel")
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
     option("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
@@ -182,13 +183,17 @@ def run_peer(args: argparse.Namespace) -> int:
         store.close()
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
-    channels = [c.lstrip("#") for c in (args.channels or [])] or (store.joined_channels() or ["general"])
+    # --channel name:passphrase joins a private channel; the passphrase may hold spaces and colons
+    given = [c.lstrip("#").partition(":") for c in (args.channels or [])]
+    passphrases = {name: passphrase for name, colon, passphrase in given if colon}
+    channels = [name for name, _, _ in given] or (store.joined_channels() or ["general"])
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
                     static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
-                    send_typing=not args.no_typing, live=args.live, identity=identity)
+                    send_typing=not args.no_typing, live=args.live, identity=identity,
+                    passphrases=passphrases)
 
     try:
         if args.headless or args.command == "serve":

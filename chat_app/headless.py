@@ -68,7 +68,7 @@ class Headless:
             case Say(text=text, kind=kind):
                 node.say(self.current, text, kind)
             case Invocation(name="join") as cmd:
-                await node.join(cmd.channel)
+                await node.join(cmd.channel, cmd.passphrase)
                 self.current = cmd.channel
             case Invocation(name="part") as cmd:
                 channel = cmd.channel or self.current

@@ -32,10 +32,10 @@ class Node:
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
                  config: Config | None = None, clock: Callable[[], int] = wall_ms,
-                 identity: Identity | None = None) -> None:
+                 identity: Identity | None = None, passphrases: dict[str, str] | None = None) -> None:
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
-                               config=config, identity=identity)
+                               config=config, identity=identity, passphrases=passphrases)
         self.io = AsyncPeer(self.runtime, emit, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self._channels = list(channels)
@@ -78,8 +78,8 @@ class Node:
     def typing(self, channel: str) -> None:
         self.io.call(self.runtime.typing, channel)
 
-    async def join(self, channel: str) -> None:
-        if self.io.call(self.runtime.join, channel):
+    async def join(self, channel: str, passphrase: str | None = None) -> None:
+        if self.io.call(self.runtime.join, channel, passphrase=passphrase):
             await self.io.announce()
 
     async def part(self, channel: str) -> None:

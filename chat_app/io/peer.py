@@ -53,7 +53,8 @@ class AsyncPeer:
         self.runtime.start(channels, self.port, self.advertised, self._now())
         if self._use_discovery:
             rt = self.runtime
-            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels, rt.identity.public_key)
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.announced_channels,
+                          rt.identity.public_key)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -87,7 +88,7 @@ class AsyncPeer:
 
     async def announce(self) -> None:
         if self._discovery is not None:
-            await self._discovery.update(self.runtime.nick, self.runtime.channels)
+            await self._discovery.update(self.runtime.nick, self.runtime.announced_channels)
 
     # ------------------------------------------------------------------ inputs
 
@@ -147,7 +148,7 @@ class AsyncPeer:
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
         self._reader = self._reader or Store(self.runtime.store.path)
-        return answer(self._reader, wanted)
+        return answer(self._reader, wanted, self.runtime.envelopes)
 
     # -------------------------------------------------------- replication links
 

@@ -41,9 +41,9 @@ def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes 
 
 class Conversation:
     def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int,
-                 stored_wire: Callable[[bytes, str], bytes] | None = None) -> None:
+                 stored_wire: Callable[[str, bytes, str], bytes] | None = None) -> None:
         self.channel = channel
-        self.stored_wire = stored_wire  # SDS bytes, sender -> what the store keeps (the signed envelope)
+        self.stored_wire = stored_wire  # channel, SDS bytes, sender -> what the store keeps (the envelope)
         self.store = store
         self.peer_id = peer_id
         self.config = config
@@ -78,7 +78,7 @@ class Conversation:
     def step(self, now: int) -> tuple[Translation, list[Outgoing]]:
         translation = translate(self.channel, self.engine.events(), now)
         if self.stored_wire is not None:
-            translation.rows = [replace(row, wire=self.stored_wire(row.wire, row.sender_id))
+            translation.rows = [replace(row, wire=self.stored_wire(self.channel, row.wire, row.sender_id))
                                 for row in translation.rows]
         datagrams = self.engine.datagrams_to_send(now)
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from chat_app import events as ev
 from chat_app.crypto import Identity
@@ -45,11 +45,13 @@ log = logging.getLogger(__name__)
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
-                 live: bool = False, config: Config | None = None, identity: Identity | None = None) -> None:
+                 live: bool = False, config: Config | None = None, identity: Identity | None = None,
+                 passphrases: Mapping[str, str] | None = None) -> None:
         self.store = store
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
         self.envelopes = Envelopes(self.identity)
+        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
@@ -58,7 +60,7 @@ class Runtime:
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
         self.port = 0
         self.fetcher = Fetcher()
-        self.catchup = CatchUp(live, self.envelopes.open_entry)
+        self.catchup = CatchUp(live, self.envelopes)
         self.typing_state = TypingIndicator()
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
@@ -94,15 +96,24 @@ class Runtime:
     def channels(self) -> tuple[str, ...]:
         return tuple(self.conversations)
 
+    @property
+    def announced_channels(self) -> tuple[str, ...]:
+        """The channels as others may see them: a private one by its tag only."""
+        return tuple(self.envelopes.link_name(c) for c in self.conversations)
+
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
         self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
-        for channel in dict.fromkeys(channels):
-            self.store.join(channel, now)
+        for channel, passphrase in self.passphrases.items():
+            self._unlock(channel, passphrase)
+        for channel in dict.fromkeys([*channels, *self.passphrases]):
+            if self._may_open(channel):
+                self.store.join(channel, now)
         for channel in self.store.joined_channels():
-            self.conversations[channel] = self._conversation(channel, now)
+            if self._may_open(channel, quiet=True):
+                self.conversations[channel] = self._conversation(channel, now)
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
@@ -138,9 +149,16 @@ class Runtime:
         conversation.send_ephemeral(Payload("typing", self.nick, sent_at=now), now)
         self._step(channel, now)
 
-    def join(self, channel: str, now: int) -> bool:
-        """True if the channel is new (the adapter then re-announces us)."""
+    def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
+        """True if the channel is new (the adapter then re-announces us).
+        With a passphrase, the channel is private (its key takes ~100 ms)."""
         if channel in self.conversations:
+            if passphrase is not None:
+                self._error(f"already in #{channel}; /part it first to join it with a passphrase")
+            return False
+        if passphrase is not None:
+            self._unlock(channel, passphrase)
+        if not self._may_open(channel):
             return False
         self.store.join(channel, now)
         self.conversations[channel] = self._conversation(channel, now)
@@ -153,6 +171,7 @@ class Runtime:
             self._error(f"not in channel {channel}")
             return False
         self.store.part(channel)
+        self.envelopes.leave_private(channel)
         self._events.append(ev.Parted(channel))
         return True
 
@@ -165,6 +184,25 @@ class Runtime:
         old, self.nick = self.nick, nick
         self.store.set_nick(nick)
         self._events.append(ev.NickChanged(old, nick))
+        return True
+
+    def _unlock(self, channel: str, passphrase: str) -> None:
+        """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
+        key = self.envelopes.join_private(channel, passphrase)
+        known = self.store.private_tag(channel)
+        if known is None and self.store.count(channel) == 0:
+            self.store.set_private_tag(channel, key.tag)
+        elif known != key.tag:
+            self.envelopes.leave_private(channel)
+            self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
+                        f"its history would mix; use another name")
+
+    def _may_open(self, channel: str, quiet: bool = False) -> bool:
+        """A channel joined as private opens only with its key: never in the clear."""
+        if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
+            if not quiet or channel not in self.passphrases:
+                self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
+            return False
         return True
 
     def _error(self, reason: str) -> None:
@@ -197,7 +235,7 @@ class Runtime:
                                               lambda mid: self._envelope(request.channel, mid), now)
         self.stats["fetch_served"] += len(wires)
         self.stats["fetch_refused"] += refused
-        self._out += [(wire, addr) for wire in wires]
+        self._out += [(self.envelopes.outgoing(request.channel, wire), addr) for wire in wires]
 
     def _envelope(self, channel: str, message_id: str) -> bytes | None:
         """A stored message's envelope, to pass on (None: unknown, or stored before envelopes)."""
@@ -224,7 +262,7 @@ class Runtime:
         self._events += self.peers.gone(peer_id)
 
     def _broadcast(self, channel: str, data: bytes) -> None:
-        self._out += [(data, address) for address in self.peers.targets(channel)]
+        self._out += [(data, address) for address in self.peers.targets(self.envelopes.link_name(channel))]
 
     # ------------------------------------------------------------- replication
 
@@ -233,7 +271,7 @@ class Runtime:
             self._dials.append(address)
 
     def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
-        return self.catchup.open(self.channels, address, initiator=initiator, now=now)
+        return self.catchup.open(self.announced_channels, address, initiator=initiator, now=now)
 
     def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
         """One frame from a link (None: the stream ended or failed, and
@@ -294,7 +332,7 @@ class Runtime:
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
         for out in datagrams:
-            data = self.envelopes.seal_sds(out.data, lambda mid: self._envelope(channel, mid))
+            data = self.envelopes.seal_sds(channel, out.data, lambda mid: self._envelope(channel, mid))
             if data is None:
                 continue
             if out.to is BROADCAST:
@@ -322,12 +360,12 @@ class Runtime:
         also finds what nobody references."""
         sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
         for data, target in sends:
-            data = self.envelopes.seal_fetch(data)
+            data = self.envelopes.seal_fetch(channel, data)
             if target is None:
                 self._broadcast(channel, data)
             else:
                 self._out.append((data, target))
         self.stats["fetch_sent"] += asked
         for peer in self.peers:
-            if peer.channels is None or channel in peer.channels:
+            if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
                 self._replicate(peer.address, now)

@@ -20,6 +20,15 @@ The store keeps each delivered message's envelope (full form) as its
 message for the store and for the network gives the same bytes, signed once
 (``_envelopes`` remembers them).
 
+Private channels (a name and a passphrase): every datagram is signed with
+the channel tag as context and then encrypted (``chat_app.crypto.channel``);
+the store keeps the signed envelope inside, and whatever passes it on
+encrypts it again, to the very same bytes. Outside this peer a private
+channel is known by its tag only: ``link_name`` (``~`` and the tag in hex)
+is what mDNS announces and replication lists, never the name. A datagram
+opened under one channel's key must be about that channel, and a public one
+must not be about a channel that is private here.
+
 Datagrams pass the ``Gate``: a per-source verification budget, so a flood
 of bad signatures from one address is dropped for the cost of a hash, and a
 cache of recently verified bytes, so resends and repeats are not verified
@@ -35,7 +44,8 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from chat_app.crypto import EnvelopeError, Gate, Identity, Kind, Opened, check_sds, open_datagram
+from chat_app.crypto import ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, check_sds, open_datagram, seal
+from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION
 from chat_app.net.frames import CONTROL
 from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
@@ -71,47 +81,82 @@ class _Lru(OrderedDict):
 class Envelopes:
     """Seals what the runtime sends and opens what it receives."""
 
-    def __init__(self, identity: Identity, gate: Gate | None = None) -> None:
+    def __init__(self, identity: Identity, scrypt: ScryptParams = DEFAULT_SCRYPT) -> None:
         self.identity = identity
         self.peer_id = identity.sender_id
-        self.gate = gate if gate is not None else Gate(identity)
+        self.gate = Gate(identity, Keyring(scrypt))
+        self.private: dict[str, ChannelKey] = {}  # channel name -> its key, for the channels private here
+        self._by_link: dict[str, str] = {}  # link name -> channel name
         self.stats = self.gate.stats
         self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
         self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
 
+    # -------------------------------------------------------- private channels
+
+    def join_private(self, channel: str, passphrase: str) -> ChannelKey:
+        """Derive (slowly, on purpose) the key of ``channel`` under ``passphrase``."""
+        key = self.gate.join(channel, passphrase)
+        self.private[channel] = key
+        self._by_link[self.link_name(channel)] = channel
+        return key
+
+    def leave_private(self, channel: str) -> None:
+        key = self.private.pop(channel, None)
+        if key is not None:
+            self._by_link.pop(self.link_name(channel, key), None)
+            self.gate.leave(key)
+
+    def link_name(self, channel: str, key: ChannelKey | None = None) -> str:
+        """What others see a channel as: its name if public, ``~tag`` if private."""
+        key = key or self.private.get(channel)
+        return f"~{key.tag.hex()}" if key is not None else channel
+
+    def channel_of(self, link_name: str) -> str | None:
+        """The channel behind a name seen on a link or in an announcement."""
+        if link_name.startswith("~"):
+            return self._by_link.get(link_name)
+        return None if link_name in self.private else link_name
+
+    def outgoing(self, channel: str, envelope: bytes) -> bytes:
+        """A stored envelope as it travels: encrypted in a private channel."""
+        key = self.private.get(channel)
+        return key.encrypt(envelope) if key is not None and is_envelope(envelope) else envelope
+
     # ----------------------------------------------------------------- sending
 
-    def seal_sds(self, data: bytes, wire_of: Callable[[str], bytes | None]) -> bytes | None:
+    def seal_sds(self, channel: str, data: bytes, wire_of: Callable[[str], bytes | None]) -> bytes | None:
         """The envelope to send for SDS bytes an engine produced: the author's
         own if the engine is passing someone else's message on (``wire_of``
         finds a stored one by message id), else ours. None: nothing to send."""
         envelope = self._envelopes.get(data)
-        if envelope is not None:
-            return envelope
-        msg = SdsMessage.FromString(data)
-        if msg.sender_id == self.peer_id:
-            return self._seal_own(data)
-        stored = wire_of(msg.message_id)
-        if stored is not None and is_envelope(stored):
-            return stored
-        self.stats["unsigned_not_sent"] += 1  # someone's message from before envelopes
-        return None
+        if envelope is None:
+            msg = SdsMessage.FromString(data)
+            if msg.sender_id == self.peer_id:
+                envelope = self._seal_own(channel, data)
+            else:
+                envelope = wire_of(msg.message_id)
+                if envelope is None or not is_envelope(envelope):
+                    self.stats["unsigned_not_sent"] += 1  # someone's message from before envelopes
+                    return None
+        return self.outgoing(channel, envelope)
 
-    def seal_fetch(self, data: bytes) -> bytes:
-        return self.gate.seal(Kind.FETCH, data)
+    def seal_fetch(self, channel: str, data: bytes) -> bytes:
+        key = self.private.get(channel)
+        return key.seal(self.identity, Kind.FETCH, data) if key is not None else self.gate.seal(Kind.FETCH, data)
 
-    def stored_wire(self, sds: bytes, sender_id: str) -> bytes:
+    def stored_wire(self, channel: str, sds: bytes, sender_id: str) -> bytes:
         """What the store keeps for a delivered message: its envelope."""
         envelope = self._envelopes.get(sds)
         if envelope is not None:
             return envelope
         if sender_id == self.peer_id:
-            return self._seal_own(sds)
+            return self._seal_own(channel, sds)
         self.stats["stored_unsigned"] += 1  # verified, but evicted before delivery: kept bare
         return sds
 
-    def _seal_own(self, sds: bytes) -> bytes:
-        envelope = self.gate.seal(Kind.SDS, sds)
+    def _seal_own(self, channel: str, sds: bytes) -> bytes:
+        key = self.private.get(channel)
+        envelope = seal(self.identity, Kind.SDS, sds, context=key.tag if key is not None else b"")
         self._envelopes.put(sds, envelope)
         return envelope
 
@@ -146,11 +191,19 @@ class Envelopes:
     def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Refused:
         if opened.kind is Kind.SDS:
             routed = route(opened.payload)
-            if isinstance(routed, SdsDatagram) and routed.chat:
-                self._envelopes.put(opened.payload, opened.full_form())
-            return routed
-        if opened.kind is Kind.FETCH:
+        elif opened.kind is Kind.FETCH:
             if opened.payload[:1] != bytes((CONTROL,)):
                 return Refused("kind", "a fetch envelope must hold a control frame")
-            return route(opened.payload)
-        return Refused("kind", f"{opened.kind.name.lower()} envelopes are not spoken here")
+            routed = route(opened.payload)
+        else:
+            return Refused("kind", f"{opened.kind.name.lower()} envelopes are not spoken here")
+        if isinstance(routed, Refused):
+            return routed
+        key = self.private.get(routed.channel)
+        if opened.context != (key.tag if key is not None else b""):
+            self.stats["wrong_channel"] += 1
+            where = "a private channel's key" if opened.context else "the open"
+            return Refused("wrong_channel", f"a datagram for #{routed.channel[:40]} came under {where}")
+        if isinstance(routed, SdsDatagram) and routed.chat:
+            self._envelopes.put(opened.payload, opened.full_form())
+        return routed

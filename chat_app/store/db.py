@@ -182,6 +182,16 @@ class Store:
             self._conn.execute("ROLLBACK")
             raise
 
+    def private_tag(self, channel: str) -> bytes | None:
+        """The tag of ``channel`` if it was joined as a private channel (never its key)."""
+        return self._meta(f"private:{channel}")
+
+    def set_private_tag(self, channel: str, tag: bytes | None) -> None:
+        if tag is None:
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (f"private:{channel}",))
+        else:
+            self._set_meta(f"private:{channel}", tag)
+
     def rekey_statement(self) -> bytes | None:
         return self._meta("rekey")
 

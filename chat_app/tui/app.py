@@ -399,7 +399,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
             case Invocation() if node is None:
                 self.notify("still starting…", severity="warning")
             case Invocation(name="join") as cmd:
-                self.bridge.call(node.join, cmd.channel)
+                self.bridge.call(node.join, cmd.channel, cmd.passphrase)
             case Invocation(name="part") as cmd:
                 if channel := cmd.channel or self.current:
                     self.bridge.call(node.part, channel)

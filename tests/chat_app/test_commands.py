@@ -35,3 +35,9 @@ def test_help_and_completion_come_from_the_table():
     assert "/typing" not in table
     assert complete("/", tuple(tui), [], []) == [f"{c} " for c in tui]
     assert complete("/e", tuple(tui), [], []) == ["/export "]
+
+
+def test_join_takes_a_passphrase_after_the_name():
+    private = parse("/join #ops  correct horse battery ", "tui")
+    assert private.channel == "ops" and private.passphrase == "correct horse battery"
+    assert parse("/join #ops", "tui").passphrase is None

@@ -216,7 +216,7 @@ def _link(net: Net, dialer, listener) -> None:
         moved = False
         for rt, conn, other, other_conn in ends:
             for wanted_conn, wanted in rt.reads():
-                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted), net.now)
+                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted, rt.envelopes), net.now)
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True
