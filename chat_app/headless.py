@@ -85,5 +85,9 @@ class Headless:
                     node.typing(self.current)
             case Invocation(name="peers"):
                 self.emit(node.peer_snapshot())
+            case Invocation(name="whois", argument=nick):
+                node.whois(nick)
+            case Invocation(name="trust", argument=argument):
+                node.trust(argument)
             case Invocation(name="quit"):
                 self._done.set()

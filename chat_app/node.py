@@ -90,6 +90,12 @@ class Node:
         if self.io.call(lambda now: self.runtime.set_nick(nick)):
             await self.io.announce()
 
+    def whois(self, nick: str) -> None:
+        self.io.call(self.runtime.whois, nick)
+
+    def trust(self, argument: str) -> None:
+        self.io.call(self.runtime.trust, argument)
+
     def peer_snapshot(self) -> ev.Peers:
         """The peers we know, for a UI to list (called on the node's loop)."""
         return self.runtime.peer_snapshot()

@@ -32,6 +32,7 @@ from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
@@ -62,6 +63,7 @@ class Runtime:
         self.fetcher = Fetcher()
         self.catchup = CatchUp(live, self.envelopes)
         self.typing_state = TypingIndicator()
+        self.people = People(store)
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -205,6 +207,21 @@ class Runtime:
             return False
         return True
 
+    def whois(self, nick: str, now: int) -> None:
+        self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, [(a, self.port) for a in self.addresses])
+        self._events.append(self.people.whois(nick.lstrip("@"), self._addresses_of))
+
+    def trust(self, argument: str, now: int) -> None:
+        nick, _, fp = argument.partition(" ")
+        if not fp.strip():
+            self._error("usage: /trust nick <fingerprint> (read it to each other; see /whois nick)")
+            return
+        self._events.append(self.people.trust(nick.lstrip("@"), fp.strip()))
+
+    def _addresses_of(self, sender_id: str) -> list:
+        peer = self.peers.get(sender_id)
+        return list(peer.candidates or [peer.address]) if peer is not None else []
+
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
         return None
@@ -252,6 +269,7 @@ class Runtime:
                        now: int, key: bytes = b"") -> None:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         self._events.append(event)
+        self._events += self.people.seen(peer_id, key or None, nick, now)
         if new:
             self._replicate(peer.address, now)
 
@@ -346,6 +364,7 @@ class Runtime:
         for sender_id, nick in step.authors:
             self.typing_state.message_from(channel, sender_id)
             self.peers.learned_nick(sender_id, nick)
+            self._events += self.people.seen(sender_id, self.envelopes.key_of(sender_id), nick, now)
         events = list(step.events)
         for sender_id, nick in step.typists:
             if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:

@@ -91,6 +91,13 @@ class Envelopes:
         self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
         self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
 
+    def key_of(self, sender_id: str) -> bytes | None:
+        """The public key behind ``sender_id``, if one of its envelopes verified lately."""
+        if sender_id == self.peer_id:
+            return self.identity.public_key
+        signer = self.gate.known_keys.by_id(bytes.fromhex(sender_id)) if len(sender_id) == 32 else None
+        return signer.public_key if signer is not None else None
+
     # -------------------------------------------------------- private channels
 
     def join_private(self, channel: str, passphrase: str) -> ChannelKey:

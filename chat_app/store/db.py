@@ -192,6 +192,14 @@ class Store:
         else:
             self._set_meta(f"private:{channel}", tag)
 
+    def trusted(self, nick: str) -> str | None:
+        """The fingerprint the user checked for ``nick`` (``/trust``), compact hex."""
+        value = self._meta(f"trust:{nick}")
+        return value.decode() if value is not None else None
+
+    def set_trusted(self, nick: str, fingerprint: str) -> None:
+        self._set_meta(f"trust:{nick}", fingerprint.encode())
+
     def rekey_statement(self) -> bytes | None:
         return self._meta("rekey")
 

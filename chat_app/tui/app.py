@@ -143,6 +143,14 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                 self.notify(f"you are now {nick}")
             case ev.Error(reason=reason):
                 self.notify(reason, severity="error")
+            case ev.Whois(nick=nick, people=people):
+                self.notify("\n".join(f"{p['short']}  {p['fingerprint']}{'  verified' if p['trusted'] else ''}"
+                                      for p in people) or f"nobody called {nick} seen yet", title=f"/whois {nick}")
+            case ev.Trusted(nick=nick, fingerprint=fp):
+                self.notify(f"{nick} verified: {fp}")
+            case ev.KeyChanged() as e:
+                self.notify(f"{e.nick} speaks with ANOTHER KEY ({e.fingerprint}), not the one you verified "
+                            f"({e.trusted_fingerprint})", severity="error", timeout=30)
             case ev.MessageDelivered() | ev.MessageWaiting() as e:
                 self._show_message(e)
             case ev.MessageAcknowledged() as e:
@@ -405,6 +413,10 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                     self.bridge.call(node.part, channel)
             case Invocation(name="nick", argument=nick):
                 self.bridge.call(node.set_nick, nick)
+            case Invocation(name="whois", argument=nick):
+                self.bridge.call(node.whois, nick)
+            case Invocation(name="trust", argument=argument):
+                self.bridge.call(node.trust, argument)
             case Invocation(name="peers"):
                 future = self.bridge.call(node.peer_snapshot)
                 future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen.of(f.result())))
