@@ -28,6 +28,8 @@ from chat_app.crypto import Identity
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
+from chat_app.crypto import channel_tag_of
+from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope
@@ -64,6 +66,7 @@ class Runtime:
         self.catchup = CatchUp(live, self.envelopes)
         self.typing_state = TypingIndicator()
         self.people = People(store)
+        self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -88,6 +91,7 @@ class Runtime:
         deadlines = [c.engine.get_timer() for c in self.conversations.values()]
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
+        deadlines.append(self.blind.deadline())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -101,7 +105,8 @@ class Runtime:
     @property
     def announced_channels(self) -> tuple[str, ...]:
         """The channels as others may see them: a private one by its tag only."""
-        return tuple(self.envelopes.link_name(c) for c in self.conversations)
+        return (*(self.envelopes.link_name(c) for c in self.conversations),
+                *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
 
     # --------------------------------------------------------------- lifecycle
 
@@ -111,7 +116,9 @@ class Runtime:
         for channel, passphrase in self.passphrases.items():
             self._unlock(channel, passphrase)
         for channel in dict.fromkeys([*channels, *self.passphrases]):
-            if self._may_open(channel):
+            if channel.startswith("~"):
+                self._keep_blind(channel)
+            elif self._may_open(channel):
                 self.store.join(channel, now)
         for channel in self.store.joined_channels():
             if self._may_open(channel, quiet=True):
@@ -199,6 +206,16 @@ class Runtime:
             self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
                         f"its history would mix; use another name")
 
+    def _keep_blind(self, link_name: str) -> None:
+        try:
+            tag = bytes.fromhex(link_name[1:])
+        except ValueError:
+            tag = b""
+        if len(tag) != 16:
+            self._error(f"{link_name}: a blind channel is ~ and a 32-digit hex tag")
+        else:
+            self.blind.tags.add(tag)
+
     def _may_open(self, channel: str, quiet: bool = False) -> bool:
         """A channel joined as private opens only with its key: never in the clear."""
         if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
@@ -230,6 +247,10 @@ class Runtime:
 
     def datagram_received(self, data: bytes, addr: Address, now: int) -> None:
         self.stats["datagrams_in"] += 1
+        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
+            self.stats["blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"] += 1
+            self._out += self.blind.due(now)
+            return
         routed = self.envelopes.open(data, addr, now)
         if isinstance(routed, Refused):
             self.stats[routed.kind] += 1
@@ -270,6 +291,9 @@ class Runtime:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         self._events.append(event)
         self._events += self.people.seen(peer_id, key or None, nick, now)
+        for tag in self.blind.tags:
+            if self.blind.link_name(tag) in channels:
+                self.blind.serve(tag, peer.address, now)
         if new:
             self._replicate(peer.address, now)
 
@@ -335,6 +359,7 @@ class Runtime:
             if deadline is not None and deadline <= now:
                 conversation.engine.handle_timer(now)
                 self._step(channel, now)
+        self._out += self.blind.due(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 

@@ -81,6 +81,12 @@ MIGRATIONS: list[str] = [
     CREATE TABLE state_entry (channel TEXT NOT NULL, collection TEXT NOT NULL, key TEXT NOT NULL,
                               value BLOB NOT NULL, PRIMARY KEY (channel, collection, key));
     """,
+    # 4: private channels kept blind, by a peer without their key: ciphertext by channel tag
+    """
+    CREATE TABLE blind (tag BLOB NOT NULL, blind_id TEXT NOT NULL, data BLOB NOT NULL, received_at INTEGER NOT NULL,
+                        PRIMARY KEY (tag, blind_id));
+    CREATE INDEX blind_by_time ON blind (tag, received_at);
+    """,
 ]
 
 
@@ -191,6 +197,27 @@ class Store:
             self._conn.execute("DELETE FROM meta WHERE key = ?", (f"private:{channel}",))
         else:
             self._set_meta(f"private:{channel}", tag)
+
+    def keep_blind(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
+        """Keep one private datagram we cannot read; False if it is held already.
+        Past ``limit`` datagrams for the tag, the oldest go."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = self._conn.execute("INSERT OR IGNORE INTO blind (tag, blind_id, data, received_at) "
+                                       "VALUES (?, ?, ?, ?)", (tag, blind_id, data, now)).rowcount == 1
+            if added:
+                self._conn.execute("DELETE FROM blind WHERE tag = ? AND blind_id IN (SELECT blind_id FROM blind "
+                                   "WHERE tag = ? ORDER BY received_at DESC LIMIT -1 OFFSET ?)", (tag, tag, limit))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def blind(self, tag: bytes) -> list[bytes]:
+        """The private datagrams kept for ``tag``, oldest first."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, blind_id", (tag,))]
 
     def trusted(self, nick: str) -> str | None:
         """The fingerprint the user checked for ``nick`` (``/trust``), compact hex."""

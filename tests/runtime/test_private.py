@@ -91,3 +91,20 @@ def test_a_late_member_catches_up_over_replication_under_the_tag(net):
     carol.peers.static.clear()  # only the link can bring her the history
     _link(net, carol, alice)
     assert texts(carol.store, ROOM) == [f"m{i}" for i in range(5)] and carol.stats["replicated_in"] == 5
+
+
+def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    tag_name = alice.announced_channels[0]
+    store = net.add("store", channels=(tag_name,))  # has the tag, never the passphrase
+    assert store.announced_channels == (tag_name,) and not store.conversations
+    for i in range(5):
+        alice.say(ROOM, f"m{i}", "text", net.now)
+        net.run(300)
+    del net.nodes[net.address(alice)]  # alice is gone: only the store holds the history
+    kept = store.store.blind(bytes.fromhex(tag_name[1:]))
+    assert len(kept) >= 5 and not any(b"m0" in d or ROOM.encode() in d for d in kept)
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    net.run(30_000)  # carol's first sync reaches the store, which hands her everything it holds
+    assert texts(carol.store, ROOM) == [f"m{i}" for i in range(5)]
+    assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
