@@ -14,7 +14,6 @@ hands back with ``Runtime.link_answer``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from functools import partial
 from dataclasses import dataclass, field
 

@@ -225,7 +225,8 @@ class Runtime:
         return True
 
     def whois(self, nick: str, now: int) -> None:
-        self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, [(a, self.port) for a in self.addresses])
+        ours = [(a, self.port) for a in self.addresses]
+        self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, ours)
         self._events.append(self.people.whois(nick.lstrip("@"), self._addresses_of))
 
     def trust(self, argument: str, now: int) -> None:

@@ -42,7 +42,8 @@ def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
     alice.say("general", "still me", "text", net.now)
     net.run(1_000)
     (changed,) = of(net, bob, ev.KeyChanged)
-    assert changed.sender_id == mallory.peer_id and changed.trusted_fingerprint == fingerprint(alice.identity.public_key)
+    assert changed.sender_id == mallory.peer_id
+    assert changed.trusted_fingerprint == fingerprint(alice.identity.public_key)
     bob.whois("alice", net.now)
     net.pump()
     (who,) = of(net, bob, ev.Whois)
