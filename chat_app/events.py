@@ -299,7 +299,8 @@ class ReplicationClosed(AppEvent):
 class Whois(AppEvent):
     """Everyone who has used ``nick``: one entry per key (``sender_id``,
     ``fingerprint``, ``short`` - the suffix that tells equal nicks apart -,
-    ``addresses``, ``first_seen``, ``last_seen``, ``trusted``)."""
+    ``addresses``, ``first_seen``, ``last_seen``, ``trusted``, and ``was``: the
+    sender id it had before keys, if it proved it)."""
 
     name: ClassVar[str] = "whois"
     nick: str

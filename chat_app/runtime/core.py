@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from chat_app import events as ev
-from chat_app.crypto import Identity
+from chat_app.crypto import Identity, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
@@ -54,6 +54,7 @@ class Runtime:
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
         self.envelopes = Envelopes(self.identity)
+        self._rekey = self.envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
         self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
         self.nick = nick
         self.config = config or Config()
@@ -258,6 +259,8 @@ class Runtime:
             self._events.append(ev.DatagramRejected(routed.kind, routed.reason))
         elif isinstance(routed, FetchRequest):
             self._serve_fetch(routed, addr, now)
+        elif isinstance(routed, Rekey):
+            self.people.rekeyed(routed.old_sender_id, routed.new_sender_id)
         elif routed.channel not in self.conversations:
             self.stats["other_channel"] += 1
         else:
@@ -285,6 +288,7 @@ class Runtime:
         events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
         if new:
+            self._met(addr)
             self._replicate(addr, now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
@@ -296,6 +300,7 @@ class Runtime:
             if self.blind.link_name(tag) in channels:
                 self.blind.serve(tag, peer.address, now)
         if new:
+            self._met(peer.address)
             self._replicate(peer.address, now)
 
     def peer_snapshot(self) -> ev.Peers:
@@ -308,6 +313,11 @@ class Runtime:
         self._out += [(data, address) for address in self.peers.targets(self.envelopes.link_name(channel))]
 
     # ------------------------------------------------------------- replication
+
+    def _met(self, address: Address) -> None:
+        """A peer we had not met: tell it our legacy id moved to our key, if it did."""
+        if self._rekey is not None:
+            self._out.append((self._rekey, address))
 
     def _replicate(self, address: Address, now: int) -> None:
         if self.conversations and self.catchup.want(address, now):

@@ -44,7 +44,10 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from chat_app.crypto import ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, check_sds, open_datagram, seal
+from chat_app.crypto import (
+    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, check_sds, open_datagram, seal,
+    verify_rekey,
+)
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION
 from chat_app.net.frames import CONTROL
@@ -147,6 +150,16 @@ class Envelopes:
                     return None
         return self.outgoing(channel, envelope)
 
+    def rekey(self, statement: bytes | None) -> bytes | None:
+        """The signed rekey statement of a migrated data directory, to tell peers (None: nothing to tell)."""
+        if statement is None:
+            return None
+        try:
+            verify_rekey(statement, self.identity.public_key)
+        except RekeyError:
+            return None  # the statement names another key (keys passed in): not ours to announce
+        return self.gate.seal(Kind.REKEY, statement)
+
     def seal_fetch(self, channel: str, data: bytes) -> bytes:
         key = self.private.get(channel)
         return key.seal(self.identity, Kind.FETCH, data) if key is not None else self.gate.seal(Kind.FETCH, data)
@@ -169,7 +182,7 @@ class Envelopes:
 
     # --------------------------------------------------------------- receiving
 
-    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Refused:
+    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Rekey | Refused:
         """Verify and route one datagram."""
         try:
             opened = self.gate.open(data, source, now)
@@ -191,11 +204,16 @@ class Envelopes:
                 return Refused(exc.reason, str(exc))
             routed = self._route(opened)
             self._entries.put(digest, routed)
-        if isinstance(routed, FetchRequest):
+        if not isinstance(routed, (SdsDatagram, Refused)):
             return Refused("kind", "a replication entry must be an SDS message")
         return routed
 
-    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Refused:
+    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Rekey | Refused:
+        if opened.kind is Kind.REKEY and not opened.context:  # a legacy id moving to this key
+            try:
+                return verify_rekey(opened.payload, opened.signer.public_key)
+            except RekeyError as exc:
+                return Refused("rekey", str(exc))
         if opened.kind is Kind.SDS:
             routed = route(opened.payload)
         elif opened.kind is Kind.FETCH:

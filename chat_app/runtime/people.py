@@ -44,6 +44,15 @@ class People:
         self.store = store
         self._people: dict[str, Person] = {}
         self._flagged: set[str] = set()
+        self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
+        self._claimed: set[str] = set()
+
+    def rekeyed(self, old_sender_id: str, new_sender_id: str) -> None:
+        """A verified rekey: ``new`` showed the secret behind ``old``. The
+        first statement for an old id is kept (see ``chat_app.crypto.migration``)."""
+        if old_sender_id not in self._claimed and len(self._was) < MAX_PEOPLE:
+            self._claimed.add(old_sender_id)
+            self._was[new_sender_id] = old_sender_id
 
     def seen(self, sender_id: str, public_key: bytes | None, nick: str, now: int,
              addresses: list | None = None) -> list[ev.AppEvent]:
@@ -71,7 +80,7 @@ class People:
             {"sender_id": p.sender_id, "fingerprint": p.fingerprint, "short": f"{nick}~{p.fingerprint[:4]}",
              "addresses": [list(a) for a in (addresses_of(p.sender_id) or p.addresses)],
              "first_seen": p.first_seen, "last_seen": p.last_seen,
-             "trusted": trusted == _compact(p.fingerprint)}
+             "trusted": trusted == _compact(p.fingerprint), "was": self._was.get(p.sender_id)}
             for p in sorted(found, key=lambda p: p.first_seen)))
 
     def trust(self, nick: str, fp: str) -> ev.AppEvent:

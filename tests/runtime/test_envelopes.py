@@ -130,6 +130,21 @@ def test_a_legacy_data_directory_keeps_its_history_and_gets_a_key(tmp_path):
     assert (tmp_path / "identity.key").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_migrated_peer_proves_its_old_id_to_the_peers_it_meets(net, tmp_path):
+    store = Store(tmp_path / "old-alice" / "db.sqlite3")
+    old_id = peer_id(store.secret())  # a data directory from before keys
+    alice = net.add("alice", store=store)
+    bob = net.add("bob")
+    alice.say("general", "hi", "text", net.now)
+    bob.say("general", "hello", "text", net.now)  # alice hears bob: she meets him, and tells him
+    net.run(1_000)
+    bob.whois("alice", net.now)
+    net.pump()
+    (who,) = [e for e in net.seen(bob) if isinstance(e, ev.Whois)]
+    assert [(p["sender_id"], p["was"]) for p in who.people] == [(alice.peer_id, old_id)]
+    assert alice.peer_id != old_id
+
+
 def test_a_key_file_others_can_read_is_refused(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
     load_identity(store)
