@@ -64,17 +64,21 @@ class Ready(AppEvent):
     """Listening; ``addresses`` are the ones we announce (others reach us there)."""
 
     name: ClassVar[str] = "ready"
+    _optional: ClassVar[tuple[str, ...]] = ("private",)
     peer_id: str
     nick: str
     port: int
     addresses: tuple[str, ...]
     channels: tuple[str, ...]
+    private: tuple[str, ...] = ()  # which of ``channels`` are private (encrypted, known outside by a tag)
 
 
 @dataclass(frozen=True, slots=True)
 class Joined(AppEvent):
     name: ClassVar[str] = "joined"
+    _optional: ClassVar[tuple[str, ...]] = ("private",)
     channel: str
+    private: bool | None = None  # True for a private channel (left out of the JSON otherwise)
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,7 +124,8 @@ class Runtime:
         for channel in self.store.joined_channels():
             if self._may_open(channel, quiet=True):
                 self.conversations[channel] = self._conversation(channel, now)
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
+        private = tuple(c for c in self.channels if c in self.envelopes.private)
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -172,7 +173,7 @@ class Runtime:
             return False
         self.store.join(channel, now)
         self.conversations[channel] = self._conversation(channel, now)
-        self._events.append(ev.Joined(channel))
+        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None))
         self._step(channel, now)
         return True
 

@@ -74,6 +74,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
         self.bell_on_mention = bell
         self.show_typing = show_typing
         self.models: dict[str, ChannelModel] = {}
+        self.private: set[str] = set()  # channels marked private in the sidebar
         self.members: dict[str, Member] = {}
         self.member_channels: dict[str, tuple[str, ...] | None] = {}
         self.current: str | None = None
@@ -133,7 +134,9 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
         match message.event:
             case ev.Ready() as e:
                 self._node_started(e)
-            case ev.Joined(channel=channel):
+            case ev.Joined(channel=channel, private=private):
+                if private:
+                    self.private.add(channel)
                 self._add_channel(channel)
                 self.switch_to(channel)
             case ev.Parted(channel=channel):
@@ -174,6 +177,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
     def _node_started(self, event: ev.Ready) -> None:
         self.peer_id = event.peer_id
         self._set_nick(event.nick)
+        self.private.update(event.private)
         for channel in event.channels:
             self._add_channel(channel)
         if event.channels:
@@ -312,7 +316,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
-        self.channel_list.update_channels(rows, self.current)
+        self.channel_list.update_channels(rows, self.current, self.private)
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:

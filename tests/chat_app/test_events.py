@@ -16,6 +16,10 @@ PINNED = [
      '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["192.168.1.5","fe80::1"],'
      '"channels":["general","random"]}' % A),
     (ev.Joined("general"), '{"event":"joined","channel":"general"}'),
+    (ev.Joined("ops", True), '{"event":"joined","channel":"ops","private":true}'),
+    (ev.Ready(A, "alice", 7000, ("10.0.0.1",), ("general", "ops"), ("ops",)),
+     '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["10.0.0.1"],'
+     '"channels":["general","ops"],"private":["ops"]}' % A),
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),

@@ -94,6 +94,20 @@ async def test_unread_counts_and_jump_to_next_unread(make_app, bob_for):
 
 
 @pytest.mark.asyncio
+async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await type_line(pilot, "/join #ops correct horse battery staple")
+        await until(pilot, lambda: app.current == "ops")
+        await type_line(pilot, "/join #random")
+        await until(pilot, lambda: app.current == "random")
+        labels = {str(app.channel_list.get_option_at_index(i).prompt) for i in range(app.channel_list.option_count)}
+        assert any(label.startswith("#ops") and "🔒" in label for label in labels)
+        assert any(label.startswith("#random") and "🔒" not in label for label in labels)
+
+
+@pytest.mark.asyncio
 async def test_commands(make_app, bob_for, tmp_path):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
