@@ -5,9 +5,13 @@ stored and served is each author's own envelope."""
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chat_app import events as ev
 from chat_app.crypto import Identity, KeyFileError, Kind, KnownKeys, check_sds, open_envelope, seal
@@ -158,3 +162,31 @@ def test_a_runtime_takes_its_keys_without_a_data_directory(tmp_path):
     me = Identity.generate()
     rt = net.add("alice", identity=me)
     assert rt.peer_id == me.sender_id and not (tmp_path / "alice" / "identity.key").exists()
+
+
+EVE_KEY = Identity.generate()
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=st.sampled_from(list(Kind)), payload=st.binary(min_size=1, max_size=300), raw=st.booleans())
+def test_any_signed_or_raw_bytes_are_refused_or_routed_never_raised(kind, payload, raw):
+    """A validly signed envelope around arbitrary protocol bytes, of every kind,
+    or arbitrary bytes behind a plausible header: refused or routed, and
+    nothing stored changes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "db.sqlite3")
+        rt = Runtime(store, nick="alice", identity=Identity.generate())
+        rt.start(["general"], 7000, ["10.0.0.1"], T0)
+        rt.say("general", "kept", "text", T0)
+        if raw:
+            data = bytes((1, kind)) + payload
+        elif kind is Kind.PRIVATE:
+            data = bytes((1, Kind.PRIVATE)) + payload.ljust(50, b"\0")
+        else:
+            data = seal(EVE_KEY, kind, payload)
+        rt.datagram_received(data, EVE, T0)
+        rt.handle_timer(T0 + 1)
+        rt.events()
+        rt.datagrams_to_send()
+        assert texts(store) == ["kept"]
+        store.close()
