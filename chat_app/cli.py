@@ -77,6 +77,13 @@ def _channel(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _channel_to_join(text: str) -> tuple[str, str | None]:
+    """NAME or NAME:PASSPHRASE (a private channel; the passphrase may hold
+    spaces and colons)."""
+    name, colon, passphrase = text.partition(":")
+    return _channel(name), (passphrase if colon else None)
+
+
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "sds-chat"
@@ -97,8 +104,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
         option("--headless", action="store_true",
                help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
-    option("--channel", action="append", type=_channel, dest="channels", metavar="NAME",
-           help="join this channel (repeatable; default: the channels joined last time, else general)")
+    option("--channel", action="append", type=_channel_to_join, dest="channels", metavar="NAME[:PASSPHRASE]",
+           help="join this channel (repeatable; default: the channels joined last time, else general); "
+                "NAME:PASSPHRASE joins a private channel")
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
     option("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")
@@ -175,6 +183,8 @@ def run_demo(peers: int, messages: int, loss: float, seed: int) -> int:
 
 def run_peer(args: argparse.Namespace) -> int:
     """The chat itself: the Textual client, or the headless JSON mode."""
+    from chat_app.crypto import KeyFileError
+    from chat_app.identity import load_identity
     from chat_app.node import Node
     from chat_app.store import DataDirBusy, DataDirLock, Store, database_path
 
@@ -190,14 +200,24 @@ def run_peer(args: argparse.Namespace) -> int:
         lock.release()
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
+    try:
+        identity = load_identity(store, data_dir)
+    except KeyFileError as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        store.close()
+        lock.release()
+        return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
-    channels = args.channels or store.joined_channels() or ["general"]
+    given = args.channels or []
+    passphrases = {name: passphrase for name, passphrase in given if passphrase is not None}
+    channels = [name for name, _ in given] or (store.joined_channels() or ["general"])
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
                     static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
-                    send_typing=not args.no_typing, live=args.live)
+                    send_typing=not args.no_typing, live=args.live, identity=identity,
+                    passphrases=passphrases)
 
     try:
         if args.headless or args.command == "serve":
@@ -221,7 +241,8 @@ def run_peer(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from chat_app.export import ExportError, export, format_for
-    from chat_app.identity import peer_id
+    from chat_app.crypto import KeyFileError
+    from chat_app.identity import load_identity
     from chat_app.store import Store, database_path
 
     data_dir = args.data_dir or default_data_dir()
@@ -232,9 +253,8 @@ def run_export(args: argparse.Namespace) -> int:
     fmt = format_for(args.out, args.format)
     store = Store(database)
     try:
-        channels = args.export_channels
-        count = export(store, peer_id(store.secret()), args.out, fmt, channels)
-    except ExportError as exc:
+        count = export(store, load_identity(store, data_dir).sender_id, args.out, fmt, args.export_channels)
+    except (ExportError, KeyFileError) as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -40,7 +40,8 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("join", "/join #name", "join a channel (and switch to it)", "required", palette="Join a channel"),
+    Command("join", "/join #name", "join a channel (and switch to it); `/join #name passphrase`: a private one",
+            "required", palette="Join a channel"),
     Command("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
     Command("nick", "/nick name", "change your nick", "required", palette="Change nick"),
     Command("me", "/me waves", "an action", "required", palette="Action"),
@@ -52,6 +53,9 @@ COMMANDS: tuple[Command, ...] = (
             palette="Ignore a nick"),
     Command("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
     Command("peers", "/peers", "who is on the network", palette="Peers"),
+    Command("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
+            palette="Who is…"),
+    Command("trust", "/trust nick fingerprint", "you compared their fingerprint: mark them verified", "required"),
     Command("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
             surfaces=("tui",), palette="Export history"),
     Command("help", "/help", "this screen", surfaces=("tui",), palette="Help"),
@@ -83,8 +87,13 @@ class Invocation:
 
     @property
     def channel(self) -> str:
-        """The argument read as a channel name (``#general`` or ``general``)."""
-        return self.argument.lstrip("#")
+        """The argument's first word read as a channel name (``#general`` or ``general``)."""
+        return self.argument.partition(" ")[0].lstrip("#")
+
+    @property
+    def passphrase(self) -> str | None:
+        """What follows the channel name: a private channel's passphrase (spaces kept), or None."""
+        return self.argument.partition(" ")[2].strip() or None
 
 
 @dataclass(frozen=True, slots=True)

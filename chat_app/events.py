@@ -64,11 +64,13 @@ class Ready(AppEvent):
     """Listening; ``addresses`` are the ones we announce (others reach us there)."""
 
     name: ClassVar[str] = "ready"
+    _optional: ClassVar[tuple[str, ...]] = ("private",)
     peer_id: str
     nick: str
     port: int
     addresses: tuple[str, ...]
     channels: tuple[str, ...]
+    private: tuple[str, ...] = ()  # which of ``channels`` are private (encrypted, known outside by a tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +79,10 @@ class Joined(AppEvent):
     (``/join`` of a joined channel switches to it; nothing is announced)."""
 
     name: ClassVar[str] = "joined"
-    _optional: ClassVar[tuple[str, ...]] = ("already",)
+    _optional: ClassVar[tuple[str, ...]] = ("private", "already")
     channel: str
-    already: bool = False
+    private: bool | None = None  # True for a private channel (left out of the JSON otherwise)
+    already: bool = False  # joined before: the user interface switches to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,3 +328,38 @@ class ReplicationClosed(AppEvent):
     name: ClassVar[str] = "replication_closed"
     address: Address
     reason: str
+
+
+# ------------------------------------------------------------------- people
+
+
+@dataclass(frozen=True, slots=True)
+class Whois(AppEvent):
+    """Everyone who has used ``nick``: one entry per key (``sender_id``,
+    ``fingerprint``, ``short`` - the suffix that tells equal nicks apart -,
+    ``addresses``, ``first_seen``, ``last_seen``, ``trusted``, and ``was``: the
+    sender id it had before keys, if it proved it)."""
+
+    name: ClassVar[str] = "whois"
+    nick: str
+    people: tuple[dict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Trusted(AppEvent):
+    """The user compared fingerprints: ``nick`` is the holder of this key."""
+
+    name: ClassVar[str] = "trusted"
+    nick: str
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChanged(AppEvent):
+    """Someone speaks as a trusted nick with another key: not the person trusted."""
+
+    name: ClassVar[str] = "key_changed"
+    nick: str
+    sender_id: str
+    fingerprint: str
+    trusted_fingerprint: str

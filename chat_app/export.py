@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from chat_app.runtime.envelopes import sds_bytes
 from chat_app.store import Store
 from proto.sds_pb2 import SdsMessage
 
@@ -68,7 +69,7 @@ class ExportError(Exception):
 def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
     for channel in channels:
         for pos, m in enumerate(store.iter_messages(channel)):
-            history = [e.message_id for e in SdsMessage.FromString(m.wire).causal_history]
+            history = [e.message_id for e in SdsMessage.FromString(sds_bytes(m.wire)).causal_history]
             yield {
                 "peer_id": peer_id, "channel_id": channel, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,

@@ -76,7 +76,7 @@ class Headless:
             case Say(text=text, kind=kind):
                 node.say(self.current, text, kind)
             case Invocation(name="join") as cmd:
-                await node.join(cmd.channel)
+                await node.join(cmd.channel, cmd.passphrase)
             case Invocation(name="part") as cmd:
                 channel = cmd.channel or self.current
                 if channel is None:
@@ -103,6 +103,10 @@ class Headless:
                     node.typing(self.current)
             case Invocation(name="peers"):
                 self.emit(node.peer_snapshot())
+            case Invocation(name="whois", argument=nick):
+                node.whois(nick)
+            case Invocation(name="trust", argument=argument):
+                node.trust(argument)
             case Invocation(name="quit"):
                 self._done.set()
 

@@ -1,13 +1,25 @@
-"""A peer's identity: a random secret kept in its data directory.
+"""A peer's identity: the signing key in its data directory, and the legacy secret.
 
-The SDS ``sender_id`` is derived from the secret and never changes for that
-data directory, so a restarted peer is recognised as the same participant.
+The SDS ``sender_id`` is derived from the public signing key
+(``chat_app.crypto.sender_id_of``), so it is self-certifying: nobody can
+claim an id without the key. The key lives in ``identity.key`` next to the
+database, mode 0600 (``chat_app.crypto.keys``).
+
+Data directories from before keys hold a random secret in the database's
+``meta`` table, and their sender id was a hash of it (``peer_id``).
+``load_identity`` migrates such a directory once: it creates the key,
+records the rekey statement (which proves the old id and the new key are one
+person), and deletes the secret. Stored messages are not touched: the old
+ones keep their old sender id and stay readable history.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from pathlib import Path
+
+from chat_app.crypto import Identity, load_or_create_identity, migrate_identity
 
 
 def new_secret() -> bytes:
@@ -15,5 +27,15 @@ def new_secret() -> bytes:
 
 
 def peer_id(secret: bytes) -> str:
-    """32 hex characters: short enough to travel in every history entry."""
+    """The legacy sender id of a secret: 32 hex characters."""
     return hashlib.sha256(b"sds-chat peer id\x00" + secret).hexdigest()[:32]
+
+
+def load_identity(store, data_dir: Path | None = None) -> Identity:
+    """The identity of the data directory holding ``store`` (created, or
+    migrated from the legacy secret, on first use). Raises ``KeyFileError``."""
+    identity = load_or_create_identity(data_dir if data_dir is not None else Path(store.path).parent)
+    legacy = store.legacy_secret()
+    if legacy is not None:
+        store.retire_secret(migrate_identity(legacy, identity).statement)
+    return identity

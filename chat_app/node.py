@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from chat_app import events as ev
+from chat_app.crypto import Identity
 from chat_app.events import Emit
 from chat_app.io.peer import AsyncPeer
 from chat_app.net.udp import ANY_INTERFACE, Address
@@ -30,10 +31,11 @@ class Node:
     def __init__(self, store: Store, *, nick: str, channels: list[str], emit: Emit, host: str = ANY_INTERFACE,
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
-                 config: Config | None = None, clock: Callable[[], int] = wall_ms) -> None:
+                 config: Config | None = None, clock: Callable[[], int] = wall_ms,
+                 identity: Identity | None = None, passphrases: dict[str, str] | None = None) -> None:
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
-                               config=config)
+                               config=config, identity=identity, passphrases=passphrases)
         self.ignored = store.ignored()
         self._emit = emit
         self.io = AsyncPeer(self.runtime, self._shown, host=host, port=port, discovery=discovery,
@@ -78,8 +80,8 @@ class Node:
     def typing(self, channel: str) -> None:
         self.io.call(self.runtime.typing, channel)
 
-    async def join(self, channel: str) -> None:
-        if self.io.call(self.runtime.join, channel):
+    async def join(self, channel: str, passphrase: str | None = None) -> None:
+        if self.io.call(self.runtime.join, channel, passphrase=passphrase):
             await self.io.announce()
 
     async def part(self, channel: str) -> None:
@@ -89,6 +91,12 @@ class Node:
     async def set_nick(self, nick: str) -> None:
         if self.io.call(lambda now: self.runtime.set_nick(nick)):
             await self.io.announce()
+
+    def whois(self, nick: str) -> None:
+        self.io.call(self.runtime.whois, nick)
+
+    def trust(self, argument: str) -> None:
+        self.io.call(self.runtime.trust, argument)
 
     def set_away(self, reason: str) -> None:
         self.io.call(self.runtime.set_away, reason)

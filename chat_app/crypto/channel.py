@@ -21,21 +21,23 @@ the nick, the text and the channel name are all inside the ciphertext::
          0     1  version   0x01
          1     1  kind      0x50 (private)
          2    16  channel tag
-        18    12  nonce     random
+        18    12  nonce     synthetic: HMAC of the signed envelope (below)
         30   n+16 ChaCha20-Poly1305(signed envelope), associated data = bytes 0..29
 
 What an outsider still sees: that a datagram belongs to *some* private
 channel (its tag, constant for the channel), its size, its source and when
 it was sent.
 
-Nonces are 96 random bits from the OS. Random nonces collide after about
-2^48 messages under one key; the usual bound keeps one key under 2^32
-messages, where a collision has probability 2^-33. A busy channel of a
-thousand messages a day reaches 2^32 after eleven thousand years, so random
-nonces need no counter to persist and no coordination between members - a
-counter would have to be unique across every member's device and survive
-crashes. (An XChaCha-style 192-bit nonce would raise the bound further; the
-library offers no XChaCha, and we do not need it at chat rates.)
+Nonces are synthetic: the first 96 bits of HMAC-SHA256(a nonce key from
+the same secret, the signed envelope). So one signed envelope encrypts to
+the same bytes whoever encrypts it - its author sending it, a member
+answering a fetch, a replication link - and a blind store holds one copy of
+each message, however many members hand it over. A nonce repeats only for
+the very same plaintext, which then gives the very same ciphertext and
+reveals only that it is a repeat; two different envelopes share a nonce with
+probability 2^-96 per pair, the bound random nonces would have. (This is
+the SIV construction of RFC 8452's idea, with the envelope's own signature
+making every plaintext distinct anyway.)
 
 scrypt is memory-hard: a guess at the passphrase costs 32 MiB and ~100 ms
 of one core (N=2^15, r=8, p=1; the figure for an unloaded laptop core, a
@@ -60,7 +62,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from secrets import token_bytes
+import hmac
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -114,6 +116,7 @@ class ChannelKey:
         self.tag = _hkdf(secret, TAG_BYTES, b"sds-chat channel tag v1")
         self._header = bytes((VERSION, Kind.PRIVATE)) + self.tag
         self._aead = ChaCha20Poly1305(_hkdf(secret, 32, b"sds-chat channel aead v1"))
+        self._nonce_key = _hkdf(secret, 32, b"sds-chat channel nonce v1")
 
     @classmethod
     def from_passphrase(cls, name: str, passphrase: str, params: ScryptParams = DEFAULT_SCRYPT) -> ChannelKey:
@@ -124,8 +127,12 @@ class ChannelKey:
 
     def seal(self, identity: Identity, kind: Kind, payload: bytes, *, compact: bool = False) -> bytes:
         """Sign ``payload`` for this channel, then encrypt it: the bytes to send."""
-        inner = seal(identity, kind, payload, context=self.tag, compact=compact)
-        nonce = token_bytes(NONCE_BYTES)
+        return self.encrypt(seal(identity, kind, payload, context=self.tag, compact=compact))
+
+    def encrypt(self, inner: bytes) -> bytes:
+        """Encrypt an envelope signed for this channel (context = its tag):
+        the same envelope always gives the same bytes (see the module docstring)."""
+        nonce = hmac.digest(self._nonce_key, inner, "sha256")[:NONCE_BYTES]
         aad = self._header + nonce
         data = aad + self._aead.encrypt(nonce, inner, aad)
         if len(data) > MAX_ENVELOPE_BYTES:

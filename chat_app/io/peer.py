@@ -53,7 +53,8 @@ class AsyncPeer:
         self.runtime.start(channels, self.port, self.advertised, self._now())
         if self._use_discovery:
             rt = self.runtime
-            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.channels)
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.announced_channels,
+                          rt.identity.public_key)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -79,15 +80,15 @@ class AsyncPeer:
         self._reads.submit(lambda: self._reader and self._reader.close())
         self._reads.shutdown(wait=True)
 
-    def call(self, method: Callable, *args):
+    def call(self, method: Callable, *args, **kwargs):
         """Run a runtime command with the time now, then flush its output."""
-        result = method(*args, self._now())
+        result = method(*args, self._now(), **kwargs)
         self._flush()
         return result
 
     async def announce(self) -> None:
         if self._discovery is not None:
-            await self._discovery.update(self.runtime.nick, self.runtime.channels)
+            await self._discovery.update(self.runtime.nick, self.runtime.announced_channels)
 
     # ------------------------------------------------------------------ inputs
 
@@ -96,7 +97,7 @@ class AsyncPeer:
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
-                  info.channels)
+                  info.channels, key=info.key)
 
     def _on_peer_gone(self, peer_id: str) -> None:
         self.call(lambda now: self.runtime.peer_gone(peer_id))
@@ -147,7 +148,7 @@ class AsyncPeer:
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
         self._reader = self._reader or Store(self.runtime.store.path)
-        return answer(self._reader, wanted)
+        return answer(self._reader, wanted, self.runtime.envelopes)
 
     # -------------------------------------------------------- replication links
 

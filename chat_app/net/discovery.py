@@ -1,12 +1,18 @@
 """Finding peers on the LAN with mDNS/DNS-SD (zeroconf).
 
 Each peer registers ``<peer id>._sds-chat._udp.local.`` whose TXT record
-carries its id, nick, channels and protocol version, whose SRV record carries
+carries its id, its public signing key (hex) and the key's fingerprint, nick,
+channels and protocol version, whose SRV record carries
 its UDP port, and whose A/AAAA records carry every address it can be reached
 at (see ``addresses.py``); it browses the same type and reports peers
 appearing, changing and leaving. Several peers on one host work: each has its
 own port. mDNS itself runs over IPv4 multicast; the records it carries list
 IPv6 addresses too.
+
+The id is the hash of the key (``chat_app.crypto.sender_id_of``), so an
+announcement whose key does not hash to its id is ignored: nobody can
+announce someone else's id with their own key. (Announcements are not
+signed; the datagrams are, and they decide what a peer says.)
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chat_app.crypto import fingerprint, sender_id_of
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
@@ -34,6 +41,7 @@ class PeerInfo:
     addresses: tuple[str, ...]
     port: int
     channels: tuple[str, ...]
+    key: bytes = b""  # the public signing key the id is the hash of
 
 
 class Discovery:
@@ -62,7 +70,8 @@ class Discovery:
             parsed_addresses=list(me.addresses),
             port=me.port,
             server=f"{me.peer_id}.local.",
-            properties={"id": me.peer_id, "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
+            properties={"id": me.peer_id, "key": me.key.hex(), "fp": fingerprint(me.key).replace(" ", ""),
+                        "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
         )
 
     async def start(self) -> None:
@@ -75,7 +84,7 @@ class Discovery:
 
     async def update(self, nick: str, channels: tuple[str, ...]) -> None:
         """Announce a new nick or channel list."""
-        self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels)
+        self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels, self.me.key)
         if self._zc is not None:
             self._info = self._service_info()
             self._keep(await self._zc.async_update_service(self._info))
@@ -127,6 +136,19 @@ class Discovery:
             return
         if props["id"] == self.me.peer_id:
             return
+        key = _key_of(props)
+        if key is None:
+            log.debug("ignoring %s: its key does not hash to its id", name)
+            return
         self._names[name] = props["id"]
         channels = tuple(c for c in props.get("ch", "").split(",") if c)
-        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels))
+        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels, key))
+
+
+def _key_of(props: dict[str, str]) -> bytes | None:
+    """The announced public key, if it is the one the announced id is the hash of."""
+    try:
+        key = bytes.fromhex(props.get("key", ""))
+    except ValueError:
+        return None
+    return key if len(key) == 32 and sender_id_of(key) == props["id"] else None

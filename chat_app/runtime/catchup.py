@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from chat_app import events as ev
 from chat_app.net.udp import Address
-from chat_app.runtime.routing import Refused, SdsDatagram, route
+from chat_app.runtime.envelopes import Envelopes, is_envelope
+from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.replication import (
     Closed,
     Connection,
@@ -32,22 +33,26 @@ from sync.replication import (
 
 log = logging.getLogger(__name__)
 
+
 REPLICATE_EVERY_MS = 5_000
 """At most one replication with a peer this often (it is also how Missing
 messages are fetched when no rebroadcast or fetch answer arrives)."""
 PEER_CLOSED = "the peer closed the stream"
 
 
-def checked_entry(channels: tuple[str, ...], entry: bytes) -> SdsDatagram:
-    """A replicated entry must be a chat message (with its author's sequence
-    number) for a channel the session is about; returns it routed."""
-    routed = route(entry)
+def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes) -> SdsDatagram:
+    """A replicated entry must be its author's signed envelope (encrypted, in
+    a private channel) holding a chat message (with its author's sequence
+    number) for a channel the session is about; returns it routed. Channels
+    go by their link names (``Envelopes.link_name``): a private one by its tag."""
+    routed = envelopes.open_entry(entry)
     if isinstance(routed, Refused):
         raise ReplicationError(f"entry refused: {routed.reason}")
     if not isinstance(routed, SdsDatagram):
         raise ReplicationError("entry is not an SDS message")
-    if routed.channel not in channels:
-        raise ReplicationError(f"entry for channel {routed.channel!r}, which was not requested")
+    link_name = envelopes.link_name(routed.channel)
+    if link_name not in channels:
+        raise ReplicationError(f"entry for channel {link_name!r}, which was not requested")
     if not routed.chat:
         raise ReplicationError("entry is not a chat message with a sequence number")
     return routed
@@ -57,11 +62,14 @@ Read = HeightsWanted | EntriesWanted
 """What a link asks of the store; the I/O adapter reads it off the event loop."""
 
 
-def answer(store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
+def answer(store, wanted: Read, envelopes: Envelopes) -> dict[str, list[tuple[str, int]]] | list[bytes]:
     """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
+    channel_of = envelopes.channel_of
     if isinstance(wanted, HeightsWanted):
-        return {c: store.heights(c) for c in wanted.channels}
-    return [entry for channel, author, above in wanted.wants for entry in store.entries_after(channel, author, above)]
+        return {c: store.heights(channel_of(c)) if channel_of(c) else [] for c in wanted.channels}
+    # messages stored before envelopes have no signature to show: they stay local
+    return [envelopes.outgoing(channel_of(link), entry) for link, author, above in wanted.wants if channel_of(link)
+            for entry in store.entries_after(channel_of(link), author, above) if is_envelope(entry)]
 
 
 @dataclass
@@ -73,8 +81,9 @@ class LinkOutcome:
 
 
 class CatchUp:
-    def __init__(self, live: bool = False) -> None:
+    def __init__(self, live: bool, envelopes: Envelopes) -> None:
         self.live = live
+        self.envelopes = envelopes
         self.links: dict[Connection, Address] = {}
         self._dialing: set[Address] = set()
         self._replicated_at: dict[Address, int] = {}
@@ -98,8 +107,8 @@ class CatchUp:
         return conn
 
     def _validate(self, channels: tuple[str, ...], entry: bytes) -> str:
-        routed = self._routed[entry] = checked_entry(channels, entry)
-        return routed.channel
+        routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
+        return self.envelopes.link_name(routed.channel)
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
@@ -119,9 +128,9 @@ class CatchUp:
                     out.events.append(ev.CatchupStarted(tuple(address), common))
                 else:
                     out.over = True  # nothing in common
-            elif isinstance(event, EntryReceived) and event.channel in joined:
-                routed = self._routed.get(event.entry) or checked_entry((event.channel,), event.entry)
-                out.entries.append((event.channel, routed))
+            elif isinstance(event, EntryReceived) and self.envelopes.channel_of(event.channel) in joined:
+                routed = self._routed.get(event.entry) or checked_entry(self.envelopes, (event.channel,), event.entry)
+                out.entries.append((self.envelopes.channel_of(event.channel), routed))
             elif isinstance(event, SessionFinished):
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
@@ -138,4 +147,4 @@ class CatchUp:
             return
         for conn in self.links:
             for wire in wires:
-                conn.push(channel, wire)
+                conn.push(self.envelopes.link_name(channel), self.envelopes.outgoing(channel, wire))

@@ -17,9 +17,12 @@ the step leaves.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 
 from chat_app import events as ev
 from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.envelopes import sds_bytes
 from chat_app.runtime.translate import Translation, translate
 from chat_app.store import Store, retrieval_hint
 from sync.core import Outgoing
@@ -38,8 +41,10 @@ def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes 
 
 
 class Conversation:
-    def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int) -> None:
+    def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int,
+                 stored_wire: Callable[[str, bytes, str], bytes] | None = None) -> None:
         self.channel = channel
+        self.stored_wire = stored_wire  # channel, SDS bytes, sender -> what the store keeps (the envelope)
         self.store = store
         self.peer_id = peer_id
         self.config = config
@@ -55,7 +60,9 @@ class Conversation:
         if state is None:
             engine = Channel(self.channel, self.peer_id, now, self.config, retrieval_hint_of)
         else:
-            engine = Channel.restore(state, self.config, retrieval_hint_of, log=self.store.log_rows(self.channel))
+            log_rows = ((lamport, mid, sender, hint, sds_bytes(wire))  # the engine speaks SDS, not envelopes
+                        for lamport, mid, sender, hint, wire in self.store.log_rows(self.channel))
+            engine = Channel.restore(state, self.config, retrieval_hint_of, log=log_rows)
         # export_state also starts the round that take_changes() reports on
         self.store.save_state(self.channel, engine.export_state(include_log=False))
         return engine
@@ -72,6 +79,9 @@ class Conversation:
 
     def step(self, now: int) -> tuple[Translation, list[Outgoing]]:
         translation = translate(self.channel, self.engine.events(), now)
+        if self.stored_wire is not None:
+            translation.rows = [replace(row, wire=self.stored_wire(self.channel, row.wire, row.sender_id))
+                                for row in translation.rows]
         datagrams = self.engine.datagrams_to_send(now)
         try:
             self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now,

@@ -21,18 +21,23 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
-from chat_app.identity import peer_id as derive_peer_id
+from chat_app.crypto import Identity, Rekey
+from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
+from chat_app.crypto import channel_tag_of
+from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
-from chat_app.runtime.routing import FetchRequest, Refused, route
+from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
 from sync.core import BROADCAST
@@ -47,9 +52,14 @@ MAX_AWAY = 200
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
-                 live: bool = False, config: Config | None = None) -> None:
+                 live: bool = False, config: Config | None = None, identity: Identity | None = None,
+                 passphrases: Mapping[str, str] | None = None) -> None:
         self.store = store
-        self.peer_id = derive_peer_id(store.secret())
+        self.identity = identity if identity is not None else load_identity(store)
+        self.peer_id = self.identity.sender_id
+        self.envelopes = Envelopes(self.identity)
+        self._rekey = self.envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
+        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
@@ -58,9 +68,11 @@ class Runtime:
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
         self.port = 0
         self.fetcher = Fetcher()
-        self.catchup = CatchUp(live)
+        self.catchup = CatchUp(live, self.envelopes)
         self.typing_state = TypingIndicator()
         self.away: str | None = None  # our reason for being away
+        self.people = People(store)
+        self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -85,23 +97,40 @@ class Runtime:
         deadlines = [c.engine.get_timer() for c in self.conversations.values()]
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
+        deadlines.append(self.blind.deadline())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
+
+    def _conversation(self, channel: str, now: int) -> Conversation:
+        return Conversation(channel, self.store, self.peer_id, self.config, now, self.envelopes.stored_wire)
 
     @property
     def channels(self) -> tuple[str, ...]:
         return tuple(self.conversations)
+
+    @property
+    def announced_channels(self) -> tuple[str, ...]:
+        """The channels as others may see them: a private one by its tag only."""
+        return (*(self.envelopes.link_name(c) for c in self.conversations),
+                *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
 
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
         self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
-        for channel in dict.fromkeys(channels):
-            self.store.join(channel, now)
+        for channel, passphrase in self.passphrases.items():
+            self._unlock(channel, passphrase)
+        for channel in dict.fromkeys([*channels, *self.passphrases]):
+            if channel.startswith("~"):
+                self._keep_blind(channel)
+            elif self._may_open(channel):
+                self.store.join(channel, now)
         for channel in self.store.joined_channels():
-            self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels))
+            if self._may_open(channel, quiet=True):
+                self.conversations[channel] = self._conversation(channel, now)
+        private = tuple(c for c in self.channels if c in self.envelopes.private)
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -136,18 +165,25 @@ class Runtime:
         conversation.send_ephemeral(Payload("typing", self.nick, sent_at=now), now)
         self._step(channel, now)
 
-    def join(self, channel: str, now: int) -> bool:
-        """True if the channel is new (the adapter then re-announces us)."""
+    def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
+        """True if the channel is new (the adapter then re-announces us).
+        With a passphrase, the channel is private (its key takes ~100 ms)."""
         try:
             channel = channel_name(channel)
         except BadChannelName as exc:
             return self._error(str(exc)) or False
         if channel in self.conversations:
+            if passphrase is not None:
+                self._error(f"already in #{channel}; /part it first to join it with a passphrase")
             self._events.append(ev.Joined(channel, already=True))  # the user interface switches to it
             return False
+        if passphrase is not None:
+            self._unlock(channel, passphrase)
+        if not self._may_open(channel):
+            return False
         self.store.join(channel, now)
-        self.conversations[channel] = Conversation(channel, self.store, self.peer_id, self.config, now)
-        self._events.append(ev.Joined(channel))
+        self.conversations[channel] = self._conversation(channel, now)
+        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None))
         self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
         self._step(channel, now)
         return True
@@ -164,6 +200,7 @@ class Runtime:
             self._error(f"not in channel {channel}")
             return False
         self.store.part(channel)
+        self.envelopes.leave_private(channel)
         self._events.append(ev.Parted(channel))
         return True
 
@@ -192,6 +229,51 @@ class Runtime:
             conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
             self._step(channel, now)
 
+    def _unlock(self, channel: str, passphrase: str) -> None:
+        """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
+        key = self.envelopes.join_private(channel, passphrase)
+        known = self.store.private_tag(channel)
+        if known is None and self.store.count(channel) == 0:
+            self.store.set_private_tag(channel, key.tag)
+        elif known != key.tag:
+            self.envelopes.leave_private(channel)
+            self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
+                        f"its history would mix; use another name")
+
+    def _keep_blind(self, link_name: str) -> None:
+        try:
+            tag = bytes.fromhex(link_name[1:])
+        except ValueError:
+            tag = b""
+        if len(tag) != 16:
+            self._error(f"{link_name}: a blind channel is ~ and a 32-digit hex tag")
+        else:
+            self.blind.tags.add(tag)
+
+    def _may_open(self, channel: str, quiet: bool = False) -> bool:
+        """A channel joined as private opens only with its key: never in the clear."""
+        if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
+            if not quiet or channel not in self.passphrases:
+                self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
+            return False
+        return True
+
+    def whois(self, nick: str, now: int) -> None:
+        ours = [(a, self.port) for a in self.addresses]
+        self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, ours)
+        self._events.append(self.people.whois(nick.lstrip("@"), self._addresses_of))
+
+    def trust(self, argument: str, now: int) -> None:
+        nick, _, fp = argument.partition(" ")
+        if not fp.strip():
+            self._error("usage: /trust nick <fingerprint> (read it to each other; see /whois nick)")
+            return
+        self._events.append(self.people.trust(nick.lstrip("@"), fp.strip()))
+
+    def _addresses_of(self, sender_id: str) -> list:
+        peer = self.peers.get(sender_id)
+        return list(peer.candidates or [peer.address]) if peer is not None else []
+
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
         return None
@@ -200,12 +282,18 @@ class Runtime:
 
     def datagram_received(self, data: bytes, addr: Address, now: int) -> None:
         self.stats["datagrams_in"] += 1
-        routed = route(data)
+        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
+            self.stats["blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"] += 1
+            self._out += self.blind.due(now)
+            return
+        routed = self.envelopes.open(data, addr, now)
         if isinstance(routed, Refused):
             self.stats[routed.kind] += 1
             self._events.append(ev.DatagramRejected(routed.kind, routed.reason))
         elif isinstance(routed, FetchRequest):
             self._serve_fetch(routed, addr, now)
+        elif isinstance(routed, Rekey):
+            self.people.rekeyed(routed.old_sender_id, routed.new_sender_id)
         elif routed.channel not in self.conversations:
             self.stats["other_channel"] += 1
         else:
@@ -219,24 +307,35 @@ class Runtime:
         if request.channel not in self.conversations:
             return
         wires, refused = self.fetcher.answers(request.message_ids, addr,
-                                              lambda mid: self.store.wire(request.channel, mid), now)
+                                              lambda mid: self._envelope(request.channel, mid), now)
         self.stats["fetch_served"] += len(wires)
         self.stats["fetch_refused"] += refused
-        self._out += [(wire, addr) for wire in wires]
+        self._out += [(self.envelopes.outgoing(request.channel, wire), addr) for wire in wires]
+
+    def _envelope(self, channel: str, message_id: str) -> bytes | None:
+        """A stored message's envelope, to pass on (None: unknown, or stored before envelopes)."""
+        wire = self.store.wire(channel, message_id)
+        return wire if wire is not None and is_envelope(wire) else None
 
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
         events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
         if new:
+            self._met(addr)
             self._replicate(addr, now)
             if self.away is not None:  # a newcomer learns we are away
                 self._say_away(now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
-                       now: int) -> None:
+                       now: int, key: bytes = b"") -> None:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         self._events.append(event)
+        self._events += self.people.seen(peer_id, key or None, nick, now)
+        for tag in self.blind.tags:
+            if self.blind.link_name(tag) in channels:
+                self.blind.serve(tag, peer.address, now)
         if new:
+            self._met(peer.address)
             self._replicate(peer.address, now)
 
     def peer_snapshot(self) -> ev.Peers:
@@ -246,16 +345,21 @@ class Runtime:
         self._events += self.peers.gone(peer_id)
 
     def _broadcast(self, channel: str, data: bytes) -> None:
-        self._out += [(data, address) for address in self.peers.targets(channel)]
+        self._out += [(data, address) for address in self.peers.targets(self.envelopes.link_name(channel))]
 
     # ------------------------------------------------------------- replication
+
+    def _met(self, address: Address) -> None:
+        """A peer we had not met: tell it our legacy id moved to our key, if it did."""
+        if self._rekey is not None:
+            self._out.append((self._rekey, address))
 
     def _replicate(self, address: Address, now: int) -> None:
         if self.conversations and self.catchup.want(address, now):
             self._dials.append(address)
 
     def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
-        return self.catchup.open(self.channels, address, initiator=initiator, now=now)
+        return self.catchup.open(self.announced_channels, address, initiator=initiator, now=now)
 
     def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
         """One frame from a link (None: the stream ended or failed, and
@@ -301,6 +405,7 @@ class Runtime:
             if deadline is not None and deadline <= now:
                 conversation.engine.handle_timer(now)
                 self._step(channel, now)
+        self._out += self.blind.due(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 
@@ -316,10 +421,13 @@ class Runtime:
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
         for out in datagrams:
+            data = self.envelopes.seal_sds(channel, out.data, lambda mid: self._envelope(channel, mid))
+            if data is None:
+                continue
             if out.to is BROADCAST:
-                self._broadcast(channel, out.data)
+                self._broadcast(channel, data)
             else:
-                self._out.append((out.data, out.to))
+                self._out.append((data, out.to))
         self.stats["rejected"] += step.rejected
         if step.missing:
             self._ask_for(channel, step.missing, now)
@@ -327,6 +435,7 @@ class Runtime:
         for sender_id, nick in step.authors:
             self.typing_state.message_from(channel, sender_id)
             self.peers.learned_nick(sender_id, nick)
+            self._events += self.people.seen(sender_id, self.envelopes.key_of(sender_id), nick, now)
         events = list(step.events)
         for sender_id, nick in step.typists:
             if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:
@@ -343,11 +452,12 @@ class Runtime:
         also finds what nobody references."""
         sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
         for data, target in sends:
+            data = self.envelopes.seal_fetch(channel, data)
             if target is None:
                 self._broadcast(channel, data)
             else:
                 self._out.append((data, target))
         self.stats["fetch_sent"] += asked
         for peer in self.peers:
-            if peer.channels is None or channel in peer.channels:
+            if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
                 self._replicate(peer.address, now)

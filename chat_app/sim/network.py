@@ -35,7 +35,10 @@ import random
 from itertools import combinations
 from pathlib import Path
 
-from chat_app.net.frames import CONTROL
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+from chat_app.crypto import Identity, Kind
 from chat_app.net.udp import Address
 from chat_app.runtime import Runtime
 from chat_app.runtime.catchup import answer
@@ -48,11 +51,11 @@ IN_MEMORY = Path(":memory:")
 
 
 class SimPeer:
-    __slots__ = ("index", "nick", "address", "store", "runtime", "online", "incarnation", "timer_token",
-                 "armed_at", "fired_at")
+    __slots__ = ("index", "nick", "address", "store", "identity", "runtime", "online", "incarnation",
+                 "timer_token", "armed_at", "fired_at")
 
-    def __init__(self, index: int, store: Store) -> None:
-        self.index, self.store = index, store
+    def __init__(self, index: int, store: Store, identity: Identity) -> None:
+        self.index, self.store, self.identity = index, store, identity
         self.nick = f"peer{index:03d}"
         self.address: Address = (f"10.77.{index // 250}.{index % 250 + 1}", 7000)
         self.runtime: Runtime | None = None  # None while its process is down
@@ -84,9 +87,10 @@ class Simulator:
         self.measured = Measurements(scenario.peers)
 
     def _new_peer(self, index: int) -> SimPeer:
-        store = Store(IN_MEMORY)
-        store.secret(lambda: self.rng.randbytes(32))  # seeded identities: the same seed, the same peers
-        return SimPeer(index, store)
+        # seeded keys: the same seed, the same peers (a restart keeps them, as a data directory does)
+        identity = Identity(Ed25519PrivateKey.from_private_bytes(self.rng.randbytes(32)),
+                            X25519PrivateKey.from_private_bytes(self.rng.randbytes(32)))
+        return SimPeer(index, Store(IN_MEMORY), identity)
 
     # ------------------------------------------------------------ the world
 
@@ -185,7 +189,7 @@ class Simulator:
     def _boot(self, peer: SimPeer) -> None:
         peer.incarnation += 1
         peer.armed_at = None
-        peer.runtime = Runtime(peer.store, nick=peer.nick, config=self.scenario.config)
+        peer.runtime = Runtime(peer.store, nick=peer.nick, config=self.scenario.config, identity=peer.identity)
         peer.runtime.start([self.channel_id], peer.address[1], [peer.address[0]], self.now)
         self.touch(peer)
 
@@ -217,7 +221,8 @@ class Simulator:
                 self.streams.dial(peer, address)
             reads = rt.reads()
             for conn, wanted in reads:
-                self.streams.answered(conn, rt.link_answer(conn, wanted, answer(peer.store, wanted), self.now))
+                read = answer(peer.store, wanted, rt.envelopes)
+                self.streams.answered(conn, rt.link_answer(conn, wanted, read, self.now))
             for event in rt.events():
                 self.measured.observe(peer.index, event, self.now)
             if not reads:
@@ -236,8 +241,8 @@ class Simulator:
         self.at(when, "timer", peer.index, peer.timer_token)
 
     def _send(self, peer: SimPeer, data: bytes, address: Address) -> None:
-        if not peer.online or (not self.scenario.fetch and data[:1] == bytes((CONTROL,))):
-            return  # no network; or SDS alone, without the runtime's fetch requests
+        if not peer.online or (not self.scenario.fetch and data[1:2] == bytes((Kind.FETCH,))):
+            return  # no network; or SDS alone, without the runtime's fetch requests (an envelope: version, kind)
         self.measured.datagrams += 1
         self.measured.bytes += len(data)
         dst = self._by_address.get(address)

@@ -2,7 +2,8 @@
 
 One file per data directory, in WAL mode. Tables:
 
-    meta          key -> value: identity secret, nick
+    meta          key -> value: nick; the legacy identity secret until it is
+                  migrated to a key, then the rekey statement
     channels      joined channels
     messages      every delivered message: channel, message_id, lamport,
                   sender_id, the decoded payload (nick, kind, text, seq,
@@ -93,6 +94,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX messages_kind_order ON messages (channel, kind, lamport, message_id);
     CREATE TABLE ignored (nick TEXT PRIMARY KEY);
     """,
+    # 6: private channels kept blind, by a peer without their key: ciphertext by channel tag
+    """
+    CREATE TABLE blind (tag BLOB NOT NULL, blind_id TEXT NOT NULL, data BLOB NOT NULL, received_at INTEGER NOT NULL,
+                        PRIMARY KEY (tag, blind_id));
+    CREATE INDEX blind_by_time ON blind (tag, received_at);
+    """,
 ]
 
 
@@ -181,6 +188,66 @@ class Store:
             self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new(),))
             secret = self._meta("secret")
         return secret
+
+    def legacy_secret(self) -> bytes | None:
+        """The identity secret of a data directory from before keys, if it
+        has not been migrated yet (``chat_app.identity.load_identity``)."""
+        if self._meta("rekey") is not None:
+            return None
+        return self._meta("secret")
+
+    def retire_secret(self, rekey_statement: bytes) -> None:
+        """The secret has moved to a key: keep the statement that says so, drop the secret."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._set_meta("rekey", rekey_statement)
+            self._conn.execute("DELETE FROM meta WHERE key = 'secret'")
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def private_tag(self, channel: str) -> bytes | None:
+        """The tag of ``channel`` if it was joined as a private channel (never its key)."""
+        return self._meta(f"private:{channel}")
+
+    def set_private_tag(self, channel: str, tag: bytes | None) -> None:
+        if tag is None:
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (f"private:{channel}",))
+        else:
+            self._set_meta(f"private:{channel}", tag)
+
+    def keep_blind(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
+        """Keep one private datagram we cannot read; False if it is held already.
+        Past ``limit`` datagrams for the tag, the oldest go."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = self._conn.execute("INSERT OR IGNORE INTO blind (tag, blind_id, data, received_at) "
+                                       "VALUES (?, ?, ?, ?)", (tag, blind_id, data, now)).rowcount == 1
+            if added:
+                self._conn.execute("DELETE FROM blind WHERE tag = ? AND blind_id IN (SELECT blind_id FROM blind "
+                                   "WHERE tag = ? ORDER BY received_at DESC LIMIT -1 OFFSET ?)", (tag, tag, limit))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return added
+
+    def blind(self, tag: bytes) -> list[bytes]:
+        """The private datagrams kept for ``tag``, oldest first."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, blind_id", (tag,))]
+
+    def trusted(self, nick: str) -> str | None:
+        """The fingerprint the user checked for ``nick`` (``/trust``), compact hex."""
+        value = self._meta(f"trust:{nick}")
+        return value.decode() if value is not None else None
+
+    def set_trusted(self, nick: str, fingerprint: str) -> None:
+        self._set_meta(f"trust:{nick}", fingerprint.encode())
+
+    def rekey_statement(self) -> bytes | None:
+        return self._meta("rekey")
 
     def nick(self) -> str | None:
         value = self._meta("nick")

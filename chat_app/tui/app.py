@@ -74,6 +74,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
         self.bell_on_mention = bell
         self.show_typing = show_typing
         self.models: dict[str, ChannelModel] = {}
+        self.private: set[str] = set()  # channels marked private in the sidebar
         self.members: dict[str, Member] = {}
         self.member_channels: dict[str, tuple[str, ...] | None] = {}
         self.current: str | None = None
@@ -133,7 +134,9 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
         match message.event:
             case ev.Ready() as e:
                 self._node_started(e)
-            case ev.Joined(channel=channel):
+            case ev.Joined(channel=channel, private=private):
+                if private:
+                    self.private.add(channel)
                 self._add_channel(channel)
                 self.switch_to(channel)
             case ev.Parted(channel=channel):
@@ -149,6 +152,14 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                 self.notify("ignoring: " + (", ".join(nicks) or "nobody"))
             case ev.Error(reason=reason):
                 self.notify(reason, severity="error")
+            case ev.Whois(nick=nick, people=people):
+                self.notify("\n".join(f"{p['short']}  {p['fingerprint']}{'  verified' if p['trusted'] else ''}"
+                                      for p in people) or f"nobody called {nick} seen yet", title=f"/whois {nick}")
+            case ev.Trusted(nick=nick, fingerprint=fp):
+                self.notify(f"{nick} verified: {fp}")
+            case ev.KeyChanged() as e:
+                self.notify(f"{e.nick} speaks with ANOTHER KEY ({e.fingerprint}), not the one you verified "
+                            f"({e.trusted_fingerprint})", severity="error", timeout=30)
             case ev.MessageDelivered() | ev.MessageWaiting() as e:
                 self._show_message(e)
             case ev.MessageAcknowledged() as e:
@@ -172,6 +183,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
     def _node_started(self, event: ev.Ready) -> None:
         self.peer_id = event.peer_id
         self._set_nick(event.nick)
+        self.private.update(event.private)
         for channel in event.channels:
             self._add_channel(channel)
         if event.channels:
@@ -310,7 +322,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
-        self.channel_list.update_channels(rows, self.current)
+        self.channel_list.update_channels(rows, self.current, self.private)
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:
@@ -405,7 +417,7 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
             case Invocation() if node is None:
                 self.notify("still starting…", severity="warning")
             case Invocation(name="join") as cmd:
-                self.bridge.call(node.join, cmd.channel)
+                self.bridge.call(node.join, cmd.channel, cmd.passphrase)
             case Invocation(name="part") as cmd:
                 if channel := cmd.channel or self.current:
                     self.bridge.call(node.part, channel)
@@ -417,6 +429,10 @@ class ChatApp(HistoryPaging, HistorySearch, Palette, App):
                 self.bridge.call(node.set_away, reason)
             case Invocation(name="ignore", argument=nick):
                 self.bridge.call(node.ignore, nick)
+            case Invocation(name="whois", argument=nick):
+                self.bridge.call(node.whois, nick)
+            case Invocation(name="trust", argument=argument):
+                self.bridge.call(node.trust, argument)
             case Invocation(name="peers"):
                 future = self.bridge.call(node.peer_snapshot)
                 future.add_done_callback(lambda f: self.call_later(self.push_screen, PeersScreen.of(f.result())))

@@ -55,3 +55,9 @@ def test_good_channel_names_pass_with_or_without_hash():
     for name in ("general", "#general", "dev-ops_2.0", "x" * MAX_LENGTH):
         assert channel_name(name) == name.lstrip("#")
     assert parse("/join #dev-ops_2.0", "tui").channel == "dev-ops_2.0"
+
+
+def test_join_takes_a_passphrase_after_the_name():
+    private = parse("/join #ops  correct horse battery ", "tui")
+    assert private.channel == "ops" and private.passphrase == "correct horse battery"
+    assert parse("/join #ops", "tui").passphrase is None

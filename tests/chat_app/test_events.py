@@ -17,6 +17,10 @@ PINNED = [
      '"channels":["general","random"]}' % A),
     (ev.Joined("general"), '{"event":"joined","channel":"general"}'),
     (ev.Joined("general", already=True), '{"event":"joined","channel":"general","already":true}'),
+    (ev.Joined("ops", True), '{"event":"joined","channel":"ops","private":true}'),
+    (ev.Ready(A, "alice", 7000, ("10.0.0.1",), ("general", "ops"), ("ops",)),
+     '{"event":"ready","peer_id":"%s","nick":"alice","port":7000,"addresses":["10.0.0.1"],'
+     '"channels":["general","ops"],"private":["ops"]}' % A),
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
@@ -69,6 +73,15 @@ PINNED = [
     (ev.ReplicationClosed(("127.0.0.1", 7000), "bad frame"),
      '{"event":"replication_closed","address":["127.0.0.1",7000],"reason":"bad frame"}'),
     (ev.PeerHeard(A, 5), '{"event":"peer_heard","peer_id":"%s","at":5}' % A),
+    (ev.Whois("alice", ({"sender_id": A, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "alice~3f2a",
+                         "addresses": [["10.0.0.2", 7000]], "first_seen": 1, "last_seen": 2, "trusted": False},)),
+     '{"event":"whois","nick":"alice","people":[{"sender_id":"%s","fingerprint":"3f2a 9c01 77be d40e 5b19",'
+     '"short":"alice~3f2a","addresses":[["10.0.0.2",7000]],"first_seen":1,"last_seen":2,"trusted":false}]}' % A),
+    (ev.Trusted("alice", "3f2a 9c01 77be d40e 5b19"),
+     '{"event":"trusted","nick":"alice","fingerprint":"3f2a 9c01 77be d40e 5b19"}'),
+    (ev.KeyChanged("alice", A, "0000 1111 2222 3333 4444", "3f2a 9c01 77be d40e 5b19"),
+     '{"event":"key_changed","nick":"alice","sender_id":"%s","fingerprint":"0000 1111 2222 3333 4444",'
+     '"trusted_fingerprint":"3f2a 9c01 77be d40e 5b19"}' % A),
 ]
 
 

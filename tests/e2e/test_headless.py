@@ -184,9 +184,10 @@ def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
 def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     """A fetch for stored messages gets their original datagrams back, but no
     address can draw more than the per-second budget."""
+    from chat_app.crypto import Identity, Kind, KnownKeys, check_sds, open_envelope, seal
     from chat_app.net.frames import encode_fetch
-    from proto.sds_pb2 import SdsMessage
 
+    asker = Identity.generate()
     alice = spawn("alice", "--no-discovery")
     for i in range(3):
         alice.send(f"stored {i}")
@@ -194,13 +195,14 @@ def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     sock = lan.host("asker").socket()
     sock.settimeout(2)
     sock.bind(("0.0.0.0", 0))
-    sock.sendto(encode_fetch("general", ids), (alice.host.address, alice.port))
+    request = seal(asker, Kind.FETCH, encode_fetch("general", ids))
+    sock.sendto(request, (alice.host.address, alice.port))
     got = set()
-    for _ in range(3):
-        got.add(SdsMessage.FromString(sock.recv(65_535)).message_id)
+    for _ in range(3):  # alice's own envelopes, which verify for anyone
+        got.add(check_sds(open_envelope(sock.recv(65_535), KnownKeys())).message_id)
     assert got == set(ids)
     for _ in range(200):  # 600 asks in well under a second; the budget is 128 a second
-        sock.sendto(encode_fetch("general", ids), (alice.host.address, alice.port))
+        sock.sendto(request, (alice.host.address, alice.port))
     answers = 0
     try:
         while True:

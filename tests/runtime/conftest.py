@@ -26,9 +26,11 @@ class Net:
         self.nodes: dict[tuple[str, int], Runtime] = {}
         self.events: dict[tuple[str, int], list] = {}
         self.sent: list[tuple[tuple[str, int], bytes, tuple[str, int]]] = []
+        self.added = 0
 
     def add(self, name: str, channels=("general",), store: Store | None = None, **kwargs) -> Runtime:
-        address = ("10.0.0.1", 7000 + len(self.nodes))
+        address = ("10.0.0.1", 7000 + self.added)  # never reused, even after a node is removed
+        self.added += 1
         peers = [a for a in self.nodes]
         rt = Runtime(store or Store(self.tmp_path / name / "db.sqlite3"), nick=name, static_peers=peers, **kwargs)
         for other in self.nodes.values():

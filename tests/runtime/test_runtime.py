@@ -7,6 +7,7 @@ import cbor2
 import pytest
 
 from chat_app import events as ev
+from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.frames import encode_fetch
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store
@@ -103,12 +104,20 @@ def test_a_failed_commit_of_our_own_message_is_not_sent_and_not_counted(net, tmp
     assert texts(bob.store) == ["kept"] and [m.seq for m in bob.store.messages("general")] == [1]
 
 
+EVE = Identity.generate()
+
+
+def signed(data: bytes, kind: Kind = Kind.SDS) -> bytes:
+    """A datagram as a peer sends it: in an envelope signed by eve."""
+    return seal(EVE, kind, data)
+
+
 def _eve_datagrams(payloads: list[dict]) -> list[bytes]:
-    eve = Channel("general", "e" * 32, T0)
+    eve = Channel("general", EVE.sender_id, T0)
     out = []
     for i, fields in enumerate(payloads):
         eve.send(cbor2.dumps(fields), T0 + i)
-        out += [o.data for o in eve.datagrams_to_send(T0 + i)]
+        out += [signed(o.data) for o in eve.datagrams_to_send(T0 + i)]
     return out
 
 
@@ -147,11 +156,11 @@ def test_datagrams_are_routed_by_their_type_tag(net):
     alice = net.add("alice")
     mid = alice.say("general", "stored", "text", net.now)
     net.pump()
-    alice.datagram_received(encode_fetch("general", [mid]), ("10.0.0.9", 1), net.now)
+    alice.datagram_received(signed(encode_fetch("general", [mid]), Kind.FETCH), ("10.0.0.9", 1), net.now)
     answers = alice.datagrams_to_send()
     assert answers == [(alice.store.wire("general", mid), ("10.0.0.9", 1))]
-    alice.datagram_received(b"\x00\x07whatever", ("10.0.0.9", 1), net.now)
-    alice.datagram_received(b"\x00", ("10.0.0.9", 1), net.now)
+    alice.datagram_received(signed(b"\x00\x07whatever", Kind.FETCH), ("10.0.0.9", 1), net.now)
+    alice.datagram_received(signed(b"\x00", Kind.FETCH), ("10.0.0.9", 1), net.now)
     reasons = [e.reason for e in of(alice.events(), ev.DatagramRejected)]
     assert reasons == ["unknown control frame type 07", "unknown control frame type none"]
     assert alice.stats["malformed"] == 2
@@ -167,7 +176,7 @@ def test_a_missing_message_is_fetched_from_its_author(tmp_path):
     alice.say("general", "two", "text", net.now)  # names "one" in its causal history
     net.pump()
     net.run(3_000)
-    fetches = [(src, dst) for src, data, dst in net.sent if data[:2] == b"\x00\x01"]
+    fetches = [(src, dst) for src, data, dst in net.sent if data[1] == Kind.FETCH]
     assert (net.address(bob), net.address(alice)) in fetches
     assert texts(bob.store) == ["one", "two"]
 
@@ -209,7 +218,7 @@ def _link(net: Net, dialer, listener) -> None:
         moved = False
         for rt, conn, other, other_conn in ends:
             for wanted_conn, wanted in rt.reads():
-                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted), net.now)
+                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted, rt.envelopes), net.now)
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True

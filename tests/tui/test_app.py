@@ -7,6 +7,7 @@ from textual import events
 from textual.widgets import Label
 
 from chat_app import events as ev
+from chat_app.crypto import Identity, Kind, seal
 from chat_app.payload import Payload
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
@@ -90,6 +91,20 @@ async def test_unread_counts_and_jump_to_next_unread(make_app, bob_for):
         assert any("#random" in label and "2" in label for label in labels)
         await pilot.press("ctrl+n")
         assert app.current == "random" and app.models["random"].unread == 0
+
+
+@pytest.mark.asyncio
+async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await type_line(pilot, "/join #ops correct horse battery staple")
+        await until(pilot, lambda: app.current == "ops")
+        await type_line(pilot, "/join #random")
+        await until(pilot, lambda: app.current == "random")
+        labels = {str(app.channel_list.get_option_at_index(i).prompt) for i in range(app.channel_list.option_count)}
+        assert any(label.startswith("#ops") and "🔒" in label for label in labels)
+        assert any(label.startswith("#random") and "🔒" not in label for label in labels)
 
 
 @pytest.mark.asyncio
@@ -188,10 +203,12 @@ async def test_waiting_for_history_then_moving_into_place(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        carol = Channel("general", "c" * 32, 1_700_000_000_000)
+        key = Identity.generate()  # carol's datagrams, signed as every peer's are
+        carol = Channel("general", key.sender_id, 1_700_000_000_000)
         first = carol.send(Payload("text", "carol", "first", 1, 0).encode(), 1_700_000_000_000)
         second = carol.send(Payload("text", "carol", "second", 2, 0).encode(), 1_700_000_000_001)
-        wire_first, wire_second = (out.data for out in carol.datagrams_to_send(1_700_000_000_001))
+        outs = carol.datagrams_to_send(1_700_000_000_001)
+        wire_first, wire_second = (seal(key, Kind.SDS, out.data) for out in outs)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         address = ("127.0.0.1", app.bridge.node.port)
         sock.sendto(wire_second, address)

@@ -23,11 +23,12 @@ class ChannelList(OptionList):
             super().__init__()
             self.channel = channel
 
-    def update_channels(self, channels: list[tuple[str, int, int]], current: str | None) -> None:
-        """``channels``: (name, unread, mentions), in sidebar order."""
+    def update_channels(self, channels: list[tuple[str, int, int]], current: str | None,
+                        private: set[str] = frozenset()) -> None:
+        """``channels``: (name, unread, mentions), in sidebar order; ``private`` ones are marked."""
         self.clear_options()
         for name, unread, mentions in channels:
-            label = f"#{name}"
+            label = f"#{name}" + ("  [dim]🔒[/]" if name in private else "")
             if mentions:
                 label += f"  [b red]@{mentions}[/]"
             if unread:

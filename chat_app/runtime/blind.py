@@ -1,0 +1,72 @@
+"""Keeping and serving a private channel without its key: a blind store.
+
+A store peer started with ``--channel ~<tag>`` (the channel's tag in hex,
+which members see in announcements and which reveals nothing) announces
+the tag like a member, so members send it the channel's datagrams. It cannot
+open them: it keeps each one by its blind id (SHA-256 of the bytes, and
+members' ciphertext is deterministic, so a message is one row however many
+members pass it on), and when a peer of the channel appears - a datagram
+with the tag from a new address, or an announcement listing it - it sends
+that peer every datagram it holds, paced. The member opens and verifies
+them as it does any datagram: the store can drop or withhold, never forge.
+
+What it cannot do without the key: tell chat messages from sync messages,
+or a member's datagram from garbage someone sent under the (public) tag, so
+it keeps them all, up to ``LIMIT`` per channel (the oldest go first), and
+members refuse the garbage when served (``undecryptable``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from chat_app.crypto import blind_id
+from chat_app.net.udp import Address
+
+LIMIT = 100_000
+"""Datagrams kept per blind channel."""
+RESERVE_MS = 60_000
+"""A peer is served the whole channel at most this often."""
+PACE = 64
+"""Datagrams sent per tick (``TICK_MS``) while serving: a burst a socket buffer holds."""
+TICK_MS = 20
+
+
+class BlindStore:
+    def __init__(self, store, tags: list[bytes]) -> None:
+        self.store = store
+        self.tags = set(tags)
+        self._served: dict[tuple[bytes, Address], int] = {}
+        self._queue: deque[tuple[bytes, Address]] = deque()
+        self._next = None
+
+    @staticmethod
+    def link_name(tag: bytes) -> str:
+        return f"~{tag.hex()}"
+
+    def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> bool:
+        """Keep a datagram of a blind channel; True if it was new."""
+        new = self.store.keep_blind(tag, blind_id(data), data, now, LIMIT)
+        self.serve(tag, addr, now)
+        return new
+
+    def serve(self, tag: bytes, addr: Address, now: int) -> None:
+        """Send ``addr`` everything held for ``tag``, unless it was served lately."""
+        if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
+            return
+        self._served[(tag, addr)] = now
+        if len(self._served) > 4096:
+            self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
+        self._queue += [(data, addr) for data in self.store.blind(tag)]
+        self._next = self._next or now
+
+    def deadline(self) -> int | None:
+        return self._next if self._queue else None
+
+    def due(self, now: int) -> list[tuple[bytes, Address]]:
+        """The datagrams to send now (a paced slice of the queue)."""
+        if not self._queue or self._next is None or now < self._next:
+            return []
+        out = [self._queue.popleft() for _ in range(min(PACE, len(self._queue)))]
+        self._next = now + TICK_MS if self._queue else None
+        return out

@@ -1,0 +1,234 @@
+"""The signed envelope between the sockets and the engines.
+
+Every datagram this peer sends leaves in an envelope signed by its key
+(``chat_app.crypto``), and every datagram that arrives is opened - size,
+signature, and for SDS that the ``sender_id`` inside is the signer's - before
+routing hands it to an engine. A refusal is a ``Refused`` with the counter's
+name and one line; it changes nothing.
+
+Who signs what:
+
+- what our engines produce (our chat, sync and ephemeral messages) and our
+  fetch requests: signed here, by us;
+- someone else's message that we pass on (an SDS-R repair rebroadcast, a
+  fetch answer, a replication entry): its author's original envelope, as
+  received and stored, so it verifies end to end whoever serves it.
+
+The store keeps each delivered message's envelope (full form) as its
+``wire``; the engines only ever see the protocol bytes inside
+(``sds_bytes``). Ed25519 signatures are deterministic, so sealing our own
+message for the store and for the network gives the same bytes, signed once
+(``_envelopes`` remembers them).
+
+Private channels (a name and a passphrase): every datagram is signed with
+the channel tag as context and then encrypted (``chat_app.crypto.channel``);
+the store keeps the signed envelope inside, and whatever passes it on
+encrypts it again, to the very same bytes. Outside this peer a private
+channel is known by its tag only: ``link_name`` (``~`` and the tag in hex)
+is what mDNS announces and replication lists, never the name. A datagram
+opened under one channel's key must be about that channel, and a public one
+must not be about a channel that is private here.
+
+Datagrams pass the ``Gate``: a per-source verification budget, so a flood
+of bad signatures from one address is dropped for the cost of a hash, and a
+cache of recently verified bytes, so resends and repeats are not verified
+again. Replication entries arrive over a TCP link we accepted or dialled,
+one per frame by the thousand; they are verified without the per-source
+budget but through a cache of their own, since the link validates an entry
+and the runtime then feeds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from chat_app.crypto import (
+    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, check_sds, open_datagram, seal,
+    verify_rekey,
+)
+from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
+from chat_app.crypto.envelope import VERSION
+from chat_app.net.frames import CONTROL
+from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
+from proto.sds_pb2 import SdsMessage
+
+_FULL_HEADER, _SIGNATURE = 3 + 32, 64
+_REMEMBERED = 8192
+
+
+def is_envelope(wire: bytes) -> bool:
+    """A stored wire in full envelope form (a protobuf never starts with 0x01 0x01)."""
+    return len(wire) > _FULL_HEADER + _SIGNATURE and wire[0] == VERSION and wire[1] == Kind.SDS and wire[2] == 0
+
+
+def sds_bytes(wire: bytes) -> bytes:
+    """The SDS message inside a stored wire: the envelope's protocol bytes,
+    or the wire itself for a message stored before envelopes."""
+    return wire[_FULL_HEADER:-_SIGNATURE] if is_envelope(wire) else wire
+
+
+class _Lru(OrderedDict):
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+
+    def put(self, key, value) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.capacity:
+            self.popitem(last=False)
+
+
+class Envelopes:
+    """Seals what the runtime sends and opens what it receives."""
+
+    def __init__(self, identity: Identity, scrypt: ScryptParams = DEFAULT_SCRYPT) -> None:
+        self.identity = identity
+        self.peer_id = identity.sender_id
+        self.gate = Gate(identity, Keyring(scrypt))
+        self.private: dict[str, ChannelKey] = {}  # channel name -> its key, for the channels private here
+        self._by_link: dict[str, str] = {}  # link name -> channel name
+        self.stats = self.gate.stats
+        self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
+        self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
+
+    def key_of(self, sender_id: str) -> bytes | None:
+        """The public key behind ``sender_id``, if one of its envelopes verified lately."""
+        if sender_id == self.peer_id:
+            return self.identity.public_key
+        signer = self.gate.known_keys.by_id(bytes.fromhex(sender_id)) if len(sender_id) == 32 else None
+        return signer.public_key if signer is not None else None
+
+    # -------------------------------------------------------- private channels
+
+    def join_private(self, channel: str, passphrase: str) -> ChannelKey:
+        """Derive (slowly, on purpose) the key of ``channel`` under ``passphrase``."""
+        key = self.gate.join(channel, passphrase)
+        self.private[channel] = key
+        self._by_link[self.link_name(channel)] = channel
+        return key
+
+    def leave_private(self, channel: str) -> None:
+        key = self.private.pop(channel, None)
+        if key is not None:
+            self._by_link.pop(self.link_name(channel, key), None)
+            self.gate.leave(key)
+
+    def link_name(self, channel: str, key: ChannelKey | None = None) -> str:
+        """What others see a channel as: its name if public, ``~tag`` if private."""
+        key = key or self.private.get(channel)
+        return f"~{key.tag.hex()}" if key is not None else channel
+
+    def channel_of(self, link_name: str) -> str | None:
+        """The channel behind a name seen on a link or in an announcement."""
+        if link_name.startswith("~"):
+            return self._by_link.get(link_name)
+        return None if link_name in self.private else link_name
+
+    def outgoing(self, channel: str, envelope: bytes) -> bytes:
+        """A stored envelope as it travels: encrypted in a private channel."""
+        key = self.private.get(channel)
+        return key.encrypt(envelope) if key is not None and is_envelope(envelope) else envelope
+
+    # ----------------------------------------------------------------- sending
+
+    def seal_sds(self, channel: str, data: bytes, wire_of: Callable[[str], bytes | None]) -> bytes | None:
+        """The envelope to send for SDS bytes an engine produced: the author's
+        own if the engine is passing someone else's message on (``wire_of``
+        finds a stored one by message id), else ours. None: nothing to send."""
+        envelope = self._envelopes.get(data)
+        if envelope is None:
+            msg = SdsMessage.FromString(data)
+            if msg.sender_id == self.peer_id:
+                envelope = self._seal_own(channel, data)
+            else:
+                envelope = wire_of(msg.message_id)
+                if envelope is None or not is_envelope(envelope):
+                    self.stats["unsigned_not_sent"] += 1  # someone's message from before envelopes
+                    return None
+        return self.outgoing(channel, envelope)
+
+    def rekey(self, statement: bytes | None) -> bytes | None:
+        """The signed rekey statement of a migrated data directory, to tell peers (None: nothing to tell)."""
+        if statement is None:
+            return None
+        try:
+            verify_rekey(statement, self.identity.public_key)
+        except RekeyError:
+            return None  # the statement names another key (keys passed in): not ours to announce
+        return self.gate.seal(Kind.REKEY, statement)
+
+    def seal_fetch(self, channel: str, data: bytes) -> bytes:
+        key = self.private.get(channel)
+        return key.seal(self.identity, Kind.FETCH, data) if key is not None else self.gate.seal(Kind.FETCH, data)
+
+    def stored_wire(self, channel: str, sds: bytes, sender_id: str) -> bytes:
+        """What the store keeps for a delivered message: its envelope."""
+        envelope = self._envelopes.get(sds)
+        if envelope is not None:
+            return envelope
+        if sender_id == self.peer_id:
+            return self._seal_own(channel, sds)
+        self.stats["stored_unsigned"] += 1  # verified, but evicted before delivery: kept bare
+        return sds
+
+    def _seal_own(self, channel: str, sds: bytes) -> bytes:
+        key = self.private.get(channel)
+        envelope = seal(self.identity, Kind.SDS, sds, context=key.tag if key is not None else b"")
+        self._envelopes.put(sds, envelope)
+        return envelope
+
+    # --------------------------------------------------------------- receiving
+
+    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Rekey | Refused:
+        """Verify and route one datagram."""
+        try:
+            opened = self.gate.open(data, source, now)
+        except EnvelopeError as exc:
+            return Refused(exc.reason, str(exc))
+        return self._route(opened)
+
+    def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
+        """Verify and route one replication entry (an author's envelope)."""
+        digest = hashlib.sha256(entry).digest()
+        routed = self._entries.get(digest)
+        if routed is None:
+            try:
+                opened = open_datagram(entry, self.gate.known_keys, self.gate.keyring)
+                if opened.kind is Kind.SDS:
+                    check_sds(opened)
+            except EnvelopeError as exc:
+                self.stats[f"entry_{exc.reason}"] += 1
+                return Refused(exc.reason, str(exc))
+            routed = self._route(opened)
+            self._entries.put(digest, routed)
+        if not isinstance(routed, (SdsDatagram, Refused)):
+            return Refused("kind", "a replication entry must be an SDS message")
+        return routed
+
+    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Rekey | Refused:
+        if opened.kind is Kind.REKEY and not opened.context:  # a legacy id moving to this key
+            try:
+                return verify_rekey(opened.payload, opened.signer.public_key)
+            except RekeyError as exc:
+                return Refused("rekey", str(exc))
+        if opened.kind is Kind.SDS:
+            routed = route(opened.payload)
+        elif opened.kind is Kind.FETCH:
+            if opened.payload[:1] != bytes((CONTROL,)):
+                return Refused("kind", "a fetch envelope must hold a control frame")
+            routed = route(opened.payload)
+        else:
+            return Refused("kind", f"{opened.kind.name.lower()} envelopes are not spoken here")
+        if isinstance(routed, Refused):
+            return routed
+        key = self.private.get(routed.channel)
+        if opened.context != (key.tag if key is not None else b""):
+            self.stats["wrong_channel"] += 1
+            where = "a private channel's key" if opened.context else "the open"
+            return Refused("wrong_channel", f"a datagram for #{routed.channel[:40]} came under {where}")
+        if isinstance(routed, SdsDatagram) and routed.chat:
+            self._envelopes.put(opened.payload, opened.full_form())
+        return routed

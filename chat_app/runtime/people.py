@@ -1,0 +1,97 @@
+"""People, not just nicks: who holds which key, and whom the user trusts.
+
+A nick is whatever a peer says it is; a key is who it is. Every delivered
+message and every announcement tells us a nick and (through the verified
+envelope, or the key an announcement's id is the hash of) a public key.
+``whois`` shows every key that used a nick, with the fingerprint people
+read to each other to compare, and a short suffix to tell two equal nicks
+apart. ``trust`` records that the user compared a nick's fingerprint (kept in
+the store); from then on a message under that nick from another key is
+reported loudly (``KeyChanged``), once per key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chat_app import events as ev
+from chat_app.crypto import fingerprint
+
+MAX_PEOPLE = 4096
+"""Keys remembered: anyone can make keys, so memory stays bounded."""
+
+
+def _compact(fp: str) -> str:
+    return fp.replace(" ", "").lower()
+
+
+@dataclass
+class Person:
+    sender_id: str
+    public_key: bytes
+    nick: str
+    first_seen: int
+    last_seen: int
+    addresses: list = field(default_factory=list)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key)
+
+
+class People:
+    def __init__(self, store) -> None:
+        self.store = store
+        self._people: dict[str, Person] = {}
+        self._flagged: set[str] = set()
+        self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
+        self._claimed: set[str] = set()
+
+    def rekeyed(self, old_sender_id: str, new_sender_id: str) -> None:
+        """A verified rekey: ``new`` showed the secret behind ``old``. The
+        first statement for an old id is kept (see ``chat_app.crypto.migration``)."""
+        if old_sender_id not in self._claimed and len(self._was) < MAX_PEOPLE:
+            self._claimed.add(old_sender_id)
+            self._was[new_sender_id] = old_sender_id
+
+    def seen(self, sender_id: str, public_key: bytes | None, nick: str, now: int,
+             addresses: list | None = None) -> list[ev.AppEvent]:
+        """``sender_id`` (holding ``public_key``) spoke or announced itself as ``nick``."""
+        person = self._people.get(sender_id)
+        if person is None:
+            if public_key is None:
+                return []
+            if len(self._people) >= MAX_PEOPLE:
+                del self._people[min(self._people, key=lambda s: self._people[s].last_seen)]
+            person = self._people[sender_id] = Person(sender_id, public_key, nick, now, now)
+        person.nick, person.last_seen = nick, now
+        if addresses:
+            person.addresses = list(addresses)
+        trusted = self.store.trusted(nick)
+        if trusted is None or trusted == _compact(person.fingerprint) or sender_id in self._flagged:
+            return []
+        self._flagged.add(sender_id)
+        return [ev.KeyChanged(nick, sender_id, person.fingerprint, _spaced(trusted))]
+
+    def whois(self, nick: str, addresses_of) -> ev.Whois:
+        trusted = self.store.trusted(nick)
+        found = [p for p in self._people.values() if p.nick == nick]
+        return ev.Whois(nick, tuple(
+            {"sender_id": p.sender_id, "fingerprint": p.fingerprint, "short": f"{nick}~{p.fingerprint[:4]}",
+             "addresses": [list(a) for a in (addresses_of(p.sender_id) or p.addresses)],
+             "first_seen": p.first_seen, "last_seen": p.last_seen,
+             "trusted": trusted == _compact(p.fingerprint), "was": self._was.get(p.sender_id)}
+            for p in sorted(found, key=lambda p: p.first_seen)))
+
+    def trust(self, nick: str, fp: str) -> ev.AppEvent:
+        wanted = _compact(fp)
+        match = [p for p in self._people.values() if p.nick == nick and _compact(p.fingerprint) == wanted]
+        if not match:
+            return ev.Error(f"nobody called {nick} has the fingerprint {fp}; see /whois {nick}")
+        self.store.set_trusted(nick, wanted)
+        self._flagged.discard(match[0].sender_id)
+        return ev.Trusted(nick, match[0].fingerprint)
+
+
+def _spaced(compact: str) -> str:
+    return " ".join(compact[i:i + 4] for i in range(0, len(compact), 4))

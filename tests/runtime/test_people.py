@@ -1,0 +1,51 @@
+"""/whois and /trust: keys behind nicks, and a loud warning when a trusted
+nick speaks with another key."""
+
+from __future__ import annotations
+
+from chat_app import events as ev
+from chat_app.crypto import fingerprint
+from chat_app.store import Store
+
+
+def of(net, rt, kind):
+    return [e for e in net.seen(rt) if isinstance(e, kind)]
+
+
+def test_whois_shows_each_key_behind_a_nick(net, tmp_path):
+    alice, bob = net.add("alice"), net.add("bob")
+    sam1, sam2 = net.add("sam"), net.add("sam", store=Store(tmp_path / "other-sam" / "db.sqlite3"))
+    for rt in (alice, sam1, sam2):
+        rt.say("general", f"hi from {rt.peer_id[:6]}", "text", net.now)
+        net.run(500)
+    bob.whois("sam", net.now)
+    net.pump()
+    (who,) = of(net, bob, ev.Whois)
+    assert {p["fingerprint"] for p in who.people} == {fingerprint(sam1.identity.public_key),
+                                                      fingerprint(sam2.identity.public_key)}
+    assert len({p["short"] for p in who.people}) == 2 and all(p["short"].startswith("sam~") for p in who.people)
+    assert {tuple(p["addresses"][0]) for p in who.people} == {net.address(sam1), net.address(sam2)}
+    assert not any(p["trusted"] for p in who.people)
+
+
+def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
+    alice, bob = net.add("alice"), net.add("bob")
+    alice.say("general", "hello", "text", net.now)
+    net.run(500)
+    bob.trust("alice 0000 0000 0000 0000 0000", net.now)
+    bob.trust(f"alice {fingerprint(alice.identity.public_key)}", net.now)
+    net.pump()
+    assert [type(e) for e in net.seen(bob) if isinstance(e, (ev.Error, ev.Trusted))] == [ev.Error, ev.Trusted]
+    assert of(net, bob, ev.KeyChanged) == []
+    mallory = net.add("alice", store=Store(tmp_path / "mallory" / "db.sqlite3"))  # same nick, another key
+    mallory.say("general", "it's me, alice, send the files", "text", net.now)
+    alice.say("general", "still me", "text", net.now)
+    net.run(1_000)
+    (changed,) = of(net, bob, ev.KeyChanged)
+    assert changed.sender_id == mallory.peer_id
+    assert changed.trusted_fingerprint == fingerprint(alice.identity.public_key)
+    bob.whois("alice", net.now)
+    net.pump()
+    (who,) = of(net, bob, ev.Whois)
+    assert [p["trusted"] for p in who.people] == [True, False]
+    assert bob.store.trusted("alice") == fingerprint(alice.identity.public_key).replace(" ", "")

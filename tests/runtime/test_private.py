@@ -1,0 +1,110 @@
+"""Private channels in the runtime: what an outsider captures, injects and
+misses, and two groups that share a name."""
+
+from __future__ import annotations
+
+from chat_app import events as ev
+from chat_app.crypto import Identity, Kind, seal
+from chat_app.payload import Payload
+from sync.sds import Channel
+
+from .conftest import T0, texts
+from .test_runtime import _link
+
+ROOM = "operations-room"
+PASS, OTHER = "correct horse battery staple", "another group entirely"
+
+
+def errors(net, rt) -> list[str]:
+    return [e.reason for e in net.seen(rt) if isinstance(e, ev.Error)]
+
+
+def test_members_talk_and_an_outsider_captures_nothing_readable(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    eve = net.add("eve", channels=(ROOM,))  # in the public channel of that name
+    alice.say(ROOM, "the launch is at noon", "text", net.now)
+    net.run(3_000)
+    bob.say(ROOM, "noted", "text", net.now)
+    net.run(3_000)
+    assert texts(alice.store, ROOM) == texts(bob.store, ROOM) == ["the launch is at noon", "noted"]
+    assert texts(eve.store, ROOM) == []
+    captured = b"".join(data for _, data, _ in net.sent)
+    for secret in (b"the launch is at noon", b"noted", ROOM.encode(), b"alice", b"bob",
+                   alice.peer_id.encode(), bytes.fromhex(alice.peer_id), alice.identity.public_key):
+        assert secret not in captured, secret
+    assert alice.announced_channels == bob.announced_channels != (ROOM,)
+    assert alice.announced_channels[0].startswith("~")
+
+
+def test_an_outsider_cannot_inject_and_replays_change_nothing(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    alice.say(ROOM, "real", "text", net.now)
+    net.run(2_000)
+    captured = [data for src, data, dst in net.sent if dst == net.address(bob)]
+    eve = Identity.generate()
+    fake = Channel(ROOM, eve.sender_id, T0)
+    fake.send(Payload("text", "alice", "fake", seq=1, sent_at=T0).encode(), T0)
+    (out,) = fake.datagrams_to_send(T0)
+    flipped = bytearray(captured[0])
+    flipped[-1] ^= 1
+    foreign = captured[0][:2] + bytes(16) + captured[0][18:]
+    for data in (seal(eve, Kind.SDS, out.data), bytes(flipped), foreign, *captured):
+        bob.datagram_received(data, ("10.0.0.66", 1), net.now)
+    net.run(1_000)
+    kinds = [e.kind for e in net.seen(bob) if isinstance(e, ev.DatagramRejected)]
+    assert kinds == ["wrong_channel", "undecryptable", "unknown_channel"]
+    assert texts(bob.store, ROOM) == ["real"]
+
+
+def test_one_name_two_passphrases_two_groups_that_never_meet(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    carol = net.add("carol", channels=(), passphrases={ROOM: OTHER})
+    dave = net.add("dave", channels=(), passphrases={ROOM: OTHER})
+    alice.say(ROOM, "ours", "text", net.now)
+    carol.say(ROOM, "theirs", "text", net.now)
+    net.run(5_000)
+    assert texts(alice.store, ROOM) == texts(bob.store, ROOM) == ["ours"]
+    assert texts(carol.store, ROOM) == texts(dave.store, ROOM) == ["theirs"]
+    assert not [e for e in net.seen(alice) if isinstance(e, ev.DatagramRejected) and e.kind != "unknown_channel"]
+
+
+def test_a_private_channel_never_opens_without_its_key(net, tmp_path):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    alice.say(ROOM, "kept", "text", net.now)
+    store = alice.store
+    again = net.add("alice-again", channels=(), store=store)  # restarted without the passphrase
+    assert ROOM not in again.conversations and any("is private" in e for e in errors(net, again))
+    wrong = net.add("alice-wrong", channels=(), store=store, passphrases={ROOM: OTHER})
+    assert ROOM not in wrong.conversations and any("another group" in e for e in errors(net, wrong))
+    assert texts(store, ROOM) == ["kept"]
+
+
+def test_a_late_member_catches_up_over_replication_under_the_tag(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    for i in range(5):
+        alice.say(ROOM, f"m{i}", "text", net.now)
+    net.run(1_000)
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    carol.peers.static.clear()  # only the link can bring her the history
+    _link(net, carol, alice)
+    assert texts(carol.store, ROOM) == [f"m{i}" for i in range(5)] and carol.stats["replicated_in"] == 5
+
+
+def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    tag_name = alice.announced_channels[0]
+    store = net.add("store", channels=(tag_name,))  # has the tag, never the passphrase
+    assert store.announced_channels == (tag_name,) and not store.conversations
+    for i in range(5):
+        alice.say(ROOM, f"m{i}", "text", net.now)
+        net.run(300)
+    del net.nodes[net.address(alice)]  # alice is gone: only the store holds the history
+    kept = store.store.blind(bytes.fromhex(tag_name[1:]))
+    assert len(kept) >= 5 and not any(b"m0" in d or ROOM.encode() in d for d in kept)
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    net.run(30_000)  # carol's first sync reaches the store, which hands her everything it holds
+    assert texts(carol.store, ROOM) == [f"m{i}" for i in range(5)]
+    assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
