@@ -115,7 +115,7 @@ def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
         return Say(argument, kind="me")
     if command.name in ("join", "part") and argument:
         try:
-            channel_name(argument)
+            channel_name(argument.partition(" ")[0])  # after the name: a private channel's passphrase
         except BadChannelName as exc:
             return Invalid(str(exc))
     return Invocation(command, argument)
