@@ -77,11 +77,11 @@ def _channel(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _channel_to_join(text: str) -> tuple[str, str | None]:
+def _channel_to_join(text: str) -> str:
     """NAME or NAME:PASSPHRASE (a private channel; the passphrase may hold
-    spaces and colons)."""
+    spaces and colons): the name checked and without its ``#``."""
     name, colon, passphrase = text.partition(":")
-    return _channel(name), (passphrase if colon else None)
+    return _channel(name) + colon + passphrase
 
 
 def default_data_dir() -> Path:
@@ -208,9 +208,9 @@ def run_peer(args: argparse.Namespace) -> int:
         lock.release()
         return 2
     nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
-    given = args.channels or []
-    passphrases = {name: passphrase for name, passphrase in given if passphrase is not None}
-    channels = [name for name, _ in given] or (store.joined_channels() or ["general"])
+    given = [c.partition(":") for c in args.channels or []]
+    passphrases = {name: passphrase for name, colon, passphrase in given if colon}
+    channels = [name for name, _, _ in given] or (store.joined_channels() or ["general"])
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):

@@ -140,8 +140,8 @@ def test_a_migrated_peer_proves_its_old_id_to_the_peers_it_meets(net, tmp_path):
     alice = net.add("alice", store=store)
     bob = net.add("bob")
     alice.say("general", "hi", "text", net.now)
-    bob.say("general", "hello", "text", net.now)  # alice hears bob: she meets him, and tells him
-    net.run(1_000)
+    bob.say("general", "hello", "text", net.now)
+    net.run(27_000)  # alice hears bob's syncs: she meets him, and tells him
     bob.whois("alice", net.now)
     net.pump()
     (who,) = [e for e in net.seen(bob) if isinstance(e, ev.Whois)]
