@@ -19,6 +19,7 @@ PINNED = [
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
+    (ev.MessagesHeld("general", 3), '{"event":"held","channel":"general","held":3}'),
     (ev.Bye(), '{"event":"bye"}'),
     (ev.MessageDelivered("general", 3, M, A, 1700, "alice", "text", "hi", 2, False),
      '{"event":"delivered","channel":"general","position":3,"message_id":"%s","sender_id":"%s",'
