@@ -16,7 +16,7 @@ the step leaves.
 Backpressure: past capacity, acknowledgements come back late and our own
 unacknowledged messages pile up, each one resent. So at most
 ``MAX_IN_FLIGHT`` of our messages sent in the last ``IN_FLIGHT_WINDOW_MS``
-may be unacknowledged; what the user says beyond that is *held* here, in
+may be unseen - held by no peer as far as we know; what the user says beyond that is *held* here, in
 order, and handed to the engine at the start of a later step, as
 acknowledgements free room (a message older than the window stops counting,
 so a peer with nobody to acknowledge still sends, only slower). Leaving the
@@ -36,7 +36,7 @@ from sync.sds import Channel, Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
 
-MAX_IN_FLIGHT = 128
+MAX_IN_FLIGHT = 256
 IN_FLIGHT_WINDOW_MS = 10_000
 RETRY_MS = 1_000
 
