@@ -6,7 +6,10 @@ a second for T seconds, then up to C seconds to converge.
 Prints one row: whether every peer's stored log is identical and complete,
 latency p50/p99 from the line written to a peer's stdin to its delivery in
 every other peer's database, CPU seconds and peak RSS per peer, datagrams the
-kernel dropped from full socket buffers, and how long /quit took.
+kernel dropped from full socket buffers, how long /quit took, lines the
+peers wrote to stderr (there should be none), and the machine's load average
+(1 minute) when sending started and when the peers quit: figures from a
+shared machine mean little without it.
 """
 
 from __future__ import annotations
@@ -60,6 +63,14 @@ def udp_drops(ports: set[int]) -> int:
     return drops
 
 
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def stderr_lines(peer: HeadlessPeer) -> int:
+    return sum(1 for line in peer.stderr_path.read_text().splitlines() if line.strip())
+
+
 def percentile(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -91,6 +102,7 @@ def main() -> None:
     _introduced(*peers)  # discovery is not what is measured
     sent: dict[str, float] = {}
     expected = int(args.rate * args.seconds) * args.peers
+    load_at_start = load_average()
     threads = [threading.Thread(target=send_at_rate, args=(p, args.rate, args.seconds, sent)) for p in peers]
     for t in threads:
         t.start()
@@ -103,6 +115,7 @@ def main() -> None:
     drops = udp_drops({p.port for p in peers})
     cpu = [cpu_seconds(p.proc.pid) for p in peers]
     rss = [peak_rss_mb(p.proc.pid) for p in peers]
+    load_at_end = load_average()
     quit_times = []
     for peer in peers:
         start = time.monotonic()
@@ -119,7 +132,8 @@ def main() -> None:
           f"(converged {converged_after:.0f} s after sending stopped); "
           f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms; "
           f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
-          f"slowest quit {max(quit_times):.1f} s")
+          f"slowest quit {max(quit_times):.1f} s; stderr lines {sum(stderr_lines(p) for p in peers)}; "
+          f"load average {load_at_start:.1f} -> {load_at_end:.1f}")
 
 
 if __name__ == "__main__":
