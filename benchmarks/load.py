@@ -126,11 +126,18 @@ def main() -> None:
     identical = all([r[0] for r in log] == [r[0] for r in logs[0]] for log in logs)
     latencies = [delivered - sent[text] for peer, log in zip(peers, logs, strict=True)
                  for _, text, delivered in log if text in sent and not text.startswith(peer.nick + " ")]
+    # where the time went: in the author (stdin, held back) or on the way
+    authored = {text: delivered for peer, log in zip(peers, logs, strict=True)
+                for _, text, delivered in log if text.startswith(peer.nick + " ")}
+    in_author = [authored[text] - sent[text] for text in authored if text in sent]
+    on_the_way = [delivered - authored[text] for peer, log in zip(peers, logs, strict=True)
+                  for _, text, delivered in log if text in authored and not text.startswith(peer.nick + " ")]
     counts = sorted(len(log) for log in logs)
     print(f"{args.peers} peers x {args.rate:g} msgs/s for {args.seconds:g} s: "
           f"{'identical' if identical else 'DIFFERENT'} logs, {counts[0]}-{counts[-1]} of {expected} rows "
           f"(converged {converged_after:.0f} s after sending stopped); "
-          f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms; "
+          f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms "
+          f"(in the author p99 {percentile(in_author, 99):.0f} ms, on the way p99 {percentile(on_the_way, 99):.0f} ms); "
           f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
           f"slowest quit {max(quit_times):.1f} s; stderr lines {sum(stderr_lines(p) for p in peers)}; "
           f"load average {load_at_start:.1f} -> {load_at_end:.1f}")

@@ -121,16 +121,17 @@ class AsyncPeer:
         for data, address in self.runtime.datagrams_to_send():
             self._udp.send(data, address)
         for conn, writer in self._writers.items():
-            outgoing = conn.datagrams_to_send(now)
-            if writer.is_closing():  # the peer hung up: asyncio would warn on every write
-                self.runtime.stats["writes_after_close"] += len(outgoing)
-                continue
-            for out in outgoing:
-                writer.write(frame(out.data))
-        for address in self.runtime.dials():
-            self._spawn(self._dial(address))
-        for conn, wanted in self.runtime.reads():
-            self._spawn(self._read(conn, wanted))
+            for out in conn.datagrams_to_send(now):
+                if writer.is_closing():  # the peer hung up (maybe at the last write): asyncio would warn
+                    self.runtime.stats["writes_after_close"] += 1
+                else:
+                    writer.write(frame(out.data))
+        dials, reads = self.runtime.dials(), self.runtime.reads()
+        if not self._stopping:  # leaving: nothing new is started
+            for address in dials:
+                self._spawn(self._dial(address))
+            for conn, wanted in reads:
+                self._spawn(self._read(conn, wanted))
         for event in self.runtime.events():
             self._emit(event)
         if rearm and not self._stopping:
@@ -151,7 +152,10 @@ class AsyncPeer:
         task.add_done_callback(self._tasks.discard)
 
     async def _read(self, conn: Connection, wanted: Read) -> None:
-        result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
+        except RuntimeError:  # the reads thread is shut down: we are leaving
+            return
         self.call(self.runtime.link_answer, conn, wanted, result)
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
