@@ -133,10 +133,17 @@ def run(args, host_for) -> None:
     rss = [peak_rss_mb(p.proc.pid) for p in peers]
     load_at_end = load_average()
     quit_times = []
-    for peer in peers:
+
+    def stop(peer: HeadlessPeer) -> None:  # all at once: a slow one does not delay the others' clocks
         start = time.monotonic()
         peer.stop()
         quit_times.append(time.monotonic() - start)
+
+    stoppers = [threading.Thread(target=stop, args=(p,)) for p in peers]
+    for t in stoppers:
+        t.start()
+    for t in stoppers:
+        t.join()
 
     logs = [rows(p) for p in peers]
     for peer in peers:
