@@ -164,7 +164,8 @@ def run(args, host_for) -> None:
           f"{'identical' if identical else 'DIFFERENT'} logs, {counts[0]}-{counts[-1]} of {expected} rows "
           f"(converged {converged_after:.0f} s after sending stopped); "
           f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms "
-          f"(in the author p99 {percentile(in_author, 99):.0f} ms, on the way p99 {percentile(on_the_way, 99):.0f} ms); "
+          f"(in the author p99 {percentile(in_author, 99):.0f} ms, "
+          f"on the way p99 {percentile(on_the_way, 99):.0f} ms); "
           f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
           f"slowest quit {max(quit_times):.1f} s; stderr lines {sum(stderr_lines(p) for p in peers)}; "
           f"load average {load_at_start:.1f} -> {load_at_end:.1f}; events {dict(kinds)}")
