@@ -1,17 +1,24 @@
-"""A busy channel: N real headless peers on loopback, each sending r messages
-a second for T seconds, then up to C seconds to converge.
+"""A busy channel: N real headless peers, each sending r messages a second
+for T seconds, then up to C seconds to converge. Each peer is a host of its
+own on the test LAN (``tests/lan``: network namespaces on one bridge, root
+needed), so no other chat on this machine can join the channel and skew the
+figures; with ``--loopback`` they share this machine's loopback instead.
 
     python benchmarks/load.py --peers 5 --rate 10 --seconds 60 [--converge 180]
 
 Prints one row: whether every peer's stored log is identical and complete,
 latency p50/p99 from the line written to a peer's stdin to its delivery in
 every other peer's database, CPU seconds and peak RSS per peer, datagrams the
-kernel dropped from full socket buffers, and how long /quit took.
+kernel dropped from full socket buffers, how long /quit took, lines the
+peers wrote to stderr (there should be none), and the machine's load average
+(1 minute) when sending started and when the peers quit: figures from a
+shared machine mean little without it.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import sqlite3
 import sys
 import tempfile
@@ -22,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.e2e.harness import HeadlessPeer  # noqa: E402
+from tests.lan import Lan, sweep  # noqa: E402
 from tests.e2e.test_headless import _introduced  # noqa: E402
 
 TICKS = 100  # clock ticks a second (/proc/<pid>/stat)
@@ -49,15 +57,25 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def udp_drops(ports: set[int]) -> int:
-    """Datagrams the kernel dropped on these local UDP ports (receive buffer full)."""
+def udp_drops(peers: list[HeadlessPeer]) -> int:
+    """Datagrams the kernel dropped on the peers' UDP ports (receive buffer full)."""
     drops = 0
-    for table in ("/proc/net/udp", "/proc/net/udp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if int(fields[1].split(":")[1], 16) in ports:
-                drops += int(fields[-1])
+    for peer in peers:
+        for table in ("/proc/net/udp", "/proc/net/udp6"):
+            text = peer.host.run("cat", table).stdout if peer.host else Path(table).read_text()
+            for line in text.splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].split(":")[1], 16) == peer.port:
+                    drops += int(fields[-1])
     return drops
+
+
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def stderr_lines(peer: HeadlessPeer) -> int:
+    return sum(1 for line in peer.stderr_path.read_text().splitlines() if line.strip())
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -84,13 +102,23 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=10, help="messages a second, per peer")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--converge", type=float, default=180, help="seconds allowed after sending stops")
+    parser.add_argument("--loopback", action="store_true", help="peers on this machine's loopback, not the test LAN")
     args = parser.parse_args()
+    if args.loopback:
+        run(args, lambda name: None)
+    else:
+        sweep()
+        with Lan() as lan:
+            run(args, lan.host)
 
+
+def run(args, host_for) -> None:
     data = Path(tempfile.mkdtemp(prefix="sds-load-"))
-    peers = [HeadlessPeer(data / f"p{i:02d}", f"p{i:02d}") for i in range(args.peers)]
+    peers = [HeadlessPeer(data / f"p{i:02d}", f"p{i:02d}", host=host_for(f"p{i:02d}")) for i in range(args.peers)]
     _introduced(*peers)  # discovery is not what is measured
     sent: dict[str, float] = {}
     expected = int(args.rate * args.seconds) * args.peers
+    load_at_start = load_average()
     threads = [threading.Thread(target=send_at_rate, args=(p, args.rate, args.seconds, sent)) for p in peers]
     for t in threads:
         t.start()
@@ -100,26 +128,47 @@ def main() -> None:
     while time.monotonic() < deadline and min(len(rows(p)) for p in peers) < expected:
         time.sleep(1)
     converged_after = args.converge - max(0.0, deadline - time.monotonic())
-    drops = udp_drops({p.port for p in peers})
+    drops = udp_drops(peers)
     cpu = [cpu_seconds(p.proc.pid) for p in peers]
     rss = [peak_rss_mb(p.proc.pid) for p in peers]
+    load_at_end = load_average()
     quit_times = []
-    for peer in peers:
+
+    def stop(peer: HeadlessPeer) -> None:  # all at once: a slow one does not delay the others' clocks
         start = time.monotonic()
         peer.stop()
         quit_times.append(time.monotonic() - start)
 
+    stoppers = [threading.Thread(target=stop, args=(p,)) for p in peers]
+    for t in stoppers:
+        t.start()
+    for t in stoppers:
+        t.join()
+
     logs = [rows(p) for p in peers]
+    for peer in peers:
+        peer.drain()
+    kinds = Counter(e["event"] for p in peers for e in p.events + p.previous_events
+                    if e["event"] in ("rejected", "missing", "lost", "held", "error", "peer_left"))
     identical = all([r[0] for r in log] == [r[0] for r in logs[0]] for log in logs)
     latencies = [delivered - sent[text] for peer, log in zip(peers, logs, strict=True)
                  for _, text, delivered in log if text in sent and not text.startswith(peer.nick + " ")]
+    # where the time went: in the author (stdin, held back) or on the way
+    authored = {text: delivered for peer, log in zip(peers, logs, strict=True)
+                for _, text, delivered in log if text.startswith(peer.nick + " ")}
+    in_author = [authored[text] - sent[text] for text in authored if text in sent]
+    on_the_way = [delivered - authored[text] for peer, log in zip(peers, logs, strict=True)
+                  for _, text, delivered in log if text in authored and not text.startswith(peer.nick + " ")]
     counts = sorted(len(log) for log in logs)
     print(f"{args.peers} peers x {args.rate:g} msgs/s for {args.seconds:g} s: "
           f"{'identical' if identical else 'DIFFERENT'} logs, {counts[0]}-{counts[-1]} of {expected} rows "
           f"(converged {converged_after:.0f} s after sending stopped); "
-          f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms; "
+          f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms "
+          f"(in the author p99 {percentile(in_author, 99):.0f} ms, "
+          f"on the way p99 {percentile(on_the_way, 99):.0f} ms); "
           f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
-          f"slowest quit {max(quit_times):.1f} s")
+          f"slowest quit {max(quit_times):.1f} s; stderr lines {sum(stderr_lines(p) for p in peers)}; "
+          f"load average {load_at_start:.1f} -> {load_at_end:.1f}; events {dict(kinds)}")
 
 
 if __name__ == "__main__":

@@ -115,6 +115,15 @@ class Ignoring(AppEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class MessagesHeld(AppEvent):
+    """Our messages wait on this peer for the channel to catch up (0: all went out)."""
+
+    name: ClassVar[str] = "held"
+    channel: str
+    held: int
+
+
+@dataclass(frozen=True, slots=True)
 class Bye(AppEvent):
     name: ClassVar[str] = "bye"
 

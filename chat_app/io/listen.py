@@ -7,20 +7,20 @@ import errno
 import logging
 from collections.abc import Callable
 
-from chat_app.net.udp import Address, UdpEndpoint, open_udp
+from chat_app.net.udp import Datagrams, UdpEndpoint, open_udp
 
 log = logging.getLogger(__name__)
 
 BIND_ATTEMPTS = 20
 
 
-async def listen(host: str, port: int, on_datagram: Callable[[bytes, Address], None],
+async def listen(host: str, port: int, on_datagrams: Callable[[Datagrams], None],
                  on_stream) -> tuple[UdpEndpoint, asyncio.AbstractServer]:
     """A UDP endpoint and a TCP server on the same port. Asked for any free
     port, the kernel picks one for UDP that may already be taken for TCP (by
     another program's connection, say): then pick again."""
     for attempt in range(BIND_ATTEMPTS):
-        udp = await open_udp(host, port, on_datagram)
+        udp = await open_udp(host, port, on_datagrams)
         try:
             return udp, await asyncio.start_server(on_stream, host or None, udp.port)
         except OSError as exc:

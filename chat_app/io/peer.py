@@ -20,13 +20,15 @@ from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.io.listen import listen
 from chat_app.net.addresses import advertised_addresses
-from chat_app.net.udp import Address, UdpEndpoint
+from chat_app.net.udp import Address, Datagrams, UdpEndpoint
 from chat_app.runtime import Runtime
 from chat_app.runtime.catchup import PEER_CLOSED, Read, answer
 from chat_app.store import Store
 from sync.replication import Connection
 
 log = logging.getLogger(__name__)
+
+STOP_DISCOVERY_S = 2.0
 
 class AsyncPeer:
     def __init__(self, runtime: Runtime, emit: Emit, *, host: str, port: int, discovery: bool,
@@ -46,7 +48,7 @@ class AsyncPeer:
         self._reader: Store | None = None  # opened on the reads thread
 
     async def start(self, channels: list[str]) -> None:
-        self._udp, self._tcp = await listen(self.host, self.port, self._on_datagram, self._accept)
+        self._udp, self._tcp = await listen(self.host, self.port, self._on_datagrams, self._accept)
         self.port = self._udp.port
         # a host with no usable interface still talks to peers on itself
         self.advertised = advertised_addresses(self.host, ipv6=self._udp.dual_stack) or ["127.0.0.1"]
@@ -60,7 +62,10 @@ class AsyncPeer:
         self._flush()
 
     async def stop(self) -> None:
-        """Leave politely: tell each channel, then close everything."""
+        """Leave politely: tell each channel, then close everything. Bounded
+        in time under any load: input is ignored from the first moment,
+        queued store reads are skipped, and discovery gets ``STOP_DISCOVERY_S``
+        to say goodbye."""
         self._stopping = True
         self.runtime.leave(self._now())
         self._flush(rearm=False)
@@ -74,7 +79,10 @@ class AsyncPeer:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._discovery is not None:
-            await self._discovery.stop()
+            try:
+                await asyncio.wait_for(self._discovery.stop(), STOP_DISCOVERY_S)
+            except TimeoutError:
+                log.debug("discovery did not stop within %s s", STOP_DISCOVERY_S)
         if self._udp is not None:
             self._udp.close()
         self._reads.submit(lambda: self._reader and self._reader.close())
@@ -92,8 +100,9 @@ class AsyncPeer:
 
     # ------------------------------------------------------------------ inputs
 
-    def _on_datagram(self, data: bytes, addr: Address) -> None:
-        self.call(self.runtime.datagram_received, data, addr)
+    def _on_datagrams(self, batch: Datagrams) -> None:
+        if not self._stopping:  # a flood must not hold up leaving
+            self.call(self.runtime.datagrams_received, batch)
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
@@ -113,16 +122,17 @@ class AsyncPeer:
         for data, address in self.runtime.datagrams_to_send():
             self._udp.send(data, address)
         for conn, writer in self._writers.items():
-            outgoing = conn.datagrams_to_send(now)
-            if writer.is_closing():  # the peer hung up: asyncio would warn on every write
-                self.runtime.stats["writes_after_close"] += len(outgoing)
-                continue
-            for out in outgoing:
-                writer.write(frame(out.data))
-        for address in self.runtime.dials():
-            self._spawn(self._dial(address))
-        for conn, wanted in self.runtime.reads():
-            self._spawn(self._read(conn, wanted))
+            for out in conn.datagrams_to_send(now):
+                if writer.is_closing():  # the peer hung up (maybe at the last write): asyncio would warn
+                    self.runtime.stats["writes_after_close"] += 1
+                else:
+                    writer.write(frame(out.data))
+        dials, reads = self.runtime.dials(), self.runtime.reads()
+        if not self._stopping:  # leaving: nothing new is started
+            for address in dials:
+                self._spawn(self._dial(address))
+            for conn, wanted in reads:
+                self._spawn(self._read(conn, wanted))
         for event in self.runtime.events():
             self._emit(event)
         if rearm and not self._stopping:
@@ -143,10 +153,15 @@ class AsyncPeer:
         task.add_done_callback(self._tasks.discard)
 
     async def _read(self, conn: Connection, wanted: Read) -> None:
-        result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
+        except RuntimeError:  # the reads thread is shut down: we are leaving
+            return
         self.call(self.runtime.link_answer, conn, wanted, result)
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
+        if self._stopping:
+            return None  # nobody will take the answer
         self._reader = self._reader or Store(self.runtime.store.path)
         return answer(self._reader, wanted, self.runtime.envelopes)
 

@@ -136,7 +136,7 @@ class CatchUp:
                                                      event.sent, "live" if event.live else "done"))
                 out.over = out.over or not event.live
             elif isinstance(event, Closed) and event.reason != PEER_CLOSED:
-                log.warning("replication with %s:%s closed: %s", *address, event.reason)
+                log.debug("replication with %s:%s closed: %s", *address, event.reason)
                 out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
         self._routed.clear()  # every entry validated so far was reported by now (or its link closed)
         return out

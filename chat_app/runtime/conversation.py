@@ -12,11 +12,21 @@ nothing that was sent or delivered.
 A step commits whole or not at all: if the commit fails, the engine is put
 back to the state the store last committed (``StepFailed``), and nothing of
 the step leaves.
+
+Backpressure: past capacity, acknowledgements come back late and our own
+unacknowledged messages pile up, each one resent. So at most
+``MAX_IN_FLIGHT`` of our messages sent in the last ``IN_FLIGHT_WINDOW_MS``
+may be unseen - held by no peer as far as we know; what the user says beyond that is *held* here, in
+order, and handed to the engine at the start of a later step, as
+acknowledgements free room (a message older than the window stops counting,
+so a peer with nobody to acknowledge still sends, only slower). Leaving the
+channel sends everything held, so nothing typed is lost.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -29,6 +39,10 @@ from sync.core import Outgoing
 from sync.sds import Channel, Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
+
+MAX_IN_FLIGHT = 256
+IN_FLIGHT_WINDOW_MS = 10_000
+RETRY_MS = 1_000
 
 
 class StepFailed(Exception):
@@ -51,6 +65,8 @@ class Conversation:
         self.engine = self._load(now)
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
         self.topic_id: str | None = None  # the topic message last reported
+        self.held: deque[tuple[str, str, str, int]] = deque()  # (nick, text, kind, typed at)
+        self.retry_at: int | None = None  # while messages are held: when to look for room again
 
     def _load(self, now: int) -> Channel:
         """The engine as the store last committed it. Its state is saved
@@ -67,17 +83,46 @@ class Conversation:
         self.store.save_state(self.channel, engine.export_state(include_log=False))
         return engine
 
-    def send(self, nick: str, text: str, kind: str, now: int) -> str:
-        """Queue a chat message; raises PayloadError or LocalProtocolError."""
-        content = Payload(kind, nick, text, self.seq + 1, now).encode()
+    def send(self, nick: str, text: str, kind: str, now: int) -> str | None:
+        """Queue a chat message: its id, or None if it is held for later
+        (see the module's note on backpressure). Raises PayloadError or
+        LocalProtocolError."""
+        Payload(kind, nick, text, self.seq + 1, now)  # refuse a bad message now, not when it leaves
+        if self.held or not self._room(now):
+            self.held.append((nick, text, kind, now))
+            self.retry_at = now + RETRY_MS
+            return None
+        return self._send(nick, text, kind, now, now)
+
+    def _send(self, nick: str, text: str, kind: str, typed_at: int, now: int) -> str:
+        content = Payload(kind, nick, text, self.seq + 1, typed_at).encode()
         message_id = self.engine.send(content, now)
         self.seq += 1
         return message_id
 
+    def _room(self, now: int) -> bool:
+        return self.engine.in_flight(now - IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT) < MAX_IN_FLIGHT
+
+    def _release(self, now: int, everything: bool) -> list[tuple[str, str, str, int]]:
+        """Hand held messages to the engine while there is room (all of them
+        if ``everything``); those that went."""
+        released = []
+        while self.held and (everything or self._room(now)):
+            nick, text, kind, typed_at = item = self.held.popleft()
+            try:
+                self._send(nick, text, kind, typed_at, now)
+            except (PayloadError, LocalProtocolError) as exc:
+                log.debug("#%s: a held message could not be sent: %s", self.channel, exc)
+                continue
+            released.append(item)
+        self.retry_at = now + RETRY_MS if self.held else None
+        return released
+
     def send_ephemeral(self, payload: Payload, now: int) -> None:
         self.engine.send_ephemeral(payload.encode(), now)
 
-    def step(self, now: int) -> tuple[Translation, list[Outgoing]]:
+    def step(self, now: int, release_all: bool = False) -> tuple[Translation, list[Outgoing]]:
+        released = self._release(now, release_all)
         translation = translate(self.channel, self.engine.events(), now)
         if self.stored_wire is not None:
             translation.rows = [replace(row, wire=self.stored_wire(self.channel, row.wire, row.sender_id))
@@ -88,6 +133,7 @@ class Conversation:
                                    translation.acks)
         except Exception as exc:
             self.rollback(now)
+            self.held.extendleft(reversed(released))  # they go with a later step
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
                         self.channel, exc)
             raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc

@@ -1,7 +1,8 @@
 """The running peer's logic, without asyncio: inputs in, outputs queued.
 
 Theory of operation. The I/O adapter reads the clock once per input and
-calls one of the entry points - a datagram (``datagram_received``), a user
+calls one of the entry points - datagrams that arrived together
+(``datagrams_received``; ``datagram_received`` for one), a user
 command (``say``, ``join``...), a discovery report (``peer_announced``), a
 replication link's bytes, or the timer (``handle_timer``). Each entry point
 feeds the engines and ends with the step of every conversation it touched
@@ -95,6 +96,7 @@ class Runtime:
 
     def get_timer(self) -> int | None:
         deadlines = [c.engine.get_timer() for c in self.conversations.values()]
+        deadlines += [c.retry_at for c in self.conversations.values()]
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.blind.deadline())
@@ -140,7 +142,7 @@ class Runtime:
         """Say goodbye in every channel (the adapter closes the rest)."""
         for channel, conversation in self.conversations.items():
             conversation.send_ephemeral(Payload("leave", self.nick, sent_at=now), now)
-            self._step(channel, now)
+            self._step(channel, now, release_all=True)  # nothing typed stays behind
         for conn in self.catchup.links:
             conn.stop_live()
 
@@ -155,6 +157,11 @@ class Runtime:
             message_id = conversation.send(self.nick, text, kind, now)
         except (PayloadError, LocalProtocolError) as exc:
             return self._error(str(exc))
+        if message_id is None:  # held: the channel has too many of ours unacknowledged
+            self.stats["held"] += 1
+            if len(conversation.held) == 1:
+                self._events.append(ev.MessagesHeld(channel, 1))
+            return None
         return message_id if self._step(channel, now) else None
 
     def typing(self, channel: str, now: int) -> None:
@@ -281,6 +288,22 @@ class Runtime:
     # -------------------------------------------------------------- the network
 
     def datagram_received(self, data: bytes, addr: Address, now: int) -> None:
+        self.datagrams_received([(data, addr)], now)
+
+    def datagrams_received(self, batch: Iterable[tuple[bytes, Address]], now: int) -> None:
+        """Datagrams that arrived together: each is fed to its channel's engine,
+        then every channel touched takes one step - one commit for the batch,
+        however many duplicates and acknowledgements it held."""
+        touched: dict[str, None] = {}
+        for data, addr in batch:
+            if (channel := self._take(data, addr, now)) is not None:
+                touched[channel] = None
+        self.stats["batches_in"] += 1
+        for channel in touched:
+            self._step(channel, now)
+
+    def _take(self, data: bytes, addr: Address, now: int) -> str | None:
+        """Feed one datagram to its engine; the channel that needs a step, if any."""
         self.stats["datagrams_in"] += 1
         if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
             self.stats["blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"] += 1
@@ -301,7 +324,8 @@ class Runtime:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
             self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
-            self._step(routed.channel, now)
+            return routed.channel
+        return None
 
     def _serve_fetch(self, request: FetchRequest, addr: Address, now: int) -> None:
         if request.channel not in self.conversations:
@@ -405,17 +429,21 @@ class Runtime:
             if deadline is not None and deadline <= now:
                 conversation.engine.handle_timer(now)
                 self._step(channel, now)
+            elif conversation.retry_at is not None and conversation.retry_at <= now:
+                self._step(channel, now)  # held messages may fit now
         self._out += self.blind.due(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 
     # --------------------------------------------------------------- the step
 
-    def _step(self, channel: str, now: int) -> bool:
+    def _step(self, channel: str, now: int, release_all: bool = False) -> bool:
         """Drain, translate and commit ``channel``'s engine, then send, then
         act on what the step said, then notify. False if the commit failed."""
+        conversation = self.conversations[channel]
+        held = len(conversation.held)
         try:
-            step, datagrams = self.conversations[channel].step(now)
+            step, datagrams = conversation.step(now, release_all)
         except StepFailed as exc:
             self.stats["step_failed"] += 1
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
@@ -444,6 +472,8 @@ class Runtime:
             events += self.peers.gone(sender_id)
         for sender_id, nick, reason in step.away:
             events += self.peers.away(sender_id, nick, reason or None)
+        if held and not conversation.held:
+            events.append(ev.MessagesHeld(channel, 0))
         self._events += events
         return True
 

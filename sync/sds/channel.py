@@ -109,6 +109,17 @@ class Channel:
         bloom filters hold them (0 means unacknowledged)."""
         return {mid: len(out.possible_by) for mid, out in self._outgoing.unacked.items()}
 
+    def in_flight(self, since: int, limit: int) -> int:
+        """Our messages sent at or after ``since`` that no peer has shown to
+        hold yet (by causal history or bloom filter), counted newest first up
+        to ``limit`` (so the cost is bounded)."""
+        count = 0
+        for out in reversed(self._outgoing.unacked.values()):  # insertion order is sending order
+            if count >= limit or out.sent_at < since:
+                break
+            count += not out.possible_by
+        return count
+
     @property
     def waiting(self) -> int:
         """Messages in the incoming buffer (unmet dependencies)."""

@@ -18,9 +18,23 @@ class Config:
     causal_history_size: int = 3
     """How many preceding log ids each message carries (the spec suggests 2-3)."""
 
-    # Bloom filter of received ids. 500 ids at 1% fills 617 bytes on the wire
+    # Bloom filter of received ids. 500 ids at 1% fills 622 bytes on the wire
     # (7 slices x 685 bits + a 22-byte header): a short chat message with
     # three history entries still fits one 1,400-byte datagram.
+    #
+    # Sizing it to the message rate. The filter rolls over at capacity and
+    # keeps the newest half, so it always holds at least the last
+    # capacity / 2 ids. A message of ours is acknowledged by a peer's filter
+    # only if that id is still in it when the peer next sends (a message or a
+    # sync), so with R messages a second in the whole channel
+    #
+    #     capacity / 2  >=  R x (gap between a peer's sends + its lag in reading)
+    #
+    # 500 covers R = 250/s for a peer that chats every 100 ms with 0.9 s of
+    # lag, or R = 25/s for a silent reader heard only by its 10 s syncs (those
+    # fall back on causal history, which acknowledges a message as soon as any
+    # peer's next message names it). ``bloom_capacity_for`` computes it; past
+    # about 1,100 ids at 1% the filter alone outgrows a 1,400-byte datagram.
     bloom_capacity: int = 500
     bloom_error_rate: float = 0.01
 
@@ -118,6 +132,13 @@ class Config:
         if not 0 <= self.repair_t_min_ms < self.repair_t_max_ms:
             raise ValueError("need 0 <= repair_t_min_ms < repair_t_max_ms")
         check_compact_size(wire_size(self.bloom_capacity, self.bloom_error_rate))
+
+    @staticmethod
+    def bloom_capacity_for(messages_per_s: float, gap_ms: int, lag_ms: int = 1000) -> int:
+        """The capacity whose newest half still holds every id a peer received
+        ``gap_ms + lag_ms`` ago, at ``messages_per_s`` in the whole channel
+        (see the note on ``bloom_capacity``)."""
+        return max(2, math.ceil(2 * messages_per_s * (gap_ms + lag_ms) / SECOND))
 
     @property
     def num_response_groups(self) -> int:

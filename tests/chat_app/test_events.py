@@ -24,6 +24,7 @@ PINNED = [
     (ev.Parted("general"), '{"event":"parted","channel":"general"}'),
     (ev.NickChanged("alice", "alicia"), '{"event":"nick","old":"alice","nick":"alicia"}'),
     (ev.Error("not in channel x"), '{"event":"error","reason":"not in channel x"}'),
+    (ev.MessagesHeld("general", 3), '{"event":"held","channel":"general","held":3}'),
     (ev.Bye(), '{"event":"bye"}'),
     (ev.PeerAway(A, "alice", "lunch"), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":"lunch"}' % A),
     (ev.PeerAway(A, "alice", None), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":null}' % A),

@@ -184,6 +184,8 @@ def test_nick_and_channels_are_announced_and_remembered(spawn, tmp_path):
 def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     """A fetch for stored messages gets their original datagrams back, but no
     address can draw more than the per-second budget."""
+    import socket
+
     from chat_app.crypto import Identity, Kind, KnownKeys, check_sds, open_envelope, seal
     from chat_app.net.frames import encode_fetch
 
@@ -194,6 +196,7 @@ def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     ids = [e["message_id"] for e in alice.wait_delivered(3)]
     sock = lan.host("asker").socket()
     sock.settimeout(2)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # a batch of asks is answered in one burst
     sock.bind(("0.0.0.0", 0))
     request = seal(asker, Kind.FETCH, encode_fetch("general", ids))
     sock.sendto(request, (alice.host.address, alice.port))

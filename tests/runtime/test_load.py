@@ -1,0 +1,67 @@
+"""A busy channel: what arrives together is one step, and our own sending
+slows down (held, in order, never lost) when acknowledgements lag."""
+
+from __future__ import annotations
+
+from chat_app import events as ev
+from chat_app.runtime.conversation import IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT
+from chat_app.store import Store
+
+from .conftest import Net, texts
+
+
+class CountingStore(Store):
+    commits = 0
+
+    def commit_step(self, *args, **kwargs):
+        self.commits += 1
+        return super().commit_step(*args, **kwargs)
+
+
+def test_a_batch_of_datagrams_is_one_commit(net, tmp_path):
+    store = CountingStore(tmp_path / "alice.sqlite3")
+    alice = net.add("alice", store=store)
+    bob = net.add("bob")
+    for i in range(50):
+        bob.say("general", f"m{i}", "text", net.now)
+    batch = [(data, net.address(bob)) for data, dst in bob.datagrams_to_send() if dst == net.address(alice)]
+    assert len(batch) >= 50
+    before = store.commits
+    alice.datagrams_received(batch + batch, net.now)  # duplicates too
+    assert store.commits - before == 1
+    assert texts(store) == [f"m{i}" for i in range(50)]
+    delivered = [e for e in alice.events() if isinstance(e, ev.MessageDelivered)]
+    assert [e.text for e in delivered] == [f"m{i}" for i in range(50)]  # each once, in order
+
+
+def test_past_the_in_flight_bound_messages_are_held_in_order_then_all_arrive(tmp_path):
+    net = Net(tmp_path, loss=1.0)  # nothing gets through: nothing is acknowledged
+    alice = net.add("alice")
+    n = MAX_IN_FLIGHT + 40
+    ids = [alice.say("general", f"m{i}", "text", net.now) for i in range(n)]
+    assert all(ids[:MAX_IN_FLIGHT]) and not any(ids[MAX_IN_FLIGHT:])
+    held = [e for e in alice.events() if isinstance(e, ev.MessagesHeld)]
+    assert held == [ev.MessagesHeld("general", 1)]  # told once, not per line
+    assert len(alice.conversations["general"].held) == 40
+    assert texts(alice.store) == [f"m{i}" for i in range(MAX_IN_FLIGHT)]
+    net.run(IN_FLIGHT_WINDOW_MS // 2)
+    assert len(alice.conversations["general"].held) == 40  # acknowledgements free room, not time alone...
+    net.loss = 0.0
+    bob = net.add("bob")
+    net.run(IN_FLIGHT_WINDOW_MS * 3)  # ...but a message older than the window stops counting
+    assert alice.conversations["general"].held == type(alice.conversations["general"].held)()
+    assert texts(alice.store) == [f"m{i}" for i in range(n)]  # typed order kept
+    net.run(60_000)
+    assert texts(bob.store) == [f"m{i}" for i in range(n)]
+    assert ev.MessagesHeld("general", 0) in net.seen(alice)
+
+
+def test_leaving_sends_everything_held(tmp_path):
+    net = Net(tmp_path, loss=1.0)
+    alice = net.add("alice")
+    for i in range(MAX_IN_FLIGHT + 5):
+        alice.say("general", f"m{i}", "text", net.now)
+    alice.leave(net.now)
+    assert len(texts(alice.store)) == MAX_IN_FLIGHT + 5  # stored as unacknowledged: resent after a restart
+    reopened = Store(alice.store.path)
+    assert len(reopened.channel_state("general")["outgoing"]) == MAX_IN_FLIGHT + 5
