@@ -226,17 +226,13 @@ def _counted_examples(found):
     of each kind (``n``), and one row per kind and peer carrying that
     pair's count (``first_of_peer``, ``of_peer``). Both windows partition by
     kind first, so the anomalies are shuffled once."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    order = ["channel_id", "peer_id", "message_id", "other_message_id"]
-    by_kind = Window.partitionBy("kind").orderBy(*order)
-    by_peer = Window.partitionBy("kind", "peer_id").orderBy(*order)
-    whole = by_peer.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-    return (found.select("*", F.row_number().over(by_kind).alias("n"),
-                         F.count("*").over(whole).alias("of_peer"),
-                         (F.row_number().over(by_peer) == 1).alias("first_of_peer"))
-            .where((F.col("n") <= EXAMPLES) | F.col("first_of_peer")))
+    order = "ORDER BY channel_id, peer_id, message_id, other_message_id"
+    return found.selectExpr(
+        "*", f"row_number() OVER (PARTITION BY kind {order}) AS n",
+        f"count(*) OVER (PARTITION BY kind, peer_id {order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) "
+        "AS of_peer",
+        f"row_number() OVER (PARTITION BY kind, peer_id {order}) = 1 AS first_of_peer",
+    ).where(f"n <= {EXAMPLES} OR first_of_peer")
 
 
 def main(argv: list[str] | None = None) -> int:
