@@ -164,9 +164,9 @@ def read(spark, inputs: Inputs):
 def check(spark, rows, cache: bool = True) -> dict:
     """Run every check; return the report (small: counts and examples).
 
-    Two Spark actions when the exports agree: the per-peer pass, then one
-    over every anomaly that yields the counts per kind and peer and the
-    examples together. A small input pays mostly for Spark's fixed cost per
+    Three Spark actions: the per-peer pass, whether any log is out of order,
+    and one over every anomaly that yields the counts per kind and peer and
+    the examples together. A small input pays mostly for Spark's fixed cost per
     job, so nothing is computed twice. ``cache`` persists the intermediates
     several checks share; without it (small inputs) Spark reuses their
     shuffles within the one query instead, and skips building caches."""
