@@ -84,6 +84,11 @@ def timed(command: list[str]) -> float:
     return seconds
 
 
+def load() -> str:
+    """The 1-minute load average: on a shared machine it sets the figures."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def small(runs: int, master: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         files = [str(f) for f in write_exports(Path(tmp), 3_000, 3)]
@@ -91,9 +96,12 @@ def small(runs: int, master: str) -> None:
         for _ in range(runs):
             bare.append(timed([sys.executable, "-c", BARE, master, *files]))
             ours.append(timed([sys.executable, "-m", "chat_app.cli", "verify", "--master", master, *files]))
+            print(f"  run {len(ours)}: bare {bare[-1]:.1f} s, verify {ours[-1]:.1f} s, "
+                  f"ratio {ours[-1] / bare[-1]:.2f}, load {load()}", flush=True)
     b, v = statistics.median(bare), statistics.median(ours)
+    pairs = statistics.median(o / b for o, b in zip(ours, bare, strict=True))
     print(f"3 exports x 1,000 rows, {master}, median of {runs}: bare Spark read+count {b:.1f} s, "
-          f"sds-chat verify {v:.1f} s, ratio {v / b:.2f}", flush=True)
+          f"sds-chat verify {v:.1f} s, ratio {v / b:.2f} (median of the runs' ratios {pairs:.2f})", flush=True)
 
 
 def large(sizes: list[int], peers: int, master: str) -> None:
@@ -104,7 +112,7 @@ def large(sizes: list[int], peers: int, master: str) -> None:
             seconds = timed([sys.executable, "-m", "chat_app.cli", "verify", "--master", master, tmp])
         results.append((rows, seconds))
         print(f"{rows:>12,} rows  {seconds:7.1f} s  {rows / seconds:>10,.0f} rows/s  "
-              f"{1e6 * seconds / rows:.2f} µs/row", flush=True)
+              f"{1e6 * seconds / rows:.2f} µs/row  load {load()}", flush=True)
     if len(results) > 1:
         (r0, s0), (r1, s1) = results[0], results[-1]
         print(f"per-row cost at {r1:,} is {(s1 / r1) / (s0 / r0):.2f}x that at {r0:,}")
@@ -118,6 +126,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2, help="local[N]")
     args = parser.parse_args()
     master = f"local[{args.cores}]"
+    print(f"load average at start {load()}", flush=True)
     if args.small_runs:
         small(args.small_runs, master)
     if args.rows:

@@ -116,9 +116,14 @@ def spark_session(master: str | None, inputs: Inputs):
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.driver.memory", "6g"))
     if inputs.bytes < TINY:
-        # Compiling generated code for each of the job's few dozen operators
-        # costs more than it saves on a few thousand rows.
-        builder = builder.config("spark.sql.codegen.wholeStage", "false")
+        # On a few thousand rows Spark's fixed costs are the whole wait:
+        # compiling generated code for each of the job's few dozen
+        # operators, and re-planning the query after every stage (adaptive
+        # execution) cost more than they save, and one partition per shuffle
+        # means one task per stage.
+        builder = (builder.config("spark.sql.codegen.wholeStage", "false")
+                   .config("spark.sql.adaptive.enabled", "false")
+                   .config("spark.sql.shuffle.partitions", "1"))
     if not master and not _in_spark_submit():
         master = "local[*]"
     if master:
@@ -156,20 +161,21 @@ def read(spark, inputs: Inputs):
     return rows
 
 
-def check(spark, rows) -> dict:
+def check(spark, rows, cache: bool = True) -> dict:
     """Run every check; return the report (small: counts and examples).
 
-    Three Spark jobs when the exports agree, four when they do not: the
-    per-peer pass, whether any log is out of order, the anomaly counts per
-    kind and peer, and the examples. A small input pays mostly for Spark's
-    fixed cost per job, so nothing is computed twice."""
+    Three Spark actions: the per-peer pass, whether any log is out of order,
+    and one over every anomaly that yields the counts per kind and peer and
+    the examples together. A small input pays mostly for Spark's fixed cost per
+    job, so nothing is computed twice. ``cache`` persists the intermediates
+    several checks share; without it (small inputs) Spark reuses their
+    shuffles within the one query instead, and skips building caches."""
     from pyspark import StorageLevel
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from chat_app.verify.checks import all_checks
     from chat_app.verify.peers import collect, summary
-    from chat_app.verify.schema import REQUIRED
+    from chat_app.verify.schema import ANOMALY_COLUMNS, REQUIRED
 
     progress("reading exports, counting rows and timing deliveries")
     peers = collect(summary(rows))
@@ -187,25 +193,21 @@ def check(spark, rows) -> dict:
     channel_peers = F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
 
     keep = StorageLevel.MEMORY_AND_DISK
-    checks = all_checks(rows, channel_peers, persist=lambda df: df.persist(keep))
+    checks = all_checks(rows, channel_peers, persist=(lambda df: df.persist(keep)) if cache else (lambda df: df))
     progress(f"running {len(checks)} checks over {total:,} rows: " + ", ".join(n for n, _ in checks))
     found = checks[0][1]
     for _, df in checks[1:]:
         found = found.unionByName(df)
-    found = found.persist(keep)
     counts: dict[str, int] = {}
     per_peer: dict[str, int] = {}
-    for r in found.groupBy("kind", "peer_id").count().collect():
-        counts[r["kind"]] = counts.get(r["kind"], 0) + r["count"]
-        if r["peer_id"] is not None:
-            per_peer[r["peer_id"]] = per_peer.get(r["peer_id"], 0) + r["count"]
-
     examples: dict[str, list[dict]] = {}
-    if counts:
-        progress("collecting examples")
-        w = Window.partitionBy("kind").orderBy("channel_id", "peer_id", "message_id", "other_message_id")
-        for r in found.withColumn("n", F.row_number().over(w)).where(F.col("n") <= EXAMPLES).drop("n").collect():
-            examples.setdefault(r["kind"], []).append({k: r[k] for k in r.asDict() if k != "kind"})
+    for r in _counted_examples(found).collect():
+        if r["first_of_peer"]:
+            counts[r["kind"]] = counts.get(r["kind"], 0) + r["of_peer"]
+            if r["peer_id"] is not None:
+                per_peer[r["peer_id"]] = per_peer.get(r["peer_id"], 0) + r["of_peer"]
+        if r["n"] <= EXAMPLES:
+            examples.setdefault(r["kind"], []).append({k: r[k] for k in ANOMALY_COLUMNS if k != "kind"})
     return {
         "verdict": "consistent" if not counts else "inconsistent",
         "rows": total,
@@ -217,6 +219,20 @@ def check(spark, rows) -> dict:
             examples.get(kind, []), key=lambda e: tuple(str(e[k]) for k in ("channel_id", "peer_id", "message_id")))}
             for kind in sorted(counts)},
     }
+
+
+def _counted_examples(found):
+    """The anomalies the driver needs, in one pass: the first ``EXAMPLES``
+    of each kind (``n``), and one row per kind and peer carrying that
+    pair's count (``first_of_peer``, ``of_peer``). Both windows partition by
+    kind first, so the anomalies are shuffled once."""
+    order = "ORDER BY channel_id, peer_id, message_id, other_message_id"
+    return found.selectExpr(
+        "*", f"row_number() OVER (PARTITION BY kind {order}) AS n",
+        f"count(*) OVER (PARTITION BY kind, peer_id {order} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) "
+        "AS of_peer",
+        f"row_number() OVER (PARTITION BY kind, peer_id {order}) = 1 AS first_of_peer",
+    ).where(f"n <= {EXAMPLES} OR first_of_peer")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"{len(inputs.parquet) + len(inputs.jsonl)} export file(s), {inputs.bytes / 1e6:,.1f} MB")
         spark = spark_session(args.master, inputs)
         rows = read(spark, inputs)
-        report = check(spark, rows)
+        report = check(spark, rows, cache=inputs.bytes >= TINY)
         pictures = _order_pictures(rows, report) if args.html else []
     except InputError as exc:
         print(f"sds-chat verify: {exc}", file=sys.stderr)

@@ -29,26 +29,25 @@ PERCENTILES = (0.5, 0.9, 0.99)
 ACCURACY = 10_000  # relative error about 1/ACCURACY of the value range
 
 
-def _percentiles(value) -> F.Column:
-    return F.percentile_approx(value, list(PERCENTILES), ACCURACY)
-
-
 def summary(rows: DataFrame) -> DataFrame:
-    """One row per exporting peer (a null peer_id collects invalid rows)."""
-    invalid = F.expr(" OR ".join(f"{c} IS NULL" for c in REQUIRED))
-    foreign = F.col("sender_id") != F.col("peer_id")
-    delay = F.when(foreign, F.col("delivered_at_ms") - F.col("lamport_timestamp"))
-    wait = F.when(foreign, F.col("delivered_at_ms") - F.col("received_at_ms"))
-    return rows.groupBy("peer_id").agg(
-        F.count("*").alias("rows"),
-        F.array_sort(F.collect_set("channel_id")).alias("channels"),
-        F.count(F.when(invalid, 1)).alias("invalid"),
-        F.count(delay).alias("timed"),
-        _percentiles(delay).alias("delay"),
-        _percentiles(wait).alias("wait"),
-        F.max(delay).alias("delay_max"),
-        F.max(wait).alias("wait_max"),
-    )
+    """One row per exporting peer (a null peer_id collects invalid rows).
+
+    Written as SQL text: one round trip to the JVM per expression."""
+    invalid = " OR ".join(f"{c} IS NULL" for c in REQUIRED)
+    foreign = "sender_id != peer_id"
+    delay = f"CASE WHEN {foreign} THEN delivered_at_ms - lamport_timestamp END"
+    wait = f"CASE WHEN {foreign} THEN delivered_at_ms - received_at_ms END"
+    quantiles = "array(" + ", ".join(f"{q}D" for q in PERCENTILES) + ")"
+    return rows.groupBy("peer_id").agg(*map(F.expr, (
+        "count(*) AS `rows`",
+        "array_sort(collect_set(channel_id)) AS channels",
+        f"count(CASE WHEN {invalid} THEN 1 END) AS invalid",
+        f"count({delay}) AS timed",
+        f"percentile_approx({delay}, {quantiles}, {ACCURACY}) AS delay",
+        f"percentile_approx({wait}, {quantiles}, {ACCURACY}) AS wait",
+        f"max({delay}) AS delay_max",
+        f"max({wait}) AS wait_max",
+    )))
 
 
 def _named(values, maximum) -> dict | None:
