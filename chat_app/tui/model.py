@@ -1,6 +1,6 @@
 """What the client shows of a channel, kept apart from how it is drawn.
 
-Entries are ordered by (lamport, message_id) - the log order every peer
+Rows (one ``MessageRow`` per message) are ordered by (lamport, message_id) - the log order every peer
 agrees on - so a message that waited for earlier history, or that arrives
 late, simply takes its place. Only a window of the history is loaded; older
 pages are read from SQLite when the user scrolls up.
@@ -26,7 +26,9 @@ def nick_colour(sender_id: str) -> str:
 
 
 @dataclass
-class Entry:
+class MessageRow:
+    """One message as the client shows it, with its delivery state."""
+
     lamport: int
     message_id: str
     sender_id: str
@@ -58,7 +60,7 @@ class Member:
 class ChannelModel:
     name: str
     entries: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda e: e.key))
-    by_id: dict[str, Entry] = field(default_factory=dict)
+    by_id: dict[str, MessageRow] = field(default_factory=dict)
     unread: int = 0
     mentions: int = 0
     history_complete: bool = False  # every older message is loaded
@@ -68,10 +70,10 @@ class ChannelModel:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __getitem__(self, index: int) -> Entry:
+    def __getitem__(self, index: int) -> MessageRow:
         return self.entries[index]
 
-    def upsert(self, entry: Entry) -> Entry:
+    def upsert(self, entry: MessageRow) -> MessageRow:
         """Add an entry, or update the one with its id (waiting -> delivered)."""
         old = self.by_id.get(entry.message_id)
         if old is not None:
@@ -100,7 +102,7 @@ class ChannelModel:
         entry.version += 1
         return True
 
-    def oldest(self) -> Entry | None:
+    def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
 
     def typing_now(self, now: int) -> list[str]:

@@ -1,4 +1,4 @@
-from chat_app.tui.model import ChannelModel, Entry, Member, mentions, nick_colour, typing_line
+from chat_app.tui.model import ChannelModel, MessageRow, Member, mentions, nick_colour, typing_line
 from chat_app.tui.widgets.chat_input import COMMANDS, complete
 from chat_app.tui.widgets.member_list import status
 
@@ -12,21 +12,21 @@ def test_typing_line_phrasing():
 
 def test_entries_keep_log_order_and_waiting_ones_move_into_place():
     model = ChannelModel("general")
-    model.upsert(Entry(30, "c", "s", "n", "third", waiting_for=1))
-    model.upsert(Entry(40, "d", "s", "n", "fourth", waiting_for=2))
+    model.upsert(MessageRow(30, "c", "s", "n", "third", waiting_for=1))
+    model.upsert(MessageRow(40, "d", "s", "n", "fourth", waiting_for=2))
     assert model.waiting == {"c", "d"}
-    model.upsert(Entry(10, "a", "s", "n", "first"))
-    model.upsert(Entry(30, "c", "s", "n", "third"))  # its history arrived
+    model.upsert(MessageRow(10, "a", "s", "n", "first"))
+    model.upsert(MessageRow(30, "c", "s", "n", "third"))  # its history arrived
     assert model.waiting == {"d"}
-    model.upsert(Entry(20, "b", "s", "n", "second"))
+    model.upsert(MessageRow(20, "b", "s", "n", "second"))
     assert [e.text for e in model.entries] == ["first", "second", "third", "fourth"]
     assert model.by_id["c"].waiting_for == 0 and model.by_id["c"].version == 1
 
 
 def test_acknowledgement_never_steps_back_and_only_for_own_messages():
     model = ChannelModel("general")
-    model.upsert(Entry(1, "mine", "me", "me", "x", own=True, ack="unacknowledged"))
-    model.upsert(Entry(2, "theirs", "you", "you", "y"))
+    model.upsert(MessageRow(1, "mine", "me", "me", "x", own=True, ack="unacknowledged"))
+    model.upsert(MessageRow(2, "theirs", "you", "you", "y"))
     assert model.acknowledge("mine", "acknowledged", 2)
     assert not model.acknowledge("mine", "possibly_acknowledged", 1)
     assert (model.by_id["mine"].ack, model.by_id["mine"].peers) == ("acknowledged", 2)

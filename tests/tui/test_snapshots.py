@@ -71,10 +71,10 @@ def app_for(name: str) -> ChatApp:
 async def settle(pilot) -> None:
     app = pilot.app
     deadline = time.monotonic() + 10
-    while not (app.current and len(app.models["general"]) == 6):
+    while not (app.chat.current and len(app.chat.models["general"]) == 6):
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
-    app.refresh_status()
+    app.chat.refresh_status()
     for line in app.query(Input):  # a blinking cursor would make the picture depend on timing
         line.cursor_blink = False
     await pilot.pause(0.3)

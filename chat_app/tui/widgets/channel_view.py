@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from chat_app.tui.model import ChannelModel, Entry, mentions, nick_colour
+from chat_app.tui.model import ChannelModel, MessageRow, mentions, nick_colour
 
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 LOAD_WHEN_WITHIN = 10  # lines from the top
@@ -87,9 +87,10 @@ class ChannelView(ScrollView, can_focus=True):
 
         Forced, and checked again after the refresh: a scroll issued before
         layout has enabled vertical scrolling is otherwise dropped, leaving a
-        "following" view stuck at the top."""
+        "following" view stuck at the top. Immediate, not queued: a queued
+        scroll to the end would yank a reader who scrolled up meanwhile."""
         self._following = True
-        self.scroll_end(animate=False, force=True)
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
         self.call_after_refresh(self._settle_at_end)
 
     def _settle_at_end(self) -> None:
@@ -104,7 +105,7 @@ class ChannelView(ScrollView, can_focus=True):
         self._heights = [self._height(e) for e in (self.model.entries if self.model is not None else ())]
         self._offsets_from(0, anchor)
 
-    def placed(self, entry: Entry, replaced: bool) -> None:
+    def placed(self, entry: MessageRow, replaced: bool) -> None:
         """``entry`` was added to the model, or ``replaced`` its earlier self
         (delivered after waiting, acknowledged; same place, maybe a new
         height): the layout changes from there on only."""
@@ -195,7 +196,7 @@ class ChannelView(ScrollView, can_focus=True):
         strip = strips[line - self._offsets[index]]
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
-    def _lines(self, entry: Entry) -> list[Strip]:
+    def _lines(self, entry: MessageRow) -> list[Strip]:
         marker = entry.message_id == self.marker_id
         hit = self.search_term if entry.message_id == self.search_hit else None
         key = (entry.message_id, entry.version, marker, hit, self._width)
@@ -204,7 +205,7 @@ class ChannelView(ScrollView, can_focus=True):
             strips = self._cache[key] = self._render_entry(entry, marker, hit)
         return strips
 
-    def _height(self, entry: Entry) -> int:
+    def _height(self, entry: MessageRow) -> int:
         """Lines ``entry`` takes (a search hit only changes colours). Text that
         fits on one line, as most chat lines do, is measured without being
         wrapped, which keeps measuring a long history after a resize cheap."""
@@ -224,7 +225,7 @@ class ChannelView(ScrollView, can_focus=True):
     def _text_width(self) -> int:
         return max(10, (self._width or 80) - HEAD_WIDTH)
 
-    def _render_entry(self, entry: Entry, marker: bool, hit: str | None) -> list[Strip]:
+    def _render_entry(self, entry: MessageRow, marker: bool, hit: str | None) -> list[Strip]:
         width = self._width or 80
         strips: list[Strip] = []
         if entry.gaps:
@@ -245,7 +246,7 @@ class ChannelView(ScrollView, can_focus=True):
             strips.append(Strip(row.render(console, end="")))
         return strips
 
-    def _head(self, entry: Entry) -> Text:
+    def _head(self, entry: MessageRow) -> Text:
         """Time, then the nick right-aligned in its column, then a rule."""
         stamp = time.strftime("%H:%M", time.localtime(entry.time_ms / 1000)) if entry.time_ms else "--:--"
         head = Text(f"{stamp} ", style="dim")
@@ -259,14 +260,14 @@ class ChannelView(ScrollView, can_focus=True):
         head.append(" │ ", style="dim")
         return head
 
-    def _body(self, entry: Entry) -> Text:
+    def _body(self, entry: MessageRow) -> Text:
         body = Text.assemble(*_body_parts(entry), style="dim italic" if entry.waiting_for else "")
         if not entry.own and mentions(entry.text, self.my_nick):
             body.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
         return body
 
 
-def _body_parts(entry: Entry) -> list[tuple[str, str]]:
+def _body_parts(entry: MessageRow) -> list[tuple[str, str]]:
     """The text after the nick column, as (text, style) pieces: all that
     decides its length, without building it."""
     if entry.kind == "me":

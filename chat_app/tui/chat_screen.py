@@ -1,0 +1,344 @@
+"""The chat screen: it coordinates the widgets (sidebar, channel view, search
+bar, typing line, input, status bar) and turns the node's events into what
+they show. Layout styles are in ``assets/chat.tcss``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from chat_app import events as ev
+from chat_app.tui.command_line import run_line
+from chat_app.tui.history import place_page, read_page
+from chat_app.tui.model import ChannelModel, MessageRow, mentions
+from chat_app.tui.palette import ChatCommands
+from chat_app.tui.roster import Roster
+from chat_app.tui.screens import ConfirmPaste
+from chat_app.tui.search import SearchBar
+from chat_app.tui.widgets.channel_list import ChannelList
+from chat_app.tui.widgets.channel_view import ChannelView
+from chat_app.tui.widgets.chat_input import ChatInput
+from chat_app.tui.widgets.member_list import MemberList
+from chat_app.tui.widgets.status_bar import StatusBar
+from chat_app.tui.widgets.typing_line import TypingLine
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class ChatScreen(Screen):
+    COMMANDS = {ChatCommands}
+    BINDINGS = [
+        Binding("ctrl+f", "search", "Search"),
+        Binding("ctrl+n", "next_unread", "Next unread"),
+        Binding("ctrl+t", "toggle_typing", "Typing on/off"),
+    ]
+
+    def __init__(self, data_dir: Path, *, show_typing: bool = True) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+        self.show_typing = show_typing
+        self.models: dict[str, ChannelModel] = {}
+        self.roster = Roster()
+        self.current: str | None = None
+        self.nick = ""
+        self.peer_id = ""
+        self.catching_up: dict[ev.Address, list[str]] = {}
+        # Held, not queried: node events keep arriving while a modal screen is open.
+        self.view = ChannelView(id="history")
+        self.search = SearchBar(data_dir, self.view, id="search")
+        self.channel_list = ChannelList(id="channels")
+        self.member_list = MemberList(id="members")
+        self.typing_line = TypingLine(id="typing")
+        self.input = ChatInput(lambda: (list(self.models), self.roster.nicks()), id="input")
+        self.status_bar = StatusBar(id="status")
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            with Vertical(id="sidebar"):
+                yield self.channel_list
+                yield self.member_list
+            with Vertical(id="main"):
+                yield self.view
+                yield self.search
+                yield self.typing_line
+                yield self.input
+        yield self.status_bar
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.input.focus()
+        self.set_interval(2.0, self.refresh_status)
+
+    @property
+    def node(self):
+        bridge = self.app.bridge
+        return bridge.node if bridge is not None else None
+
+    def call_node(self, name: str, *args):
+        """Run the node's method ``name`` on its own thread (a future)."""
+        return self.app.bridge.call(getattr(self.node, name), *args)
+
+    # ------------------------------------------------------- node events
+
+    def node_event(self, event: ev.AppEvent) -> None:
+        match event:
+            case ev.Ready() as e:
+                self.started(e)
+            case ev.Joined(channel=channel):
+                self.add_channel(channel)
+                self.switch_to(channel)
+            case ev.Parted(channel=channel):
+                self.parted(channel)
+            case ev.NickChanged(nick=nick):
+                self.set_nick(nick)
+                self.notify(f"you are now {nick}")
+            case ev.Error(reason=reason):
+                self.notify(reason, severity="error")
+            case ev.MessageDelivered() | ev.MessageWaiting() as e:
+                self.show_message(e)
+            case ev.MessageAcknowledged() as e:
+                self.acknowledged(e)
+            case ev.CatchupStarted(address=address, channels=channels):
+                self.catching_up[address] = list(channels)
+                self.refresh_status()
+            case ev.CatchupFinished() as e:
+                self.caught_up(e)
+            case ev.Typing() as e:
+                self.typing(e.channel, e.peer_id, (e.nick, e.expires_at))
+            case ev.TypingStopped() as e:
+                self.typing(e.channel, e.peer_id, None)
+            case ev.PeerJoined() as e:  # and PeerUpdated
+                self.roster.present(e, now_ms())
+                self.refresh_members()
+            case ev.PeerHeard(peer_id=peer_id, at=at):
+                if self.roster.heard(peer_id, at):
+                    self.refresh_members()
+            case ev.PeerLeft(peer_id=peer_id):
+                self.peer_left(peer_id)
+
+    def started(self, event: ev.Ready) -> None:
+        self.peer_id = event.peer_id
+        self.set_nick(event.nick)
+        for channel in event.channels:
+            self.add_channel(channel)
+        if event.channels:
+            self.switch_to(event.channels[0])
+
+    def set_nick(self, nick: str) -> None:
+        self.nick = nick
+        self.app.sub_title = nick
+        self.view.my_nick = nick
+
+    def add_channel(self, channel: str) -> None:
+        if channel not in self.models:
+            self.models[channel] = ChannelModel(channel)
+            self.load_history(channel)
+        self.refresh_channels()
+
+    def parted(self, channel: str) -> None:
+        self.models.pop(channel, None)
+        if self.current == channel:
+            self.current = None
+            if self.models:
+                self.switch_to(next(iter(self.models)))
+        self.refresh_channels()
+
+    def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
+        model = self.models.get(event.channel)
+        if model is None:
+            return
+        delivered = isinstance(event, ev.MessageDelivered)
+        own = delivered and event.own
+        row = MessageRow(event.lamport, event.message_id, event.sender_id, event.nick or event.sender_id[:8],
+                         event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
+                         ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
+                         gaps=len(event.gaps) if delivered else 0)
+        known = event.message_id in model.by_id
+        model.upsert(row)
+        model.typing.pop(event.sender_id, None)
+        if self.roster.spoke(event.sender_id, event.nick, now_ms()):
+            self.refresh_members()
+        view = self.view
+        visible = model.name == self.current
+        following = visible and view.following
+        if visible:
+            view.placed(row, replaced=known)
+        if not known and not row.own:
+            if not visible or not following:
+                model.unread += 1
+                if visible and view.marker_id is None:
+                    view.set_marker(row.message_id)
+            if mentions(row.text, self.nick):
+                if not visible:
+                    model.mentions += 1
+                if self.app.bell_on_mention:
+                    self.app.bell()
+            self.refresh_channels()
+        if visible:
+            if following or row.own:
+                view.follow()
+            self.refresh_typing()
+
+    def acknowledged(self, event: ev.MessageAcknowledged) -> None:
+        model = self.models.get(event.channel)
+        if model is not None and model.acknowledge(event.message_id, event.state, event.peers):
+            if model.name == self.current:  # the mark may wrap onto a new line
+                self.view.placed(model.by_id[event.message_id], replaced=True)
+
+    def caught_up(self, event: ev.CatchupFinished) -> None:
+        host, port = event.address
+        self.catching_up.pop(event.address, None)
+        if event.received:
+            noun = "message" if event.received == 1 else "messages"
+            self.app.notify(f"caught up: {event.received} {noun} from {host}:{port}")
+        self.refresh_status()
+
+    def typing(self, channel: str, peer_id: str, who: tuple[str, int] | None) -> None:
+        model = self.models.get(channel)
+        if model is None:
+            return
+        if who is None:
+            model.typing.pop(peer_id, None)
+        else:
+            model.typing[peer_id] = who
+        self.refresh_typing()
+
+    def peer_left(self, peer_id: str) -> None:
+        self.roster.left(peer_id)
+        for model in self.models.values():
+            model.typing.pop(peer_id, None)
+        self.refresh_members()
+        self.refresh_typing()
+
+    # ------------------------------------------------------------ history
+
+    @work(thread=True, group="history")
+    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
+        rows, complete = read_page(self.data_dir, channel, before)
+        self.app.call_from_thread(self.history_loaded, channel, rows, before, complete)
+
+    def history_loaded(self, channel: str, rows: list[MessageRow], before: tuple[int, str] | None,
+                       complete: bool) -> None:
+        if (model := self.models.get(channel)) is not None:
+            place_page(model, self.view, rows, before, complete, visible=channel == self.current)
+
+    @on(ChannelView.NeedOlder)
+    def older(self, event: ChannelView.NeedOlder) -> None:
+        model = self.models.get(event.channel)
+        if model is not None and model.oldest() is not None:
+            self.load_history(event.channel, model.oldest().key)
+
+    # ----------------------------------------------------------- channels
+
+    def switch_to(self, channel: str) -> None:
+        model = self.models[channel]
+        self.current = channel
+        model.unread = model.mentions = 0
+        self.view.show(model)
+        self.refresh_channels()
+        self.refresh_members()
+        self.refresh_typing()
+        self.app.title = f"sds-chat · #{channel}"
+
+    def refresh_channels(self) -> None:
+        rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
+        self.channel_list.update_channels(rows, self.current)
+
+    @on(ChannelList.Selected)
+    def channel_selected(self, event: ChannelList.Selected) -> None:
+        if event.channel != self.current:
+            self.switch_to(event.channel)
+        self.input.focus()
+
+    def action_next_unread(self) -> None:
+        names = list(self.models)
+        start = names.index(self.current) + 1 if self.current in names else 0
+        for name in names[start:] + names[:start]:
+            if self.models[name].unread:
+                self.switch_to(name)
+                return
+        self.notify("no unread messages")
+
+    # ------------------------------------------------- members and status
+
+    def refresh_members(self) -> None:
+        self.member_list.show(self.nick or "you", self.roster.in_channel(self.current))
+
+    def refresh_status(self) -> None:
+        waiting = sum(len(m.waiting) for m in self.models.values())
+        received = sum(len(m) for m in self.models.values())
+        self.status_bar.show(self.roster.present_count(), waiting, received, str(self.data_dir),
+                             len(self.catching_up))
+        self.refresh_members()
+
+    def refresh_typing(self) -> None:
+        model = self.models.get(self.current) if self.current else None
+        nicks = model.typing_now(now_ms()) if model is not None and self.show_typing else []
+        self.typing_line.show(nicks)
+
+    def action_toggle_typing(self) -> None:
+        self.show_typing = not self.show_typing
+        self.refresh_typing()
+        self.notify(f"typing indicators {'shown' if self.show_typing else 'hidden'}")
+
+    # -------------------------------------------------------------- search
+
+    def action_search(self) -> None:
+        self.search.open()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.search.display:  # wherever the focus is
+            event.stop()
+            self.search.action_close()
+
+    @on(SearchBar.Closed)
+    def search_closed(self) -> None:
+        self.input.focus()
+
+    # --------------------------------------------------------------- input
+
+    @on(Input.Changed, "#input")
+    def typed(self, event: Input.Changed) -> None:
+        if event.value and not event.value.startswith("/") and self.current and self.node is not None:
+            self.call_node("typing", self.current)
+
+    @on(Input.Submitted, "#input")
+    def submitted(self, event: Input.Submitted) -> None:
+        line = event.value.strip()
+        event.input.value = ""
+        if line:
+            self.run_line(line)
+
+    @on(ChatInput.PastedLines)
+    def pasted(self, event: ChatInput.PastedLines) -> None:
+        def answer(send: bool | None) -> None:
+            if send:
+                for line in event.lines:
+                    self.say(line)
+
+        self.app.push_screen(ConfirmPaste(event.lines), answer)
+
+    def prefill(self, text: str) -> None:
+        self.input.value = text
+        self.input.cursor_position = len(text)
+        self.input.focus()
+
+    def say(self, text: str, kind: str = "text") -> None:
+        if self.current is None:
+            self.notify("join a channel first: /join #name", severity="warning")
+        elif self.node is not None:
+            self.call_node("say", self.current, text, kind)
+            self.view.set_marker(None)
+
+    def run_line(self, line: str) -> None:
+        run_line(self, line)
