@@ -30,6 +30,9 @@ from chat_app.tui.widgets.status_bar import StatusBar
 from chat_app.tui.widgets.typing_line import TypingLine
 
 
+WIDE = 80  # columns from which the sidebar is shown
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -40,6 +43,9 @@ class ChatScreen(Screen):
         Binding("ctrl+f", "search", "Search"),
         Binding("ctrl+n", "next_unread", "Next unread"),
         Binding("ctrl+t", "toggle_typing", "Typing on/off"),
+        Binding("f3", "toggle_sidebar", "Sidebar"),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
     ]
 
     def __init__(self, data_dir: Path, *, show_typing: bool = True) -> None:
@@ -52,6 +58,7 @@ class ChatScreen(Screen):
         self.nick = ""
         self.peer_id = ""
         self.catching_up: dict[ev.Address, list[str]] = {}
+        self._wide: bool | None = None  # was the screen WIDE at the last resize?
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.search = SearchBar(data_dir, self.view, id="search")
@@ -64,7 +71,7 @@ class ChatScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            with Vertical(id="sidebar"):
+            with Vertical(id="sidebar") as self.sidebar:
                 yield self.channel_list
                 yield self.member_list
             with Vertical(id="main"):
@@ -269,6 +276,33 @@ class ChatScreen(Screen):
                 return
         self.notify("no unread messages")
 
+    @on(ChannelView.ReachedEnd)
+    def all_seen(self, event: ChannelView.ReachedEnd) -> None:
+        model = self.models.get(event.channel)
+        if model is not None and event.channel == self.current and (model.unread or model.mentions):
+            model.unread = model.mentions = 0
+            self.refresh_channels()
+
+    def action_page(self, direction: int) -> None:
+        """PageUp/PageDown scroll the history wherever the focus is."""
+        if direction < 0:
+            self.view.scroll_page_up(animate=False)
+        else:
+            self.view.scroll_page_down(animate=False)
+
+    # ------------------------------------------------------------- layout
+
+    def on_resize(self, event) -> None:
+        """Below WIDE columns the sidebar folds away (F3 brings it back);
+        from WIDE up it is shown again, unless hidden since."""
+        wide = event.size.width >= WIDE
+        if wide != self._wide:
+            self._wide = wide
+            self.sidebar.display = wide
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar.display = not self.sidebar.display
+
     # ------------------------------------------------- members and status
 
     def refresh_members(self) -> None:
@@ -312,12 +346,9 @@ class ChatScreen(Screen):
         if event.value and not event.value.startswith("/") and self.current and self.node is not None:
             self.call_node("typing", self.current)
 
-    @on(Input.Submitted, "#input")
-    def submitted(self, event: Input.Submitted) -> None:
-        line = event.value.strip()
-        event.input.value = ""
-        if line:
-            self.run_line(line)
+    @on(ChatInput.Line)
+    def submitted(self, event: ChatInput.Line) -> None:
+        self.run_line(event.text)
 
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:

@@ -7,7 +7,7 @@ import time
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
@@ -38,16 +38,21 @@ HELP = HELP_TEXT.format(commands=help_table("tui"))
 
 
 class HelpScreen(ModalScreen[None]):
+    """The help, scrolled with the arrows, PageUp/PageDown, Home/End or the mouse."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 80; max-width: 95%; height: auto; max-height: 90%;
-                            border: thick $accent; background: $surface; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 80; max-width: 95%; height: auto; max-height: 90%;
+                                  border: thick $accent; background: $surface; padding: 1 2; }
     """
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll(can_focus=True):
             yield Markdown(HELP)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

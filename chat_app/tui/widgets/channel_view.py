@@ -50,6 +50,13 @@ class ChannelView(ScrollView, can_focus=True):
             super().__init__()
             self.channel = channel
 
+    class ReachedEnd(Message):
+        """Scrolled back down to the newest message: everything is seen."""
+
+        def __init__(self, channel: str) -> None:
+            super().__init__()
+            self.channel = channel
+
     def __init__(self, my_nick: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.model: ChannelModel | None = None
@@ -169,7 +176,9 @@ class ChannelView(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        self._following = new >= self.max_scroll_y - 1
+        was_following, self._following = self._following, new >= self.max_scroll_y - 1
+        if self._following and not was_following and self.model is not None:
+            self.post_message(self.ReachedEnd(self.model.name))
         if (self.model is not None and new <= LOAD_WHEN_WITHIN and not self.model.history_complete
                 and not self._asked_older and len(self.model)):
             self._asked_older = True
