@@ -8,6 +8,8 @@ handling them while a modal screen is open.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,9 +23,19 @@ from chat_app.node import Emit, Node
 from chat_app.tui.bridge import NodeThread
 from chat_app.tui.chat_screen import ChatScreen
 from chat_app.tui.screens import HelpScreen
+from chat_app.tui.settings import Settings, SettingsError
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
+
+
+def notification(title: str, body: str, environ=os.environ) -> str:
+    """The escape sequence that asks the terminal for a desktop notification.
+    Control characters are dropped: they would end the sequence early."""
+    title, body = (re.sub(r"[\x00-\x1f\x7f;]", " ", s)[:200] for s in (title, body))
+    if "VTE_VERSION" in environ or "rxvt" in environ.get("TERM", ""):
+        return f"\x1b]777;notify;{title};{body}\x1b\\"
+    return f"\x1b]9;{title}: {body}\x1b\\"
 
 
 class NodeEvent(Message):
@@ -46,15 +58,38 @@ class ChatApp(App):
         super().__init__()
         self.make_node = make_node
         self.data_dir = data_dir
-        self.bell_on_mention = bell
         self.bridge: NodeThread | None = None
-        self.chat = ChatScreen(data_dir, show_typing=show_typing)
+        self.settings_problem: str | None = None
+        try:
+            self.settings = Settings.load(data_dir)
+        except SettingsError as exc:  # said once on screen; the file is left as the user wrote it
+            self.settings, self.settings_problem = Settings(), str(exc)
+        self.bell_on_mention = bell and self.settings.bell
+        self.chat = ChatScreen(data_dir, self.settings, show_typing=show_typing and self.settings.typing)
 
     def get_default_screen(self) -> ChatScreen:
         return self.chat
 
     def on_mount(self) -> None:
+        if self.settings.theme in self.available_themes:
+            self.theme = self.settings.theme
+        if self.settings_problem:
+            self.notify(f"{self.settings_problem} (using the defaults)", severity="warning", timeout=15)
         self.start_node()
+
+    def save_settings(self) -> None:
+        """Keep what changed from the keyboard; never over a file we could not read."""
+        if self.settings_problem is None:
+            try:
+                self.settings.save(self.data_dir)
+            except OSError as exc:
+                self.settings_problem = f"cannot save the settings: {exc.strerror}"
+                self.notify(self.settings_problem, severity="warning")
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted and theme != self.settings.theme:
+            self.settings.theme = theme
+            self.save_settings()
 
     @work(thread=True, exclusive=True, group="node")
     def start_node(self) -> None:
@@ -71,6 +106,15 @@ class ChatApp(App):
     @on(NodeEvent)
     def node_event(self, message: NodeEvent) -> None:
         self.chat.node_event(message.event)
+
+    def mentioned(self, channel: str, nick: str, text: str) -> None:
+        """Someone mentioned me or a highlight word: the bell, and a desktop
+        notification through the terminal (OSC 777 where the terminal is
+        known to take it, else OSC 9), each if the settings allow."""
+        if self.bell_on_mention:
+            self.bell()
+        if self.settings.notify and self._driver is not None:
+            self._driver.write(notification(f"#{channel}", f"{nick}: {text}"))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

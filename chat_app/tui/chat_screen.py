@@ -17,11 +17,12 @@ from textual.widgets import Footer, Header, Input
 from chat_app import events as ev
 from chat_app.tui.command_line import run_line
 from chat_app.tui.history import place_page, read_page
-from chat_app.tui.model import ChannelModel, MessageRow, mentions
+from chat_app.tui.model import ChannelModel, MessageRow, highlighted
 from chat_app.tui.palette import ChatCommands
 from chat_app.tui.roster import Roster
 from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
+from chat_app.tui.settings import Settings
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
@@ -48,9 +49,10 @@ class ChatScreen(Screen):
         Binding("pagedown", "page(1)", "Page down", show=False),
     ]
 
-    def __init__(self, data_dir: Path, *, show_typing: bool = True) -> None:
+    def __init__(self, data_dir: Path, settings: Settings, *, show_typing: bool = True) -> None:
         super().__init__()
         self.data_dir = data_dir
+        self.settings = settings
         self.show_typing = show_typing
         self.models: dict[str, ChannelModel] = {}
         self.roster = Roster()
@@ -61,6 +63,7 @@ class ChatScreen(Screen):
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
+        self.view.highlight_words = settings.highlight
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.member_list = MemberList(id="members")
@@ -139,7 +142,8 @@ class ChatScreen(Screen):
         for channel in event.channels:
             self.add_channel(channel)
         if event.channels:
-            self.switch_to(event.channels[0])
+            last = self.settings.last_channel
+            self.switch_to(last if last in event.channels else event.channels[0])
 
     def set_nick(self, nick: str) -> None:
         self.nick = nick
@@ -185,11 +189,10 @@ class ChatScreen(Screen):
                 model.unread += 1
                 if visible and view.marker_id is None:
                     view.set_marker(row.message_id)
-            if mentions(row.text, self.nick):
+            if highlighted(row.text, self.nick, self.settings.highlight):
                 if not visible:
                     model.mentions += 1
-                if self.app.bell_on_mention:
-                    self.app.bell()
+                self.app.mentioned(model.name, row.nick, row.text)
             self.refresh_channels()
         if visible:
             if following or row.own:
@@ -256,6 +259,9 @@ class ChatScreen(Screen):
         self.refresh_members()
         self.refresh_typing()
         self.app.title = f"sds-chat · #{channel}"
+        if self.settings.last_channel != channel:
+            self.settings.last_channel = channel
+            self.app.save_settings()
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
@@ -321,7 +327,8 @@ class ChatScreen(Screen):
         self.typing_line.show(nicks)
 
     def action_toggle_typing(self) -> None:
-        self.show_typing = not self.show_typing
+        self.show_typing = self.settings.typing = not self.show_typing
+        self.app.save_settings()
         self.refresh_typing()
         self.notify(f"typing indicators {'shown' if self.show_typing else 'hidden'}")
 

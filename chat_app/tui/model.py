@@ -119,6 +119,17 @@ def typing_line(nicks: list[str]) -> str:
     return "several people are typing…"
 
 
+def highlight_pattern(nick: str, words: list[str]) -> str:
+    """A regex matching ``nick`` or any of ``words`` as a word, any case."""
+    alternatives = [rf"(?<![\w@]){re.escape(w)}(?!\w)" for w in (nick, *words) if w]
+    return "(?i)" + "|".join(alternatives) if alternatives else r"(?!x)x"
+
+
+def highlighted(text: str, nick: str, words: list[str]) -> bool:
+    """Does ``text`` mention ``nick`` or one of the highlight ``words``?"""
+    return re.search(highlight_pattern(nick, words), text) is not None
+
+
 def mentions(text: str, nick: str) -> bool:
     """Does ``text`` mention ``nick`` as a word (case-insensitive)?"""
-    return bool(nick) and re.search(rf"(?<![\w@]){re.escape(nick)}(?!\w)", text, re.IGNORECASE) is not None
+    return bool(nick) and highlighted(text, nick, [])

@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from chat_app.tui.model import ChannelModel, MessageRow, mentions, nick_colour
+from chat_app.tui.model import ChannelModel, MessageRow, highlight_pattern, highlighted, nick_colour
 
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 LOAD_WHEN_WITHIN = 10  # lines from the top
@@ -61,6 +61,7 @@ class ChannelView(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.model: ChannelModel | None = None
         self.my_nick = my_nick
+        self.highlight_words: list[str] = []  # besides my nick
         self.marker_id: str | None = None  # first message not yet seen
         self.search_term: str | None = None
         self.search_hit: str | None = None
@@ -250,7 +251,7 @@ class ChannelView(ScrollView, can_focus=True):
         lines = body.wrap(console, self._text_width) or [Text("")]
         for i, line in enumerate(lines):
             row = Text.assemble(head if i == 0 else indent, line)
-            if mentions(entry.text, self.my_nick) and not entry.own:
+            if not entry.own and highlighted(entry.text, self.my_nick, self.highlight_words):
                 row.stylize("on #3a2d00")
             strips.append(Strip(row.render(console, end="")))
         return strips
@@ -271,8 +272,8 @@ class ChannelView(ScrollView, can_focus=True):
 
     def _body(self, entry: MessageRow) -> Text:
         body = Text.assemble(*_body_parts(entry), style="dim italic" if entry.waiting_for else "")
-        if not entry.own and mentions(entry.text, self.my_nick):
-            body.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
+        if not entry.own and highlighted(entry.text, self.my_nick, self.highlight_words):
+            body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
         return body
 
 
