@@ -23,6 +23,7 @@ from chat_app.tui.roster import Roster
 from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
 from chat_app.tui.settings import Settings
+from chat_app.tui.switcher import QuickSwitcher
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
@@ -43,8 +44,12 @@ class ChatScreen(Screen):
     BINDINGS = [
         Binding("ctrl+f", "search", "Search"),
         Binding("ctrl+n", "next_unread", "Next unread"),
-        Binding("ctrl+t", "toggle_typing", "Typing on/off"),
-        Binding("f3", "toggle_sidebar", "Sidebar"),
+        Binding("ctrl+t", "toggle_typing", "Typing on/off", show=False),
+        Binding("f3", "toggle_sidebar", "Sidebar", show=False),
+        Binding("ctrl+k", "switcher", "Switch", priority=True),  # over the input's "delete to the end"
+        Binding("ctrl+pageup", "cycle(-1)", "Previous channel", show=False),
+        Binding("ctrl+pagedown", "cycle(1)", "Next channel", show=False),
+        *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False) for n in range(1, 10)),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
     ]
@@ -272,6 +277,28 @@ class ChatScreen(Screen):
         if event.channel != self.current:
             self.switch_to(event.channel)
         self.input.focus()
+
+    def action_cycle(self, step: int) -> None:
+        """The previous or next channel in the sidebar, round the end."""
+        names = list(self.models)
+        if names and self.current in names:
+            self.switch_to(names[(names.index(self.current) + step) % len(names)])
+
+    def action_channel_number(self, number: int) -> None:
+        """Alt+1..9: the sidebar's first to ninth channel."""
+        names = list(self.models)
+        if number <= len(names):
+            self.switch_to(names[number - 1])
+        else:
+            self.app.bell()
+
+    def action_switcher(self) -> None:
+        def chosen(channel: str | None) -> None:
+            if channel in self.models:
+                self.switch_to(channel)
+            self.input.focus()
+
+        self.app.push_screen(QuickSwitcher([(name, m.unread) for name, m in self.models.items()]), chosen)
 
     def action_next_unread(self) -> None:
         names = list(self.models)

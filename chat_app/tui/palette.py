@@ -22,7 +22,9 @@ class ChatCommands(Provider):
             if command.palette is not None:
                 yield command.palette, f"{command.usage}: {command.help}", self._action(command)
         yield "Search", "Ctrl+F: search this channel", chat.action_search
+        yield "Switch channel", "Ctrl+K: find a channel by a few letters of its name", chat.action_switcher
         yield "Next unread channel", "Ctrl+N", chat.action_next_unread
+        yield "Toggle the sidebar", "F3", chat.action_toggle_sidebar
         yield "Toggle typing indicators", "Ctrl+T", chat.action_toggle_typing
         yield "Next theme", "F2", self.app.action_next_theme
 
