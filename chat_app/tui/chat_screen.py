@@ -68,7 +68,7 @@ class ChatScreen(Screen):
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
-        self.view.highlight_words = settings.highlight
+        self.view.renderer.highlight_words = settings.highlight
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.member_list = MemberList(id="members")

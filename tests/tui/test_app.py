@@ -285,7 +285,7 @@ def _full_layout(view) -> list[int]:
     import itertools
 
     view._measured.clear()
-    return [0, *itertools.accumulate(len(view._lines(e)) for e in view.model.entries)]
+    return [0, *itertools.accumulate(len(view._lines(i)) for i in range(len(view.model)))]
 
 
 @pytest.mark.asyncio

@@ -12,24 +12,16 @@ unseen messages begin, and asks for older history when scrolled near the top.
 from __future__ import annotations
 
 import itertools
-import time
 from bisect import bisect_right
 
-from rich.cells import cell_len
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from chat_app.tui.model import ChannelModel, MessageRow, highlight_pattern, highlighted, nick_colour
-
-GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
+from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.widgets.message_lines import MessageRenderer, day_label, day_of, full_date, text_width
 LOAD_WHEN_WITHIN = 10  # lines from the top
-NICK_WIDTH = 10
-HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every entry's first columns
 
 
 class ChannelView(ScrollView, can_focus=True):
@@ -60,8 +52,7 @@ class ChannelView(ScrollView, can_focus=True):
     def __init__(self, my_nick: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.model: ChannelModel | None = None
-        self.my_nick = my_nick
-        self.highlight_words: list[str] = []  # besides my nick
+        self.renderer = MessageRenderer(my_nick)
         self.marker_id: str | None = None  # first message not yet seen
         self.search_term: str | None = None
         self.search_hit: str | None = None
@@ -110,7 +101,7 @@ class ChannelView(ScrollView, can_focus=True):
         ``anchor`` - (message id, the line it was on, from ``line_of`` before
         the model changed) - keeps that message where it was on screen."""
         self._check_width()
-        self._heights = [self._height(e) for e in (self.model.entries if self.model is not None else ())]
+        self._heights = [self._height(i) for i in range(len(self.model) if self.model is not None else 0)]
         self._offsets_from(0, anchor)
 
     def placed(self, entry: MessageRow, replaced: bool) -> None:
@@ -122,9 +113,11 @@ class ChannelView(ScrollView, can_focus=True):
             return
         index = self.model.index(entry.message_id)
         if replaced:
-            self._heights[index] = self._height(entry)
+            self._heights[index] = self._height(index)
         else:
-            self._heights.insert(index, self._height(entry))
+            self._heights.insert(index, self._height(index))
+        if index + 1 < len(self._heights):  # the next row may now start a day, or no longer
+            self._heights[index + 1] = self._height(index + 1)
         self._offsets_from(index)
 
     def prepended(self, count: int, anchor: tuple[str, int] | None) -> None:
@@ -132,7 +125,9 @@ class ChannelView(ScrollView, can_focus=True):
         if self._check_width() or self.model is None or len(self._heights) + count != len(self.model):
             self.relayout(anchor)
             return
-        self._heights[:0] = [self._height(self.model.entries[i]) for i in range(count)]
+        self._heights[:0] = [self._height(i) for i in range(count)]
+        if count < len(self._heights):  # what was the first row may lose its day rule
+            self._heights[count] = self._height(count)
         self._offsets_from(0, anchor)
 
     def set_marker(self, message_id: str | None) -> None:
@@ -194,6 +189,19 @@ class ChannelView(ScrollView, can_focus=True):
             self._following = False
             self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
 
+    def row_at(self, y: int) -> MessageRow | None:
+        """The message drawn on screen row ``y``."""
+        line = self.scroll_offset.y + y
+        if self.model is None or not 0 <= line < self._offsets[-1]:
+            return None
+        return self.model.entries[bisect_right(self._offsets, line) - 1]
+
+    def on_click(self, event) -> None:
+        """A click on a message tells its full date (the view shows hours only)."""
+        row = self.row_at(event.y)
+        if row is not None:
+            self.notify(f"{row.nick}: {full_date(row.time_ms)}", title="sent")
+
     # --------------------------------------------------------- rendering
 
     def render_line(self, y: int) -> Strip:
@@ -202,99 +210,51 @@ class ChannelView(ScrollView, can_focus=True):
         if self.model is None or line >= self._offsets[-1]:
             return Strip.blank(width, self.rich_style)
         index = bisect_right(self._offsets, line) - 1
-        strips = self._lines(self.model.entries[index])
+        strips = self._lines(index)
         strip = strips[line - self._offsets[index]]
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
-    def _lines(self, entry: MessageRow) -> list[Strip]:
-        marker = entry.message_id == self.marker_id
+    def _decor(self, index: int) -> tuple[bool, str | None]:
+        """(the "new messages" rule above row ``index``?, its day rule or None)."""
+        entries = self.model.entries
+        row = entries[index]
+        day = day_of(row.time_ms)
+        starts_day = day is not None and (index == 0 or day_of(entries[index - 1].time_ms) != day)
+        return row.message_id == self.marker_id, day_label(row.time_ms) if starts_day else None
+
+    def _lines(self, index: int) -> list[Strip]:
+        entry = self.model.entries[index]
+        marker, day = self._decor(index)
         hit = self.search_term if entry.message_id == self.search_hit else None
-        key = (entry.message_id, entry.version, marker, hit, self._width)
+        key = (entry.message_id, entry.version, marker, day, hit, self._width)
         strips = self._cache.get(key)
         if strips is None:
-            strips = self._cache[key] = self._render_entry(entry, marker, hit)
+            strips = self._cache[key] = self.renderer.render(entry, self._width or 80, marker, day, hit)
         return strips
 
-    def _height(self, entry: MessageRow) -> int:
-        """Lines ``entry`` takes (a search hit only changes colours). Text that
-        fits on one line, as most chat lines do, is measured without being
-        wrapped, which keeps measuring a long history after a resize cheap."""
-        marker = entry.message_id == self.marker_id
-        key = (entry.message_id, entry.version, marker, self._width)
+    def _height(self, index: int) -> int:
+        """Lines row ``index`` takes (a search hit only changes colours). Text
+        that fits on one line, as most chat lines do, is measured without
+        being wrapped, which keeps measuring a long history after a resize cheap."""
+        entry = self.model.entries[index]
+        marker, day = self._decor(index)
+        key = (entry.message_id, entry.version, marker, day, self._width)
         height = self._measured.get(key)
         if height is None:
-            plain = "".join(text for text, _ in _body_parts(entry))
-            if "\n" in plain or cell_len(plain) > self._text_width:
-                height = len(self._lines(entry))
-            else:
-                height = 1 + bool(entry.gaps) + marker
+            height = self.renderer.height(entry, self._width or 80, marker, day)
+            if height is None:
+                height = len(self._lines(index))
             self._measured[key] = height
         return height
 
     @property
     def _text_width(self) -> int:
-        return max(10, (self._width or 80) - HEAD_WIDTH)
+        return text_width(self._width or 80)
 
-    def _render_entry(self, entry: MessageRow, marker: bool, hit: str | None) -> list[Strip]:
-        width = self._width or 80
-        strips: list[Strip] = []
-        if entry.gaps:
-            noun = "message" if entry.gaps == 1 else "messages"
-            strips.append(_rule(f" {entry.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
-        if marker:
-            strips.append(_rule(" new messages ", width, "bold magenta"))
-        head, body = self._head(entry), self._body(entry)
-        if hit:
-            body.highlight_words([hit], style="reverse", case_sensitive=False)
-        console = self.app.console
-        indent = Text(" " * (HEAD_WIDTH - 2) + "│ ", style="dim")
-        lines = body.wrap(console, self._text_width) or [Text("")]
-        for i, line in enumerate(lines):
-            row = Text.assemble(head if i == 0 else indent, line)
-            if not entry.own and highlighted(entry.text, self.my_nick, self.highlight_words):
-                row.stylize("on #3a2d00")
-            strips.append(Strip(row.render(console, end="")))
-        return strips
+    @property
+    def my_nick(self) -> str:
+        return self.renderer.my_nick
 
-    def _head(self, entry: MessageRow) -> Text:
-        """Time, then the nick right-aligned in its column, then a rule."""
-        stamp = time.strftime("%H:%M", time.localtime(entry.time_ms / 1000)) if entry.time_ms else "--:--"
-        head = Text(f"{stamp} ", style="dim")
-        if entry.kind == "me":
-            nick = Text("*", style="bold")
-        else:
-            nick = Text(entry.nick, style=f"bold {nick_colour(entry.sender_id)}")
-            nick.truncate(NICK_WIDTH, overflow="ellipsis")
-        nick.align("right", NICK_WIDTH)  # in cells: wide characters count twice
-        head.append_text(nick)
-        head.append(" │ ", style="dim")
-        return head
-
-    def _body(self, entry: MessageRow) -> Text:
-        body = Text.assemble(*_body_parts(entry), style="dim italic" if entry.waiting_for else "")
-        if not entry.own and highlighted(entry.text, self.my_nick, self.highlight_words):
-            body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
-        return body
-
-
-def _body_parts(entry: MessageRow) -> list[tuple[str, str]]:
-    """The text after the nick column, as (text, style) pieces: all that
-    decides its length, without building it."""
-    if entry.kind == "me":
-        parts = [(entry.nick, f"bold {nick_colour(entry.sender_id)}"), (" ", ""), (entry.text, "italic")]
-    else:
-        parts = [(entry.text, "")]
-    if entry.waiting_for:
-        noun = "message" if entry.waiting_for == 1 else "messages"
-        parts.append((f"  (waiting for {entry.waiting_for} earlier {noun}…)", "yellow italic"))
-    if entry.own and entry.ack:
-        peers = f" {entry.peers}" if entry.peers else ""
-        tone = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
-        parts.append((f"  {GLYPHS[entry.ack]}{peers}", tone))
-    return parts
-
-
-def _rule(label: str, width: int, style: str) -> Strip:
-    side = max(0, (width - len(label)) // 2)
-    line = "─" * side + label + "─" * max(0, width - side - len(label))
-    return Strip([Segment(line, Style.parse(style))])
+    @my_nick.setter
+    def my_nick(self, nick: str) -> None:
+        self.renderer.my_nick = nick
