@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
+from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
@@ -27,6 +28,14 @@ from chat_app.tui.settings import Settings, SettingsError
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
+
+
+def read_alt_digits_as_keys() -> None:
+    """Alt+1..9 switch channels. xterm, tmux, GNOME Terminal and most others
+    send ESC then the digit; Textual reads that as the character Option+digit
+    types on a Mac under WezTerm ("™" for Alt+2), which no binding can catch."""
+    for digit in "123456789":
+        ANSI_SEQUENCES_KEYS.pop(f"\x1b{digit}", None)
 
 
 def notification(title: str, body: str, environ=os.environ) -> str:
@@ -56,6 +65,7 @@ class ChatApp(App):
     def __init__(self, make_node: Callable[[Emit], Node], data_dir: Path, *, bell: bool = True,
                  show_typing: bool = True) -> None:
         super().__init__()
+        read_alt_digits_as_keys()
         self.make_node = make_node
         self.data_dir = data_dir
         self.bridge: NodeThread | None = None

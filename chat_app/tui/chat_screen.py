@@ -49,7 +49,7 @@ class ChatScreen(Screen):
         Binding("ctrl+k", "switcher", "Switch", priority=True),  # over the input's "delete to the end"
         Binding("ctrl+pageup", "cycle(-1)", "Previous channel", show=False),
         Binding("ctrl+pagedown", "cycle(1)", "Next channel", show=False),
-        *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False) for n in range(1, 10)),
+        *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False, priority=True) for n in range(1, 10)),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
     ]
