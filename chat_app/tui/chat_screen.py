@@ -19,6 +19,7 @@ from chat_app.tui.command_line import run_line
 from chat_app.tui.history import place_page, read_page
 from chat_app.tui.model import ChannelModel, MessageRow, highlighted
 from chat_app.tui.palette import ChatCommands
+from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.roster import Roster
 from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
@@ -66,6 +67,8 @@ class ChatScreen(Screen):
         self.peer_id = ""
         self.catching_up: dict[ev.Address, list[str]] = {}
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
+        self.positions: dict[str, tuple[str, int] | None] = {}  # where the reader left each channel
+        self.read_markers = ReadMarkers(data_dir)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.view.renderer.highlight_words = settings.highlight
@@ -244,8 +247,21 @@ class ChatScreen(Screen):
 
     def history_loaded(self, channel: str, rows: list[MessageRow], before: tuple[int, str] | None,
                        complete: bool) -> None:
-        if (model := self.models.get(channel)) is not None:
-            place_page(model, self.view, rows, before, complete, visible=channel == self.current)
+        if (model := self.models.get(channel)) is None:
+            return
+        place_page(model, self.view, rows, before, complete, visible=channel == self.current)
+        seen = self.read_markers.get(channel)
+        if before is None and seen is not None:  # the first page: what came since the reader was last here
+            unseen = [row for row in rows if row.key > seen and not row.own]
+            if channel != self.current:
+                model.unread += len(unseen)
+                self.refresh_channels()
+            elif unseen and self.view.marker_id is None:
+                self.view.set_marker(unseen[0].message_id)
+
+    def on_unmount(self) -> None:
+        self.leave_current()
+        self.read_markers.save()
 
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:
@@ -256,10 +272,15 @@ class ChatScreen(Screen):
     # ----------------------------------------------------------- channels
 
     def switch_to(self, channel: str) -> None:
+        """Show ``channel`` where the reader left it, with a rule above the
+        first message they have not seen."""
+        self.leave_current()
         model = self.models[channel]
         self.current = channel
+        unread = min(model.unread, len(model))
+        marker = model.entries[-unread].message_id if unread else None
         model.unread = model.mentions = 0
-        self.view.show(model)
+        self.view.show(model, self.positions.pop(channel, None), marker)
         self.refresh_channels()
         self.refresh_members()
         self.refresh_typing()
@@ -267,6 +288,14 @@ class ChatScreen(Screen):
         if self.settings.last_channel != channel:
             self.settings.last_channel = channel
             self.app.save_settings()
+
+    def leave_current(self) -> None:
+        """Remember where the reader is in the channel on screen."""
+        model = self.models.get(self.current) if self.current else None
+        if model is not None:
+            self.positions[model.name] = self.view.position()
+            if self.view.following and len(model):
+                self.read_markers.saw(model.name, model.entries[-1].key)
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]

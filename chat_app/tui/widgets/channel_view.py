@@ -66,14 +66,30 @@ class ChannelView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------ layout
 
-    def show(self, model: ChannelModel) -> None:
-        """Switch to another channel, at its newest messages."""
+    def show(self, model: ChannelModel, position: tuple[str, int] | None = None, marker: str | None = None) -> None:
+        """Switch to another channel: at ``position`` (from ``position()``) if
+        it is still loaded, else at the newest message; ``marker``: the first
+        message not seen yet."""
         self.model = model
-        self.marker_id = None
+        self.marker_id = marker
         self.search_term = self.search_hit = None
         self._asked_older = False
         self.relayout()
-        self.follow()
+        line = self.line_of(position[0]) if position is not None else None
+        if line is None:
+            self.follow()
+        else:
+            self._following = False
+            self.scroll_to(y=line + position[1], animate=False, immediate=True, force=True)
+
+    def position(self) -> tuple[str, int] | None:
+        """Where the reader is, to come back to: None at the newest message,
+        else (the message at the top of the screen, lines of it scrolled past)."""
+        if self._following or self.model is None or not len(self.model):
+            return None
+        line = int(self.scroll_y)
+        index = min(bisect_right(self._offsets, line) - 1, len(self.model) - 1)
+        return self.model.entries[index].message_id, line - self._offsets[index]
 
     @property
     def following(self) -> bool:
