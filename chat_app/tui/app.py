@@ -63,7 +63,7 @@ class ChatApp(App):
     ]
 
     def __init__(self, make_node: Callable[[Emit], Node], data_dir: Path, *, bell: bool = True,
-                 show_typing: bool = True) -> None:
+                 show_typing: bool = True, highlight: list[str] | tuple[str, ...] = ()) -> None:
         super().__init__()
         read_alt_digits_as_keys()
         self.make_node = make_node
@@ -75,7 +75,8 @@ class ChatApp(App):
         except SettingsError as exc:  # said once on screen; the file is left as the user wrote it
             self.settings, self.settings_problem = Settings(), str(exc)
         self.bell_on_mention = bell and self.settings.bell
-        self.chat = ChatScreen(data_dir, self.settings, show_typing=show_typing and self.settings.typing)
+        self.chat = ChatScreen(data_dir, self.settings, show_typing=show_typing and self.settings.typing,
+                               highlight=[*self.settings.highlight, *highlight])
 
     def get_default_screen(self) -> ChatScreen:
         return self.chat

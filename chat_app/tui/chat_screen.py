@@ -55,7 +55,8 @@ class ChatScreen(Screen):
         Binding("pagedown", "page(1)", "Page down", show=False),
     ]
 
-    def __init__(self, data_dir: Path, settings: Settings, *, show_typing: bool = True) -> None:
+    def __init__(self, data_dir: Path, settings: Settings, *, show_typing: bool = True,
+                 highlight: list[str] | None = None) -> None:
         super().__init__()
         self.data_dir = data_dir
         self.settings = settings
@@ -71,7 +72,8 @@ class ChatScreen(Screen):
         self.read_markers = ReadMarkers(data_dir)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
-        self.view.renderer.highlight_words = settings.highlight
+        self.highlight_words = highlight if highlight is not None else settings.highlight
+        self.view.renderer.highlight_words = self.highlight_words
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.member_list = MemberList(id="members")
@@ -119,6 +121,9 @@ class ChatScreen(Screen):
                 self.parted(channel)
             case ev.NickChanged(nick=nick):
                 self.set_nick(nick)
+                if self.settings.nick is not None:  # the file must not bring the old nick back
+                    self.settings.nick = nick
+                    self.app.save_settings()
                 self.notify(f"you are now {nick}")
             case ev.Error(reason=reason):
                 self.notify(reason, severity="error")
@@ -197,7 +202,7 @@ class ChatScreen(Screen):
                 model.unread += 1
                 if visible and view.marker_id is None:
                     view.set_marker(row.message_id)
-            if highlighted(row.text, self.nick, self.settings.highlight):
+            if highlighted(row.text, self.nick, self.highlight_words):
                 if not visible:
                     model.mentions += 1
                 self.app.mentioned(model.name, row.nick, row.text)

@@ -96,6 +96,14 @@ class Settings:
         os.replace(partial, path)
 
 
+def nick_setting(data_dir: Path) -> str | None:
+    """The nick in the settings file, if it has a usable one."""
+    try:
+        return Settings.load(data_dir).nick or None
+    except SettingsError:
+        return None
+
+
 def _toml(value: str | bool | list[str]) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

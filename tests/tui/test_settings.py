@@ -93,3 +93,13 @@ def test_a_bad_settings_file_is_left_alone(tmp_path):
     assert "settings.toml" in app.settings_problem and app.settings == Settings()
     app.save_settings()
     assert Settings.path(tmp_path).read_text() == "theme = nord\n"
+
+
+def test_the_nick_setting_is_used_when_no_nick_is_given(tmp_path):
+    import subprocess
+    import sys
+
+    Settings(nick="from-settings").save(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "chat_app.cli", "--headless", "--no-discovery", "--bind", "127.0.0.1",
+                          "--data-dir", str(tmp_path)], input="/quit\n", capture_output=True, text=True, timeout=60)
+    assert '"nick":"from-settings"' in run.stdout, run.stderr
