@@ -8,10 +8,14 @@ pages are read from SQLite when the user scrolls up.
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rich.console import Console
 from sortedcontainers import SortedKeyList
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
@@ -20,9 +24,26 @@ PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
 
 
-def nick_colour(sender_id: str) -> str:
+# On a 16-colour terminal (TERM=screen, the Linux console) the colours above
+# would be brought down to the nearest of 16 and several would become the same
+# red; these twelve stay apart (black, white and greys are left for the text).
+PALETTE_16 = ("red", "green", "yellow", "blue", "magenta", "cyan", "bright_red", "bright_green",
+              "bright_yellow", "bright_blue", "bright_magenta", "bright_cyan")
+
+
+def has_few_colours(environ: Mapping[str, str] = os.environ) -> bool:
+    """Does this terminal show only 16 colours (as the Rich console Textual uses would detect)?"""
+    console = Console(force_terminal=True, _environ=dict(environ), file=io.StringIO())
+    return console.color_system in ("standard", "windows")
+
+
+FEW_COLOURS = has_few_colours()
+
+
+def nick_colour(sender_id: str, few_colours: bool | None = None) -> str:
     """A colour that stays the same for a sender, whatever nick it uses."""
-    return PALETTE[zlib.crc32(sender_id.encode()) % len(PALETTE)]
+    palette = PALETTE_16 if (FEW_COLOURS if few_colours is None else few_colours) else PALETTE
+    return palette[zlib.crc32(sender_id.encode()) % len(palette)]
 
 
 @dataclass

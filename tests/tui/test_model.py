@@ -57,3 +57,21 @@ def test_member_status():
     assert status(Member("p", "x", last_seen=1_000), now=5_000) == "online"
     assert status(Member("p", "x", last_seen=1_000), now=60_000) == "away"
     assert status(Member("p", "x", last_seen=1_000, present=False), now=2_000) == "offline"
+
+
+def test_nick_colours_stay_apart_on_a_16_colour_terminal():
+    from rich.color import Color, ColorSystem
+
+    from chat_app.tui.model import PALETTE, PALETTE_16, has_few_colours
+
+    assert has_few_colours({"TERM": "screen"}) and not has_few_colours({"TERM": "xterm", "COLORTERM": "truecolor"})
+
+    def on_16(colours):
+        return [Color.parse(c).downgrade(ColorSystem.STANDARD).number for c in colours]
+
+    assert len(set(on_16(PALETTE))) < len(PALETTE)  # the full palette collapses there
+    assert len(set(on_16(PALETTE_16))) == len(PALETTE_16) == len(PALETTE)
+    ids = [f"{i:032x}" for i in range(50)]
+    assert {nick_colour(i, few_colours=True) for i in ids} <= set(PALETTE_16)
+    assert [PALETTE.index(nick_colour(i, few_colours=False)) for i in ids] == [
+        PALETTE_16.index(nick_colour(i, few_colours=True)) for i in ids]  # same slot: same person, like hue
