@@ -117,7 +117,7 @@ class ChannelView(ScrollView, can_focus=True):
         ``anchor`` - (message id, the line it was on, from ``line_of`` before
         the model changed) - keeps that message where it was on screen."""
         self._check_width()
-        self._heights = [self._height(i) for i in range(len(self.model) if self.model is not None else 0)]
+        self._heights = self._measure_run(0, len(self.model) if self.model is not None else 0)
         self._offsets_from(0, anchor)
 
     def placed(self, entry: MessageRow, replaced: bool) -> None:
@@ -141,7 +141,7 @@ class ChannelView(ScrollView, can_focus=True):
         if self._check_width() or self.model is None or len(self._heights) + count != len(self.model):
             self.relayout(anchor)
             return
-        self._heights[:0] = [self._height(i) for i in range(count)]
+        self._heights[:0] = self._measure_run(0, count)
         if count < len(self._heights):  # what was the first row may lose its day rule
             self._heights[count] = self._height(count)
         self._offsets_from(0, anchor)
@@ -230,17 +230,26 @@ class ChannelView(ScrollView, can_focus=True):
         strip = strips[line - self._offsets[index]]
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
-    def _decor(self, index: int) -> tuple[bool, str | None]:
-        """(the "new messages" rule above row ``index``?, its day rule or None)."""
-        entries = self.model.entries
-        row = entries[index]
+    def _decor(self, row: MessageRow, before: MessageRow | None) -> tuple[bool, str | None]:
+        """(the "new messages" rule above ``row``?, its day rule or None);
+        ``before``: the row above it."""
         day = day_of(row.time_ms)
-        starts_day = day is not None and (index == 0 or day_of(entries[index - 1].time_ms) != day)
+        starts_day = day is not None and (before is None or day_of(before.time_ms) != day)
         return row.message_id == self.marker_id, day_label(row.time_ms) if starts_day else None
+
+    def _measure_run(self, start: int, stop: int) -> list[int]:
+        """Heights of rows ``start`` to ``stop``, walking the list once."""
+        entries = self.model.entries
+        before = entries[start - 1] if start > 0 else None
+        heights = []
+        for index, row in enumerate(entries.islice(start, stop), start):
+            heights.append(self._height(index, row, before))
+            before = row
+        return heights
 
     def _lines(self, index: int) -> list[Strip]:
         entry = self.model.entries[index]
-        marker, day = self._decor(index)
+        marker, day = self._decor(entry, self.model.entries[index - 1] if index else None)
         hit = self.search_term if entry.message_id == self.search_hit else None
         key = (entry.message_id, entry.version, marker, day, hit, self._width)
         strips = self._cache.get(key)
@@ -248,16 +257,19 @@ class ChannelView(ScrollView, can_focus=True):
             strips = self._cache[key] = self.renderer.render(entry, self._width or 80, marker, day, hit)
         return strips
 
-    def _height(self, index: int) -> int:
-        """Lines row ``index`` takes (a search hit only changes colours). Text
-        that fits on one line, as most chat lines do, is measured without
-        being wrapped, which keeps measuring a long history after a resize cheap."""
-        entry = self.model.entries[index]
-        marker, day = self._decor(index)
-        key = (entry.message_id, entry.version, marker, day, self._width)
+    def _height(self, index: int, row: MessageRow | None = None, before: MessageRow | None = None) -> int:
+        """Lines row ``index`` takes (a search hit only changes colours); pass
+        ``row`` and the one ``before`` it when at hand. Text that fits on one
+        line, as most chat lines do, is measured without being wrapped, which
+        keeps measuring a long history after a resize cheap."""
+        if row is None:
+            row = self.model.entries[index]
+            before = self.model.entries[index - 1] if index else None
+        marker, day = self._decor(row, before)
+        key = (row.message_id, row.version, marker, day, self._width)
         height = self._measured.get(key)
         if height is None:
-            height = self.renderer.height(entry, self._width or 80, marker, day)
+            height = self.renderer.height(row, self._width or 80, marker, day)
             if height is None:
                 height = len(self._lines(index))
             self._measured[key] = height
