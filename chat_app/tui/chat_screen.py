@@ -4,7 +4,6 @@ they show. Layout styles are in ``assets/chat.tcss``."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual import on, work
@@ -17,7 +16,8 @@ from textual.widgets import Footer, Header, Input
 from chat_app import events as ev
 from chat_app.tui.command_line import run_line
 from chat_app.tui.history import place_page, read_page
-from chat_app.tui.model import ChannelModel, MessageRow, highlighted
+from chat_app.tui.node_events import NodeEvents, now_ms
+from chat_app.tui.model import ChannelModel, MessageRow
 from chat_app.tui.palette import ChatCommands
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.roster import Roster
@@ -34,10 +34,6 @@ from chat_app.tui.widgets.typing_line import TypingLine
 
 
 WIDE = 80  # columns from which the sidebar is shown
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class ChatScreen(Screen):
@@ -70,6 +66,7 @@ class ChatScreen(Screen):
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
         self.positions: dict[str, tuple[str, int] | None] = {}  # where the reader left each channel
         self.read_markers = ReadMarkers(data_dir)
+        self.events = NodeEvents(self)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.highlight_words = highlight if highlight is not None else settings.highlight
@@ -108,140 +105,17 @@ class ChatScreen(Screen):
         """Run the node's method ``name`` on its own thread (a future)."""
         return self.app.bridge.call(getattr(self.node, name), *args)
 
-    # ------------------------------------------------------- node events
-
     def node_event(self, event: ev.AppEvent) -> None:
-        match event:
-            case ev.Ready() as e:
-                self.started(e)
-            case ev.Joined(channel=channel):
-                self.add_channel(channel)
-                self.switch_to(channel)
-            case ev.Parted(channel=channel):
-                self.parted(channel)
-            case ev.NickChanged(nick=nick):
-                self.set_nick(nick)
-                if self.settings.nick is not None:  # the file must not bring the old nick back
-                    self.settings.nick = nick
-                    self.app.save_settings()
-                self.notify(f"you are now {nick}")
-            case ev.Error(reason=reason):
-                self.notify(reason, severity="error")
-            case ev.MessageDelivered() | ev.MessageWaiting() as e:
-                self.show_message(e)
-            case ev.MessageAcknowledged() as e:
-                self.acknowledged(e)
-            case ev.CatchupStarted(address=address, channels=channels):
-                self.catching_up[address] = list(channels)
-                self.refresh_status()
-            case ev.CatchupFinished() as e:
-                self.caught_up(e)
-            case ev.Typing() as e:
-                self.typing(e.channel, e.peer_id, (e.nick, e.expires_at))
-            case ev.TypingStopped() as e:
-                self.typing(e.channel, e.peer_id, None)
-            case ev.PeerJoined() as e:  # and PeerUpdated
-                self.roster.present(e, now_ms())
-                self.refresh_members()
-            case ev.PeerHeard(peer_id=peer_id, at=at):
-                if self.roster.heard(peer_id, at):
-                    self.refresh_members()
-            case ev.PeerLeft(peer_id=peer_id):
-                self.peer_left(peer_id)
+        self.events.handle(event)
 
-    def started(self, event: ev.Ready) -> None:
-        self.peer_id = event.peer_id
-        self.set_nick(event.nick)
-        for channel in event.channels:
-            self.add_channel(channel)
-        if event.channels:
-            last = self.settings.last_channel
-            self.switch_to(last if last in event.channels else event.channels[0])
-
-    def set_nick(self, nick: str) -> None:
-        self.nick = nick
-        self.app.sub_title = nick
-        self.view.my_nick = nick
+    def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
+        self.events.show_message(event)
 
     def add_channel(self, channel: str) -> None:
         if channel not in self.models:
             self.models[channel] = ChannelModel(channel)
             self.load_history(channel)
         self.refresh_channels()
-
-    def parted(self, channel: str) -> None:
-        self.models.pop(channel, None)
-        if self.current == channel:
-            self.current = None
-            if self.models:
-                self.switch_to(next(iter(self.models)))
-        self.refresh_channels()
-
-    def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
-        model = self.models.get(event.channel)
-        if model is None:
-            return
-        delivered = isinstance(event, ev.MessageDelivered)
-        own = delivered and event.own
-        row = MessageRow(event.lamport, event.message_id, event.sender_id, event.nick or event.sender_id[:8],
-                         event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
-                         ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
-                         gaps=len(event.gaps) if delivered else 0)
-        known = event.message_id in model.by_id
-        model.upsert(row)
-        model.typing.pop(event.sender_id, None)
-        if self.roster.spoke(event.sender_id, event.nick, now_ms()):
-            self.refresh_members()
-        view = self.view
-        visible = model.name == self.current
-        following = visible and view.following
-        if visible:
-            view.placed(row, replaced=known)
-        if not known and not row.own:
-            if not visible or not following:
-                model.unread += 1
-                if visible and view.marker_id is None:
-                    view.set_marker(row.message_id)
-            if highlighted(row.text, self.nick, self.highlight_words):
-                if not visible:
-                    model.mentions += 1
-                self.app.mentioned(model.name, row.nick, row.text)
-            self.refresh_channels()
-        if visible:
-            if following or row.own:
-                view.follow()
-            self.refresh_typing()
-
-    def acknowledged(self, event: ev.MessageAcknowledged) -> None:
-        model = self.models.get(event.channel)
-        if model is not None and model.acknowledge(event.message_id, event.state, event.peers):
-            if model.name == self.current:  # the mark may wrap onto a new line
-                self.view.placed(model.by_id[event.message_id], replaced=True)
-
-    def caught_up(self, event: ev.CatchupFinished) -> None:
-        host, port = event.address
-        self.catching_up.pop(event.address, None)
-        if event.received:
-            noun = "message" if event.received == 1 else "messages"
-            self.app.notify(f"caught up: {event.received} {noun} from {host}:{port}")
-        self.refresh_status()
-
-    def typing(self, channel: str, peer_id: str, who: tuple[str, int] | None) -> None:
-        model = self.models.get(channel)
-        if model is None:
-            return
-        if who is None:
-            model.typing.pop(peer_id, None)
-        else:
-            model.typing[peer_id] = who
-        self.refresh_typing()
-
-    def peer_left(self, peer_id: str) -> None:
-        self.roster.left(peer_id)
-        for model in self.models.values():
-            model.typing.pop(peer_id, None)
-        self.refresh_members()
-        self.refresh_typing()
 
     # ------------------------------------------------------------ history
 

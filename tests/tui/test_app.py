@@ -321,7 +321,7 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
                                                       gaps=tuple(e.get("gaps", ()))))
             assert view._offsets == _full_layout(view), e["message_id"]
         lines = view._offsets[-1]
-        app.chat.acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
+        app.chat.events.acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
         assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
         view.set_marker("late")
         assert view._offsets == _full_layout(view)

@@ -22,6 +22,7 @@ T0 = 1_767_225_600_000  # 2026-01-01 00:00 UTC
 
 @pytest.fixture(autouse=True)
 def utc(monkeypatch):
+    monkeypatch.setattr("chat_app.tui.model.FEW_COLOURS", False)  # the same picture whatever $TERM says
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     yield
