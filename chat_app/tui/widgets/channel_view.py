@@ -20,7 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from chat_app.tui.model import ChannelModel, MessageRow
-from chat_app.tui.widgets.message_lines import MessageRenderer, day_label, day_of, full_date, text_width
+from chat_app.tui.widgets.message_lines import (UTC_OFFSET_S, MessageRenderer, day_label, day_of, full_date,
+                                                  text_width)
 LOAD_WHEN_WITHIN = 10  # lines from the top
 
 
@@ -238,13 +239,18 @@ class ChannelView(ScrollView, can_focus=True):
         return row.message_id == self.marker_id, day_label(row.time_ms) if starts_day else None
 
     def _measure_run(self, start: int, stop: int) -> list[int]:
-        """Heights of rows ``start`` to ``stop``, walking the list once."""
+        """Heights of rows ``start`` to ``stop``, walking the list once and
+        carrying the day of the row above (this loop is most of a relayout)."""
         entries = self.model.entries
-        before = entries[start - 1] if start > 0 else None
+        marker_id = self.marker_id
+        above = day_of(entries[start - 1].time_ms) if start > 0 else None
         heights = []
         for index, row in enumerate(entries.islice(start, stop), start):
-            heights.append(self._height(index, row, before))
-            before = row
+            ms = row.time_ms
+            day = (ms // 1000 + UTC_OFFSET_S) // 86_400 if ms > 0 else None  # day_of, inlined
+            label = day_label(ms) if day is not None and day != above else None
+            above = day
+            heights.append(self._height_of(index, row, row.message_id == marker_id, label))
         return heights
 
     def _lines(self, index: int) -> list[Strip]:
@@ -257,15 +263,14 @@ class ChannelView(ScrollView, can_focus=True):
             strips = self._cache[key] = self.renderer.render(entry, self._width or 80, marker, day, hit)
         return strips
 
-    def _height(self, index: int, row: MessageRow | None = None, before: MessageRow | None = None) -> int:
-        """Lines row ``index`` takes (a search hit only changes colours); pass
-        ``row`` and the one ``before`` it when at hand. Text that fits on one
-        line, as most chat lines do, is measured without being wrapped, which
-        keeps measuring a long history after a resize cheap."""
-        if row is None:
-            row = self.model.entries[index]
-            before = self.model.entries[index - 1] if index else None
-        marker, day = self._decor(row, before)
+    def _height(self, index: int) -> int:
+        row = self.model.entries[index]
+        return self._height_of(index, row, *self._decor(row, self.model.entries[index - 1] if index else None))
+
+    def _height_of(self, index: int, row: MessageRow, marker: bool, day: str | None) -> int:
+        """Lines row ``index`` takes (a search hit only changes colours). Text
+        that fits on one line, as most chat lines do, is measured without
+        being wrapped, which keeps measuring a long history after a resize cheap."""
         key = (row.message_id, row.version, marker, day, self._width)
         height = self._measured.get(key)
         if height is None:

@@ -48,8 +48,11 @@ class MessageRenderer:
     def height(self, row: MessageRow, width: int, marker: bool, day: str | None) -> int | None:
         """Lines ``row`` takes, when that is known without wrapping it (it
         fits on one line, as most chat lines do); else None."""
-        plain = "".join(text for text, _ in body_parts(row))
-        if "\n" in plain or cell_len(plain) > text_width(width):
+        if row.kind == "text" and not row.waiting_for and not (row.own and row.ack):
+            plain = row.text  # the common case, without building the parts
+        else:
+            plain = "".join(text for text, _ in body_parts(row))
+        if "\n" in plain or cell_len(plain) > max(10, width - HEAD_WIDTH):
             return None
         return 1 + bool(row.gaps) + marker + (day is not None)
 
