@@ -64,3 +64,16 @@ async def test_a_click_on_a_message_tells_its_full_date(make_app):
         row = next(y for y in range(view.size.height) if "when was this?" in view.render_line(y).text)
         await pilot.click(ChannelView, offset=(30, row))
         assert notes == ["dave: Friday 20 November 2026, 10:00:42"]
+
+
+@pytest.mark.asyncio
+async def test_a_resize_before_any_channel_is_shown(make_app):
+    """The terminal may report its size before the node is ready."""
+    app = make_app()
+    async with app.run_test(size=(110, 24)) as pilot:
+        view = app.query_one(ChannelView)
+        view.model = None
+        view.relayout()
+        await pilot.resize_terminal(90, 20)
+        await pilot.pause(0.1)
+        assert app.is_running and view._offsets[-1] == 0

@@ -118,7 +118,7 @@ class ChannelView(ScrollView, can_focus=True):
         ``anchor`` - (message id, the line it was on, from ``line_of`` before
         the model changed) - keeps that message where it was on screen."""
         self._check_width()
-        self._heights = self._measure_run(0, len(self.model) if self.model is not None else 0)
+        self._heights = self._measure_run(0, len(self.model)) if self.model is not None else []
         self._offsets_from(0, anchor)
 
     def placed(self, entry: MessageRow, replaced: bool) -> None:
