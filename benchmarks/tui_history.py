@@ -21,8 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.tui.conftest import node_factory, until  # noqa: E402
 from tests.tui.test_app import fill_history  # noqa: E402
 
+from chat_app import events as ev  # noqa: E402
 from chat_app.tui.app import ChatApp  # noqa: E402
 from chat_app.tui.widgets.channel_view import ChannelView  # noqa: E402
+
+
+def arrival(i: int) -> ev.MessageDelivered:
+    return ev.MessageDelivered("general", 0, f"new{i:029x}", "e" * 32, 2_000_000_000_000 + i, "erin", "text",
+                               f"arriving {i}", None, False)
 
 
 async def soon(predicate, pilot) -> None:
@@ -36,16 +42,16 @@ async def measure(n: int) -> dict[str, float]:
     app = ChatApp(node_factory(data, "alice"), data, bell=False)
     start = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
-        await soon(lambda: app.current and len(app.models["general"]) >= min(n, 500), pilot)
+        await soon(lambda: app.chat.current and len(app.chat.models["general"]) >= min(n, 500), pilot)
         view = app.query_one(ChannelView)
         await soon(lambda: view.scroll_y == view.max_scroll_y > 0, pilot)  # opened at the newest
         opened = time.perf_counter() - start
         pages = []
         for _ in range(5):
-            before = len(app.models["general"])
+            before = len(app.chat.models["general"])
             t = time.perf_counter()
             view.scroll_home(animate=False)
-            await soon(lambda before=before: len(app.models["general"]) > before and view.scroll_y > 0, pilot)
+            await soon(lambda before=before: len(app.chat.models["general"]) > before and view.scroll_y > 0, pilot)
             pages.append(time.perf_counter() - t)
         t = time.perf_counter()
         for _ in range(20):
@@ -54,25 +60,24 @@ async def measure(n: int) -> dict[str, float]:
         draw = (time.perf_counter() - t) / 20
 
         # search for the oldest message: found in SQLite, everything down to it loaded
-        app.action_search()
+        app.chat.action_search()
         t = time.perf_counter()
-        app.search.value = "message number 0"
+        app.chat.search.value = "message number 0"
         await soon(lambda: view.search_hit == f"{0:032x}", pilot)
         search = time.perf_counter() - t
-        app.close_search()
+        app.chat.search.action_close()
         await pilot.pause(0.05)
-        assert len(app.models["general"]) == n
+        assert len(app.chat.models["general"]) == n
 
         # with the whole history loaded: a message arriving, and a new width
         arrivals = []
         for i in range(50):
             t = time.perf_counter()
-            app._node_delivered({"channel": "general", "message_id": f"new{i:029x}", "sender_id": "e" * 32,
-                                 "nick": "erin", "text": f"arriving {i}", "lamport": 2_000_000_000_000 + i})
+            app.chat.show_message(arrival(i))
             arrivals.append(time.perf_counter() - t)
         t = time.perf_counter()
         await pilot.resize_terminal(100, 40)
-        await soon(lambda: view._width != 0 and len(view._heights) == len(app.models["general"]), pilot)
+        await soon(lambda: view._width != 0 and len(view._heights) == len(app.chat.models["general"]), pilot)
         view.relayout()
         resize = time.perf_counter() - t
     return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw,

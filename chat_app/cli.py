@@ -119,6 +119,8 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
     if client:  # a store peer has no user: nobody types, nobody to ring for
         option("--no-typing", action="store_true", help="do not tell others when you are typing")
         option("--no-bell", action="store_true", help="no terminal bell when someone mentions you")
+        option("--highlight", action="append", default=[], metavar="WORD",
+               help="a word that counts as a mention, besides your nick (repeatable; also in settings.toml)")
     option("--live", action="store_true",
            help="keep replication streams open and push new messages over them too (both sides must "
                            "set it; carries a channel where datagrams are dropped)")
@@ -207,7 +209,10 @@ def run_peer(args: argparse.Namespace) -> int:
         store.close()
         lock.release()
         return 2
-    nick = args.nick or store.nick() or ("store" if args.command == "serve" else getpass.getuser())
+    from chat_app.tui.settings import nick_setting
+
+    nick = (args.nick or nick_setting(data_dir) or store.nick()
+            or ("store" if args.command == "serve" else getpass.getuser()))
     given = [c.partition(":") for c in args.channels or []]
     passphrases = {name: passphrase for name, colon, passphrase in given if colon}
     channels = [name for name, _, _ in given] or (store.joined_channels() or ["general"])
@@ -228,7 +233,7 @@ def run_peer(args: argparse.Namespace) -> int:
 
         # the client draws on the terminal: warnings go to a file, not over the screen
         logging.getLogger().handlers[:] = [logging.FileHandler(data_dir / "sds-chat.log")]
-        ChatApp(node, data_dir, bell=not args.no_bell).run()
+        ChatApp(node, data_dir, bell=not args.no_bell, highlight=args.highlight).run()
         return 0
     except OSError as exc:
         where = args.bind or "every interface"

@@ -1,63 +1,61 @@
-"""History paging for the client: the channel's log is read from SQLite a
-page at a time, in worker threads with a connection of their own, and put
-in place above what is loaded without moving what the reader looks at."""
+"""History paging: a channel's log is read from SQLite a page at a time (in
+a worker thread, with a connection of its own), and put in place above what
+is loaded without moving what the reader looks at."""
 
 from __future__ import annotations
 
-from textual import work
+from pathlib import Path
 
 from chat_app.store import Store, StoredMessage, database_path
-from chat_app.tui.model import Entry
+from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.widgets.channel_view import ChannelView
 
 PAGE = 500
 
 
-def entry_from_row(m: StoredMessage) -> Entry:
-    return Entry(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8], m.text or "(undecodable message)",
-                 m.kind or "text", m.lamport, m.own, ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
+def row_from_stored(m: StoredMessage) -> MessageRow:
+    return MessageRow(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8],
+                      m.text or "(undecodable message)", m.kind or "text", m.lamport, m.own,
+                      ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
 
 
-class HistoryPaging:
-    """Part of the app (it reads ``models``, ``view``, ``current``, ``data_dir``)."""
+def read_page(data_dir: Path, channel: str, before: tuple[int, str] | None) -> tuple[list[MessageRow], bool]:
+    """The newest page older than ``before`` (or the newest page), in log
+    order, and whether nothing older is left. Blocking: run it in a thread."""
+    store = Store(database_path(data_dir))
+    try:
+        rows = (store.messages(channel, limit=PAGE) if before is None
+                else store.messages_before(channel, *before, PAGE))
+    finally:
+        store.close()
+    return [row_from_stored(r) for r in rows], len(rows) < PAGE
 
-    @work(thread=True, group="history")
-    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        store = Store(database_path(self.data_dir))
-        try:
-            rows = (store.messages(channel, limit=PAGE) if before is None
-                    else store.messages_before(channel, *before, PAGE))
-        finally:
-            store.close()
-        self.call_from_thread(self._history_loaded, channel, [entry_from_row(r) for r in rows], before,
-                              len(rows) < PAGE)
 
-    def _history_loaded(self, channel: str, entries: list[Entry], before: tuple[int, str] | None,
-                        complete: bool) -> None:
-        """``entries`` (in log order) were read from the store; ``complete``:
-        nothing older is left there."""
-        model = self.models.get(channel)
-        if model is None:
-            return
-        view = self.view
-        anchor = None
-        oldest = model.oldest()
-        if before is not None and oldest is not None and channel == self.current:
-            anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
-        on_top = oldest is not None and bool(entries) and entries[-1].key < oldest.key
-        added = 0
-        for entry in entries:
-            if entry.message_id not in model.by_id:
-                model.upsert(entry)
-                added += 1
-        model.history_complete |= complete
-        if channel == self.current:
-            if before is None:
-                view.relayout()
-                if view.following:  # a late first page must not yank a reader who scrolled up
-                    view.follow()
-            else:
-                if on_top:  # the usual case: all older than what was loaded
-                    view.prepended(added, anchor)
-                else:  # another load got there first
-                    view.relayout(anchor)
-                view.older_loaded()
+def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], before: tuple[int, str] | None,
+               complete: bool, visible: bool) -> None:
+    """Put ``rows`` (in log order, read from the store) into ``model``;
+    ``complete``: nothing older is left there. When the channel is on screen
+    (``visible``) the reader keeps looking at what they looked at."""
+    anchor = None
+    oldest = model.oldest()
+    if before is not None and oldest is not None and visible:
+        anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
+    on_top = oldest is not None and bool(rows) and rows[-1].key < oldest.key
+    added = 0
+    for row in rows:
+        if row.message_id not in model.by_id:
+            model.upsert(row)
+            added += 1
+    model.history_complete |= complete
+    if not visible:
+        return
+    if before is None:
+        view.relayout()
+        if view.following:  # a late first page must not yank a reader who scrolled up
+            view.follow()
+    else:
+        if on_top:  # the usual case: all older than what was loaded
+            view.prepended(added, anchor)
+        else:  # another load got there first
+            view.relayout(anchor)
+        view.older_loaded()

@@ -1,6 +1,6 @@
 """What the client shows of a channel, kept apart from how it is drawn.
 
-Entries are ordered by (lamport, message_id) - the log order every peer
+Rows (one ``MessageRow`` per message) are ordered by (lamport, message_id) - the log order every peer
 agrees on - so a message that waited for earlier history, or that arrives
 late, simply takes its place. Only a window of the history is loaded; older
 pages are read from SQLite when the user scrolls up.
@@ -8,10 +8,14 @@ pages are read from SQLite when the user scrolls up.
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rich.console import Console
 from sortedcontainers import SortedKeyList
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
@@ -20,13 +24,32 @@ PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
 
 
-def nick_colour(sender_id: str) -> str:
+# On a 16-colour terminal (TERM=screen, the Linux console) the colours above
+# would be brought down to the nearest of 16 and several would become the same
+# red; these twelve stay apart (black, white and greys are left for the text).
+PALETTE_16 = ("red", "green", "yellow", "blue", "magenta", "cyan", "bright_red", "bright_green",
+              "bright_yellow", "bright_blue", "bright_magenta", "bright_cyan")
+
+
+def has_few_colours(environ: Mapping[str, str] = os.environ) -> bool:
+    """Does this terminal show only 16 colours (as the Rich console Textual uses would detect)?"""
+    console = Console(force_terminal=True, _environ=dict(environ), file=io.StringIO())
+    return console.color_system in ("standard", "windows")
+
+
+FEW_COLOURS = has_few_colours()
+
+
+def nick_colour(sender_id: str, few_colours: bool | None = None) -> str:
     """A colour that stays the same for a sender, whatever nick it uses."""
-    return PALETTE[zlib.crc32(sender_id.encode()) % len(PALETTE)]
+    palette = PALETTE_16 if (FEW_COLOURS if few_colours is None else few_colours) else PALETTE
+    return palette[zlib.crc32(sender_id.encode()) % len(palette)]
 
 
 @dataclass
-class Entry:
+class MessageRow:
+    """One message as the client shows it, with its delivery state."""
+
     lamport: int
     message_id: str
     sender_id: str
@@ -58,7 +81,7 @@ class Member:
 class ChannelModel:
     name: str
     entries: SortedKeyList = field(default_factory=lambda: SortedKeyList(key=lambda e: e.key))
-    by_id: dict[str, Entry] = field(default_factory=dict)
+    by_id: dict[str, MessageRow] = field(default_factory=dict)
     unread: int = 0
     mentions: int = 0
     history_complete: bool = False  # every older message is loaded
@@ -68,10 +91,10 @@ class ChannelModel:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __getitem__(self, index: int) -> Entry:
+    def __getitem__(self, index: int) -> MessageRow:
         return self.entries[index]
 
-    def upsert(self, entry: Entry) -> Entry:
+    def upsert(self, entry: MessageRow) -> MessageRow:
         """Add an entry, or update the one with its id (waiting -> delivered)."""
         old = self.by_id.get(entry.message_id)
         if old is not None:
@@ -100,7 +123,7 @@ class ChannelModel:
         entry.version += 1
         return True
 
-    def oldest(self) -> Entry | None:
+    def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
 
     def typing_now(self, now: int) -> list[str]:
@@ -117,6 +140,17 @@ def typing_line(nicks: list[str]) -> str:
     return "several people are typing…"
 
 
+def highlight_pattern(nick: str, words: list[str]) -> str:
+    """A regex matching ``nick`` or any of ``words`` as a word, any case."""
+    alternatives = [rf"(?<![\w@]){re.escape(w)}(?!\w)" for w in (nick, *words) if w]
+    return "(?i)" + "|".join(alternatives) if alternatives else r"(?!x)x"
+
+
+def highlighted(text: str, nick: str, words: list[str]) -> bool:
+    """Does ``text`` mention ``nick`` or one of the highlight ``words``?"""
+    return re.search(highlight_pattern(nick, words), text) is not None
+
+
 def mentions(text: str, nick: str) -> bool:
     """Does ``text`` mention ``nick`` as a word (case-insensitive)?"""
-    return bool(nick) and re.search(rf"(?<![\w@]){re.escape(nick)}(?!\w)", text, re.IGNORECASE) is not None
+    return bool(nick) and highlighted(text, nick, [])

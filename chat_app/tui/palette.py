@@ -1,37 +1,45 @@
-"""The command palette (Ctrl+P): every slash command that has a palette
-title in ``chat_app.commands``, then the key-bound actions. A command that
-needs an argument is put in the input line to finish; the others run."""
+"""The command palette's own commands (Ctrl+P, next to the app's themes and
+quit): every slash command with a palette title in ``chat_app.commands``,
+then the key-bound actions. A command that needs an argument is put in the
+input line to finish; the others run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 
-from textual.app import SystemCommand
-from textual.screen import Screen
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from chat_app.commands import Command, commands_for
 
 
-class Palette:
-    """Part of the app (it uses ``input``, ``run_line`` and the app's actions)."""
+class ChatCommands(Provider):
+    """Commands of the chat screen (``self.screen``)."""
 
-    def _prefill(self, text: str) -> None:
-        field = self.input
-        field.value = text
-        field.cursor_position = len(text)
-        field.focus()
-
-    def _palette_action(self, command: Command) -> Callable[[], None]:
-        if command.prefills:
-            return lambda: self._prefill(f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")
-        return lambda: self.run_line(command.slash)
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)  # the app's own: themes, quit, ...
+    def commands(self) -> Iterator[tuple[str, str, Callable[[], None]]]:
+        """(title, help, run) for every entry of the palette."""
+        chat = self.screen
         for command in commands_for("tui"):
             if command.palette is not None:
-                yield SystemCommand(command.palette, f"{command.usage}: {command.help}", self._palette_action(command))
-        yield SystemCommand("Search", "Ctrl+F: search this channel", self.action_search)
-        yield SystemCommand("Next unread channel", "Ctrl+N", self.action_next_unread)
-        yield SystemCommand("Toggle typing indicators", "Ctrl+T", self.action_toggle_typing)
-        yield SystemCommand("Next theme", "F2", self.action_next_theme)
+                yield command.palette, f"{command.usage}: {command.help}", self._action(command)
+        yield "Search", "Ctrl+F: search this channel", chat.action_search
+        yield "Switch channel", "Ctrl+K: find a channel by a few letters of its name", chat.action_switcher
+        yield "Next unread channel", "Ctrl+N", chat.action_next_unread
+        yield "Toggle the sidebar", "F3", chat.action_toggle_sidebar
+        yield "Toggle typing indicators", "Ctrl+T", chat.action_toggle_typing
+        yield "Next theme", "F2", self.app.action_next_theme
+
+    def _action(self, command: Command) -> Callable[[], None]:
+        chat = self.screen
+        if command.prefills:
+            return lambda: chat.prefill(f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")
+        return lambda: chat.run_line(command.slash)
+
+    async def discover(self) -> Hits:
+        for title, help_text, run in self.commands():
+            yield DiscoveryHit(title, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, run in self.commands():
+            if (score := matcher.match(title)) > 0:
+                yield Hit(score, matcher.highlight(title), run, text=title, help=help_text)

@@ -7,7 +7,7 @@ import time
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
@@ -24,11 +24,30 @@ with the same messages in the same order.
 
 {commands}
 
-**Keys**: `Tab` completes commands, channels and nicks; `Ctrl+F` searches
-this channel (`Enter` for the next older match, `Esc` returns you where you
-were); `Ctrl+N` jumps to the next channel with unread messages;
-`Ctrl+T` shows or hides typing indicators; `Ctrl+P` opens the command palette
-(themes too); `Ctrl+Q` quits.
+**Keys**
+
+| Key | |
+|---|---|
+| `Enter` / `Up` / `Down` | send; recall the lines sent before |
+| `Tab` | complete commands, channels and nicks |
+| `Alt+1`…`Alt+9` | the sidebar's first to ninth channel |
+| `Ctrl+PgUp` / `Ctrl+PgDn` | the previous / next channel |
+| `Ctrl+K` | switch to a channel by a few letters of its name |
+| `Ctrl+N` | the next channel with unread messages |
+| `PgUp` / `PgDn` | scroll the history (wherever the focus is) |
+| `Ctrl+F` | search this channel (`Enter`: older match, `Esc`: back) |
+| `F3` | show or hide the sidebar (hidden below 80 columns) |
+| `Ctrl+T` | show or hide who is typing |
+| `F2`, `Ctrl+P` | next theme; the command palette |
+| `F1`, `Ctrl+Q` | this help; quit |
+
+A click on a message shows its full date. A rule marks where each day
+begins, and where the messages you have not seen begin.
+
+**Settings** live in `settings.toml` in the data directory (edit it by hand):
+`nick`, `theme`, `highlight` (words that count as a mention, as a list),
+`typing`, `bell`, `notify` (a desktop notification through the terminal on
+a mention) and `last_channel`.
 
 **Your messages**: ○ not yet acknowledged, ◐ *n* possibly received by *n*
 peers, ● *n* acknowledged. A message shown *waiting for earlier messages*
@@ -38,16 +57,21 @@ HELP = HELP_TEXT.format(commands=help_table("tui"))
 
 
 class HelpScreen(ModalScreen[None]):
+    """The help, scrolled with the arrows, PageUp/PageDown, Home/End or the mouse."""
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 80; max-width: 95%; height: auto; max-height: 90%;
-                            border: thick $accent; background: $surface; padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 80; max-width: 95%; height: auto; max-height: 90%;
+                                  border: thick $accent; background: $surface; padding: 1 2; }
     """
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll(can_focus=True):
             yield Markdown(HELP)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

@@ -1,35 +1,76 @@
-"""Searching a channel (Ctrl+F): first what is loaded, newest first, then
-further back in SQLite in a worker thread; a hit deep in the history loads
-everything from a little above it, so the view stays one piece. Esc puts
-the reader back where the search started."""
+"""The search bar (Ctrl+F): it searches the channel on screen, first what
+is loaded, newest first, then further back in SQLite in a worker thread; a
+hit deep in the history loads everything from a little above it, so the view
+stays one piece. Esc puts the reader back where the search started."""
 
 from __future__ import annotations
 
-from textual import work
+from pathlib import Path
+
+from textual import on, work
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input
 
 from chat_app.store import Store, database_path
-from chat_app.tui.history import entry_from_row
-from chat_app.tui.model import Entry
+from chat_app.tui.history import place_page, row_from_stored
+from chat_app.tui.model import MessageRow
+from chat_app.tui.widgets.channel_view import ChannelView
 
 CONTEXT = 20  # messages loaded above a search hit found deep in the history
 
 
-class HistorySearch:
-    """Part of the app (it reads ``models``, ``view``, ``search``, ``current``)."""
+class SearchBar(Input):
+    DEFAULT_CSS = """
+    SearchBar { dock: bottom; margin-bottom: 3; border: tall $warning; display: none; }
+    """
+    BINDINGS = [Binding("escape", "close", "Back", show=False)]
 
-    def action_search(self) -> None:
-        search = self.search
+    class Closed(Message):
+        """The search is over; the reader is back where it started."""
+
+    def __init__(self, data_dir: Path, view: ChannelView, **kwargs) -> None:
+        super().__init__(placeholder="Search this channel (Enter: older match, Esc: back)", **kwargs)
+        self.data_dir = data_dir
+        self.view = view
+        self._started_at: tuple[float, bool] | None = None  # (scroll_y, following)
+
+    def open(self) -> None:
+        if not self.display:
+            self._started_at = (self.view.scroll_y, self.view.following)
+            self.display = True
+        self.focus()
+
+    def action_close(self) -> None:
         view = self.view
-        if not search.display:
-            self._search_from = (view.scroll_y, view.following)
-            search.display = True
-        search.focus()
+        self.display = False
+        self.value = ""
+        view.search_term = view.search_hit = None
+        view.refresh()
+        if self._started_at is not None:
+            scroll_y, following = self._started_at
+            if following:
+                view.follow()
+            else:
+                view.scroll_to(y=scroll_y, animate=False)
+        self._started_at = None
+        self.post_message(self.Closed())
 
-    def _find(self, term: str, older_than: str | None) -> None:
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.find(event.value, older_than=None)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.find(event.value, older_than=self.view.search_hit)
+
+    def find(self, term: str, older_than: str | None) -> None:
         """Show the newest match older than ``older_than`` (or than anything):
         first among the loaded messages, then in the rest of the history."""
         view = self.view
-        model = self.models.get(self.current) if self.current else None
+        model = view.model
         view.search_term = term or None
         if model is None or not term:
             self._show_hit(None)
@@ -43,12 +84,10 @@ class HistorySearch:
         if model.history_complete or not len(model):
             self._no_match(term, older_than)
         else:
-            self.search_history(model.name, term, model.oldest().key, older_than)
+            self._search_store(model.name, term, model.oldest().key, older_than)
 
     @work(thread=True, exclusive=True, group="search")
-    def search_history(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
-        """Look further back in SQLite; on a match, load everything from a
-        little above it to what is loaded, so the view stays one piece."""
+    def _search_store(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
         store = Store(database_path(self.data_dir))
         above, rows = [], []
         try:
@@ -59,17 +98,18 @@ class HistorySearch:
                 rows = [*above, *store.messages_between(channel, start, before)]
         finally:
             store.close()
-        self.call_from_thread(self._history_searched, channel, term, older_than, before,
-                              hit and hit.message_id, [entry_from_row(r) for r in rows], len(above) < CONTEXT)
+        self.app.call_from_thread(self._store_searched, channel, term, older_than, before, hit and hit.message_id,
+                                  [row_from_stored(r) for r in rows], len(above) < CONTEXT)
 
-    def _history_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
-                          hit: str | None, entries: list[Entry], complete: bool) -> None:
-        if channel != self.current or self.view.search_term != term:
+    def _store_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
+                        hit: str | None, rows: list[MessageRow], complete: bool) -> None:
+        view = self.view
+        if view.model is None or view.model.name != channel or view.search_term != term:
             return  # the user moved on
         if hit is None:
             self._no_match(term, older_than)
             return
-        self._history_loaded(channel, entries, before, complete)
+        place_page(view.model, view, rows, before, complete, visible=True)
         self._show_hit(hit)
 
     def _show_hit(self, message_id: str | None) -> None:
@@ -80,20 +120,4 @@ class HistorySearch:
             view.scroll_to_message(message_id)
 
     def _no_match(self, term: str, older_than: str | None) -> None:
-        self.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
-
-    def close_search(self) -> None:
-        search = self.search
-        view = self.view
-        search.display = False
-        search.value = ""
-        view.search_term = view.search_hit = None
-        view.refresh()
-        if self._search_from is not None:
-            scroll_y, following = self._search_from
-            if following:
-                view.follow()
-            else:
-                view.scroll_to(y=scroll_y, animate=False)
-        self._search_from = None
-        self.input.focus()
+        self.app.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")

@@ -10,6 +10,7 @@ from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.payload import Payload
 from chat_app.runtime.typing_indicator import TypingIndicator
+from chat_app.tui.palette import ChatCommands
 from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
@@ -22,11 +23,11 @@ SIZE = (110, 32)
 
 
 def started(app):
-    return app.bridge is not None and app.bridge.node is not None and app.current is not None
+    return app.bridge is not None and app.bridge.node is not None and app.chat.current is not None
 
 
 def texts(app, channel="general"):
-    return [e.text for e in app.models[channel].entries]
+    return [e.text for e in app.chat.models[channel].entries]
 
 
 def screen_text(app) -> str:
@@ -50,11 +51,11 @@ async def test_send_then_receive_and_see_delivery_state(make_app, bob_for):
         await until(pilot, lambda: texts(app) == ["hi alice"])
         await type_line(pilot, "hello bob")
         await until(pilot, lambda: texts(app) == ["hi alice", "hello bob"])
-        mine = app.models["general"].entries[-1]
+        mine = app.chat.models["general"].entries[-1]
         assert mine.own and mine.ack in ("unacknowledged", "possibly_acknowledged", "acknowledged")
         bob.wait_for(lambda e: e["event"] == "delivered" and e.get("text") == "hello bob")
         bob.say("fine thanks")  # names "hello bob" in its causal history
-        await until(pilot, lambda: app.models["general"].by_id[mine.message_id].ack == "acknowledged")
+        await until(pilot, lambda: app.chat.models["general"].by_id[mine.message_id].ack == "acknowledged")
         await pilot.pause(0.1)
         shown = screen_text(app)
         assert "bob │ hi alice" in shown and "alice │ hello bob  ● 1" in shown
@@ -82,15 +83,15 @@ async def test_unread_counts_and_jump_to_next_unread(make_app, bob_for):
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        assert app.current == "general"
+        assert app.chat.current == "general"
         bob = bob_for(app, channels=("general", "random"))
         bob.say("over here", channel="random")
         bob.say("and here", channel="random")
-        await until(pilot, lambda: app.models["random"].unread == 2)
+        await until(pilot, lambda: app.chat.models["random"].unread == 2)
         labels = [str(o.prompt) for o in app.query_one(ChannelList).options]
         assert any("#random" in label and "2" in label for label in labels)
         await pilot.press("ctrl+n")
-        assert app.current == "random" and app.models["random"].unread == 0
+        assert app.chat.current == "random" and app.chat.models["random"].unread == 0
 
 
 @pytest.mark.asyncio
@@ -116,14 +117,14 @@ async def test_commands(make_app, bob_for, tmp_path):
         bob.say("hello")
         await until(pilot, lambda: texts(app) == ["hello"])
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.current == "random")
+        await until(pilot, lambda: app.chat.current == "random")
         await type_line(pilot, "/me waves")
-        await until(pilot, lambda: [e.kind for e in app.models["random"].entries] == ["me"])
+        await until(pilot, lambda: [e.kind for e in app.chat.models["random"].entries] == ["me"])
         assert "* │ alice waves" in screen_text(app)
         await type_line(pilot, "/part")
-        await until(pilot, lambda: "random" not in app.models and app.current == "general")
+        await until(pilot, lambda: "random" not in app.chat.models and app.chat.current == "general")
         await type_line(pilot, "/nick alicia")
-        await until(pilot, lambda: app.nick == "alicia")
+        await until(pilot, lambda: app.chat.nick == "alicia")
         await type_line(pilot, "/peers")
         await until(pilot, lambda: isinstance(app.screen, PeersScreen))
         assert app.screen.peers[0]["nick"] == "bob"
@@ -148,7 +149,7 @@ async def test_tab_completes_commands_channels_and_nicks(make_app, bob_for):
         await until(pilot, lambda: started(app))
         bob = bob_for(app)
         bob.say("hi")
-        await until(pilot, lambda: "bob" in {m.nick for m in app.members.values()})
+        await until(pilot, lambda: "bob" in {m.nick for m in app.chat.roster.members.values()})
         field = app.query_one("#input")
         field.value = "/jo"
         await pilot.press("tab")
@@ -187,10 +188,10 @@ async def test_search_finds_and_returns_you_where_you_were(make_app, bob_for):
         await pilot.press("ctrl+f")
         for ch in "needle":
             await pilot.press(ch)
-        hit = app.models["general"].by_id[view.search_hit]
+        hit = app.chat.models["general"].by_id[view.search_hit]
         assert hit.text == "line 7 needle" and not view.following
         await pilot.press("enter")
-        assert app.models["general"].by_id[view.search_hit].text == "line 3 needle"
+        assert app.chat.models["general"].by_id[view.search_hit].text == "line 3 needle"
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert view.search_hit is None and view.following and view.scroll_y == view.max_scroll_y
@@ -212,7 +213,7 @@ async def test_waiting_for_history_then_moving_into_place(make_app):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         address = ("127.0.0.1", app.bridge.node.port)
         sock.sendto(wire_second, address)
-        model = app.models["general"]
+        model = app.chat.models["general"]
         await until(pilot, lambda: second in model.by_id)
         assert model.by_id[second].waiting_for == 1
         await pilot.pause(0.1)
@@ -255,17 +256,17 @@ async def test_a_long_history_loads_a_page_at_a_time(make_app, tmp_path):
     fill_history(tmp_path / "alice", 100_000)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
+        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
         view = app.query_one(ChannelView)
         await pilot.pause(0.1)
         assert "message number 99999" in screen_text(app)  # opens at the newest
-        oldest = app.models["general"].oldest().message_id
+        oldest = app.chat.models["general"].oldest().message_id
         view.scroll_home(animate=False)
-        await until(pilot, lambda: len(app.models["general"]) == 1000)
+        await until(pilot, lambda: len(app.chat.models["general"]) == 1000)
         await pilot.pause(0.1)
         # the page arrived above; what was the top is still on screen
         assert "message number 99500" in screen_text(app)
-        assert app.models["general"].index(oldest) == 500
+        assert app.chat.models["general"].index(oldest) == 500
 
 
 @pytest.mark.asyncio
@@ -275,10 +276,10 @@ async def test_search_reaches_history_that_is_not_loaded(make_app, tmp_path):
     fill_history(tmp_path / "alice", 5_000)
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
-        model, view = app.models["general"], app.query_one(ChannelView)
+        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
+        model, view = app.chat.models["general"], app.query_one(ChannelView)
         await pilot.press("ctrl+f")
-        app.search.value = "NUMBER 1234"  # pasted; case does not matter; 12340.. do not exist
+        app.chat.search.value = "NUMBER 1234"  # pasted; case does not matter; 12340.. do not exist
         await until(pilot, lambda: view.search_hit == f"{1234:032x}")
         await pilot.pause(0.1)
         assert "message number 1234" in screen_text(app) and not view.following
@@ -301,7 +302,7 @@ def _full_layout(view) -> list[int]:
     import itertools
 
     view._measured.clear()
-    return [0, *itertools.accumulate(len(view._lines(e)) for e in view.model.entries)]
+    return [0, *itertools.accumulate(len(view._lines(i)) for i in range(len(view.model)))]
 
 
 @pytest.mark.asyncio
@@ -309,13 +310,13 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
     """New, late, waiting, delivered, acknowledged, long and wide-character
     messages, a marker and older pages: each updates only part of the layout,
     and the result is what measuring everything again gives."""
-    from chat_app.tui.model import Entry
+    from chat_app.tui.model import MessageRow
 
     fill_history(tmp_path / "alice", 1_200)
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.models["general"]) == 500)
-        model, view = app.models["general"], app.query_one(ChannelView)
+        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
+        model, view = app.chat.models["general"], app.query_one(ChannelView)
         base = 1_700_000_000_000
         events = [
             dict(lamport=base + 5_000, message_id="e" * 32, text="a new line at the end"),
@@ -331,13 +332,13 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             common = dict(channel="general", message_id=e["message_id"], sender_id="d" * 32,
                           lamport=e["lamport"], nick=e.get("nick", "dave"), kind="text", text=e["text"])
             if "waiting_for" in e:
-                app._show_message(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
+                app.chat.show_message(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
             else:
-                app._show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
+                app.chat.show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
                                                       gaps=tuple(e.get("gaps", ()))))
             assert view._offsets == _full_layout(view), e["message_id"]
         lines = view._offsets[-1]
-        app._acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
+        app.chat.events.acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
         assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
         view.set_marker("late")
         assert view._offsets == _full_layout(view)
@@ -346,7 +347,7 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
         await until(pilot, lambda: len(model) == 1_006)  # an older page went on top
         assert view._offsets == _full_layout(view)
         view.set_marker(None)
-        model.upsert(Entry(base + 9_000, "x" * 32, "d" * 32, "dave", "x"))
+        model.upsert(MessageRow(base + 9_000, "x" * 32, "d" * 32, "dave", "x"))
         view.placed(model.by_id["x" * 32], replaced=False)
         assert view._offsets == _full_layout(view)
         assert len(view._offsets) == len(model) + 1
@@ -373,7 +374,7 @@ async def test_scrolled_up_the_view_stays_put_and_marks_new_messages(make_app, b
         await until(pilot, lambda: len(texts(app)) == 21)
         await pilot.pause(0.1)
         assert view.scroll_y == 0  # not dragged to the bottom
-        assert view.marker_id == app.models["general"].entries[-1].message_id
+        assert view.marker_id == app.chat.models["general"].entries[-1].message_id
         view.scroll_end(animate=False)
         await pilot.pause(0.1)
         assert "── new messages ──" in screen_text(app).replace("─" * 3, "──")
@@ -381,12 +382,12 @@ async def test_scrolled_up_the_view_stays_put_and_marks_new_messages(make_app, b
 
 @pytest.mark.asyncio
 async def test_lost_history_is_marked_in_the_log(make_app):
-    from chat_app.tui.model import Entry
+    from chat_app.tui.model import MessageRow
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        app.models["general"].upsert(Entry(1, "m1", "d" * 32, "dave", "after a gap", gaps=2))
+        app.chat.models["general"].upsert(MessageRow(1, "m1", "d" * 32, "dave", "after a gap", gaps=2))
         app.query_one(ChannelView).relayout()
         await pilot.pause(0.1)
         assert "2 earlier messages could not be retrieved" in screen_text(app)
@@ -398,6 +399,7 @@ async def test_palette_has_every_command_and_f2_switches_theme(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         titles = {c.title for c in app.get_system_commands(app.screen)}
+        titles |= {title for title, _, _ in ChatCommands(app.chat).commands()}
         assert {"Join a channel", "Leave this channel", "Change nick", "Action", "Peers", "Export history",
                 "Search", "Next unread channel", "Toggle typing indicators", "Help"} <= titles
         before = app.theme

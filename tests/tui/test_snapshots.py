@@ -22,6 +22,7 @@ T0 = 1_767_225_600_000  # 2026-01-01 00:00 UTC
 
 @pytest.fixture(autouse=True)
 def utc(monkeypatch):
+    monkeypatch.setattr("chat_app.tui.model.FEW_COLOURS", False)  # the same picture whatever $TERM says
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     yield
@@ -71,10 +72,10 @@ def app_for(name: str) -> ChatApp:
 async def settle(pilot) -> None:
     app = pilot.app
     deadline = time.monotonic() + 10
-    while not (app.current and len(app.models["general"]) == 6):
+    while not (app.chat.current and len(app.chat.models["general"]) == 6):
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
-    app.refresh_status()
+    app.chat.refresh_status()
     for line in app.query(Input):  # a blinking cursor would make the picture depend on timing
         line.cursor_blink = False
     await pilot.pause(0.3)

@@ -12,24 +12,17 @@ unseen messages begin, and asks for older history when scrolled near the top.
 from __future__ import annotations
 
 import itertools
-import time
 from bisect import bisect_right
 
-from rich.cells import cell_len
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from chat_app.tui.model import ChannelModel, Entry, mentions, nick_colour
-
-GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
+from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.widgets.message_lines import (UTC_OFFSET_S, MessageRenderer, day_label, day_of, full_date,
+                                                  text_width)
 LOAD_WHEN_WITHIN = 10  # lines from the top
-NICK_WIDTH = 10
-HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every entry's first columns
 
 
 class ChannelView(ScrollView, can_focus=True):
@@ -50,10 +43,17 @@ class ChannelView(ScrollView, can_focus=True):
             super().__init__()
             self.channel = channel
 
+    class ReachedEnd(Message):
+        """Scrolled back down to the newest message: everything is seen."""
+
+        def __init__(self, channel: str) -> None:
+            super().__init__()
+            self.channel = channel
+
     def __init__(self, my_nick: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.model: ChannelModel | None = None
-        self.my_nick = my_nick
+        self.renderer = MessageRenderer(my_nick)
         self.marker_id: str | None = None  # first message not yet seen
         self.search_term: str | None = None
         self.search_hit: str | None = None
@@ -67,14 +67,30 @@ class ChannelView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------ layout
 
-    def show(self, model: ChannelModel) -> None:
-        """Switch to another channel, at its newest messages."""
+    def show(self, model: ChannelModel, position: tuple[str, int] | None = None, marker: str | None = None) -> None:
+        """Switch to another channel: at ``position`` (from ``position()``) if
+        it is still loaded, else at the newest message; ``marker``: the first
+        message not seen yet."""
         self.model = model
-        self.marker_id = None
+        self.marker_id = marker
         self.search_term = self.search_hit = None
         self._asked_older = False
         self.relayout()
-        self.follow()
+        line = self.line_of(position[0]) if position is not None else None
+        if line is None:
+            self.follow()
+        else:
+            self._following = False
+            self.scroll_to(y=line + position[1], animate=False, immediate=True, force=True)
+
+    def position(self) -> tuple[str, int] | None:
+        """Where the reader is, to come back to: None at the newest message,
+        else (the message at the top of the screen, lines of it scrolled past)."""
+        if self._following or self.model is None or not len(self.model):
+            return None
+        line = int(self.scroll_y)
+        index = min(bisect_right(self._offsets, line) - 1, len(self.model) - 1)
+        return self.model.entries[index].message_id, line - self._offsets[index]
 
     @property
     def following(self) -> bool:
@@ -87,9 +103,10 @@ class ChannelView(ScrollView, can_focus=True):
 
         Forced, and checked again after the refresh: a scroll issued before
         layout has enabled vertical scrolling is otherwise dropped, leaving a
-        "following" view stuck at the top."""
+        "following" view stuck at the top. Immediate, not queued: a queued
+        scroll to the end would yank a reader who scrolled up meanwhile."""
         self._following = True
-        self.scroll_end(animate=False, force=True)
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
         self.call_after_refresh(self._settle_at_end)
 
     def _settle_at_end(self) -> None:
@@ -101,10 +118,10 @@ class ChannelView(ScrollView, can_focus=True):
         ``anchor`` - (message id, the line it was on, from ``line_of`` before
         the model changed) - keeps that message where it was on screen."""
         self._check_width()
-        self._heights = [self._height(e) for e in (self.model.entries if self.model is not None else ())]
+        self._heights = self._measure_run(0, len(self.model)) if self.model is not None else []
         self._offsets_from(0, anchor)
 
-    def placed(self, entry: Entry, replaced: bool) -> None:
+    def placed(self, entry: MessageRow, replaced: bool) -> None:
         """``entry`` was added to the model, or ``replaced`` its earlier self
         (delivered after waiting, acknowledged; same place, maybe a new
         height): the layout changes from there on only."""
@@ -113,9 +130,11 @@ class ChannelView(ScrollView, can_focus=True):
             return
         index = self.model.index(entry.message_id)
         if replaced:
-            self._heights[index] = self._height(entry)
+            self._heights[index] = self._height(index)
         else:
-            self._heights.insert(index, self._height(entry))
+            self._heights.insert(index, self._height(index))
+        if index + 1 < len(self._heights):  # the next row may now start a day, or no longer
+            self._heights[index + 1] = self._height(index + 1)
         self._offsets_from(index)
 
     def prepended(self, count: int, anchor: tuple[str, int] | None) -> None:
@@ -123,7 +142,9 @@ class ChannelView(ScrollView, can_focus=True):
         if self._check_width() or self.model is None or len(self._heights) + count != len(self.model):
             self.relayout(anchor)
             return
-        self._heights[:0] = [self._height(self.model.entries[i]) for i in range(count)]
+        self._heights[:0] = self._measure_run(0, count)
+        if count < len(self._heights):  # what was the first row may lose its day rule
+            self._heights[count] = self._height(count)
         self._offsets_from(0, anchor)
 
     def set_marker(self, message_id: str | None) -> None:
@@ -168,7 +189,9 @@ class ChannelView(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        self._following = new >= self.max_scroll_y - 1
+        was_following, self._following = self._following, new >= self.max_scroll_y - 1
+        if self._following and not was_following and self.model is not None:
+            self.post_message(self.ReachedEnd(self.model.name))
         if (self.model is not None and new <= LOAD_WHEN_WITHIN and not self.model.history_complete
                 and not self._asked_older and len(self.model)):
             self._asked_older = True
@@ -183,6 +206,19 @@ class ChannelView(ScrollView, can_focus=True):
             self._following = False
             self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
 
+    def row_at(self, y: int) -> MessageRow | None:
+        """The message drawn on screen row ``y``."""
+        line = self.scroll_offset.y + y
+        if self.model is None or not 0 <= line < self._offsets[-1]:
+            return None
+        return self.model.entries[bisect_right(self._offsets, line) - 1]
+
+    def on_click(self, event) -> None:
+        """A click on a message tells its full date (the view shows hours only)."""
+        row = self.row_at(event.y)
+        if row is not None:
+            self.notify(f"{row.nick}: {full_date(row.time_ms)}", title="sent")
+
     # --------------------------------------------------------- rendering
 
     def render_line(self, y: int) -> Strip:
@@ -191,99 +227,67 @@ class ChannelView(ScrollView, can_focus=True):
         if self.model is None or line >= self._offsets[-1]:
             return Strip.blank(width, self.rich_style)
         index = bisect_right(self._offsets, line) - 1
-        strips = self._lines(self.model.entries[index])
+        strips = self._lines(index)
         strip = strips[line - self._offsets[index]]
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
-    def _lines(self, entry: Entry) -> list[Strip]:
-        marker = entry.message_id == self.marker_id
+    def _decor(self, row: MessageRow, before: MessageRow | None) -> tuple[bool, str | None]:
+        """(the "new messages" rule above ``row``?, its day rule or None);
+        ``before``: the row above it."""
+        day = day_of(row.time_ms)
+        starts_day = day is not None and (before is None or day_of(before.time_ms) != day)
+        return row.message_id == self.marker_id, day_label(row.time_ms) if starts_day else None
+
+    def _measure_run(self, start: int, stop: int) -> list[int]:
+        """Heights of rows ``start`` to ``stop``, walking the list once and
+        carrying the day of the row above (this loop is most of a relayout)."""
+        entries = self.model.entries
+        marker_id = self.marker_id
+        above = day_of(entries[start - 1].time_ms) if start > 0 else None
+        heights = []
+        for index, row in enumerate(entries.islice(start, stop), start):
+            ms = row.time_ms
+            day = (ms // 1000 + UTC_OFFSET_S) // 86_400 if ms > 0 else None  # day_of, inlined
+            label = day_label(ms) if day is not None and day != above else None
+            above = day
+            heights.append(self._height_of(index, row, row.message_id == marker_id, label))
+        return heights
+
+    def _lines(self, index: int) -> list[Strip]:
+        entry = self.model.entries[index]
+        marker, day = self._decor(entry, self.model.entries[index - 1] if index else None)
         hit = self.search_term if entry.message_id == self.search_hit else None
-        key = (entry.message_id, entry.version, marker, hit, self._width)
+        key = (entry.message_id, entry.version, marker, day, hit, self._width)
         strips = self._cache.get(key)
         if strips is None:
-            strips = self._cache[key] = self._render_entry(entry, marker, hit)
+            strips = self._cache[key] = self.renderer.render(entry, self._width or 80, marker, day, hit)
         return strips
 
-    def _height(self, entry: Entry) -> int:
-        """Lines ``entry`` takes (a search hit only changes colours). Text that
-        fits on one line, as most chat lines do, is measured without being
-        wrapped, which keeps measuring a long history after a resize cheap."""
-        marker = entry.message_id == self.marker_id
-        key = (entry.message_id, entry.version, marker, self._width)
+    def _height(self, index: int) -> int:
+        row = self.model.entries[index]
+        return self._height_of(index, row, *self._decor(row, self.model.entries[index - 1] if index else None))
+
+    def _height_of(self, index: int, row: MessageRow, marker: bool, day: str | None) -> int:
+        """Lines row ``index`` takes (a search hit only changes colours). Text
+        that fits on one line, as most chat lines do, is measured without
+        being wrapped, which keeps measuring a long history after a resize cheap."""
+        key = (row.message_id, row.version, marker, day, self._width)
         height = self._measured.get(key)
         if height is None:
-            plain = "".join(text for text, _ in _body_parts(entry))
-            if "\n" in plain or cell_len(plain) > self._text_width:
-                height = len(self._lines(entry))
-            else:
-                height = 1 + bool(entry.gaps) + marker
+            height = self.renderer.height(row, self._width or 80, marker, day)
+            if height is None:
+                height = len(self._lines(index))
             self._measured[key] = height
         return height
 
     @property
     def _text_width(self) -> int:
-        return max(10, (self._width or 80) - HEAD_WIDTH)
+        return text_width(self._width or 80)
 
-    def _render_entry(self, entry: Entry, marker: bool, hit: str | None) -> list[Strip]:
-        width = self._width or 80
-        strips: list[Strip] = []
-        if entry.gaps:
-            noun = "message" if entry.gaps == 1 else "messages"
-            strips.append(_rule(f" {entry.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
-        if marker:
-            strips.append(_rule(" new messages ", width, "bold magenta"))
-        head, body = self._head(entry), self._body(entry)
-        if hit:
-            body.highlight_words([hit], style="reverse", case_sensitive=False)
-        console = self.app.console
-        indent = Text(" " * (HEAD_WIDTH - 2) + "│ ", style="dim")
-        lines = body.wrap(console, self._text_width) or [Text("")]
-        for i, line in enumerate(lines):
-            row = Text.assemble(head if i == 0 else indent, line)
-            if mentions(entry.text, self.my_nick) and not entry.own:
-                row.stylize("on #3a2d00")
-            strips.append(Strip(row.render(console, end="")))
-        return strips
+    @property
+    def my_nick(self) -> str:
+        return self.renderer.my_nick
 
-    def _head(self, entry: Entry) -> Text:
-        """Time, then the nick right-aligned in its column, then a rule."""
-        stamp = time.strftime("%H:%M", time.localtime(entry.time_ms / 1000)) if entry.time_ms else "--:--"
-        head = Text(f"{stamp} ", style="dim")
-        if entry.kind == "me":
-            nick = Text("*", style="bold")
-        else:
-            nick = Text(entry.nick, style=f"bold {nick_colour(entry.sender_id)}")
-            nick.truncate(NICK_WIDTH, overflow="ellipsis")
-        nick.align("right", NICK_WIDTH)  # in cells: wide characters count twice
-        head.append_text(nick)
-        head.append(" │ ", style="dim")
-        return head
-
-    def _body(self, entry: Entry) -> Text:
-        body = Text.assemble(*_body_parts(entry), style="dim italic" if entry.waiting_for else "")
-        if not entry.own and mentions(entry.text, self.my_nick):
-            body.highlight_words([self.my_nick], style="bold yellow", case_sensitive=False)
-        return body
-
-
-def _body_parts(entry: Entry) -> list[tuple[str, str]]:
-    """The text after the nick column, as (text, style) pieces: all that
-    decides its length, without building it."""
-    if entry.kind == "me":
-        parts = [(entry.nick, f"bold {nick_colour(entry.sender_id)}"), (" ", ""), (entry.text, "italic")]
-    else:
-        parts = [(entry.text, "")]
-    if entry.waiting_for:
-        noun = "message" if entry.waiting_for == 1 else "messages"
-        parts.append((f"  (waiting for {entry.waiting_for} earlier {noun}…)", "yellow italic"))
-    if entry.own and entry.ack:
-        peers = f" {entry.peers}" if entry.peers else ""
-        tone = "green" if entry.ack == "acknowledged" else "yellow" if entry.ack.startswith("possibly") else "dim"
-        parts.append((f"  {GLYPHS[entry.ack]}{peers}", tone))
-    return parts
-
-
-def _rule(label: str, width: int, style: str) -> Strip:
-    side = max(0, (width - len(label)) // 2)
-    line = "─" * side + label + "─" * max(0, width - side - len(label))
-    return Strip([Segment(line, Style.parse(style))])
+    @my_nick.setter
+    def my_nick(self, nick: str) -> None:
+        self.renderer.my_nick = nick

@@ -1,5 +1,6 @@
-"""The message line: Tab completes commands, channels and nicks; a paste of
-several lines asks before it sends anything."""
+"""The message line: Enter sends, Tab completes commands, channels and
+nicks, Up and Down recall what was sent before, and a paste of several
+lines asks before it sends anything."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.widgets import Input
 from chat_app.commands import commands_for, complete
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
+HISTORY = 200  # lines remembered for Up/Down
 
 
 class ChatInput(Input):
@@ -23,7 +25,18 @@ class ChatInput(Input):
     }
     ChatInput:focus { border: tall $accent; }
     """
-    BINDINGS = [Binding("tab", "complete", "Complete", show=False, priority=True)]
+    BINDINGS = [
+        Binding("tab", "complete", "Complete", show=False, priority=True),
+        Binding("up", "recall(-1)", "Previous line", show=False),
+        Binding("down", "recall(1)", "Next line", show=False),
+    ]
+
+    class Line(Message):
+        """A line to send or run (Enter)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     class PastedLines(Message):
         def __init__(self, lines: list[str]) -> None:
@@ -34,6 +47,45 @@ class ChatInput(Input):
         super().__init__(placeholder="Message, or /help", **kwargs)
         self._candidates = candidates  # () -> (channels, nicks)
         self._cycle: tuple[str, list[str], int] | None = None
+        self.history: list[str] = []  # lines sent, oldest first
+        self._recalled: int | None = None  # index into history while going through it
+        self._draft = ""  # what was typed before going up
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Enter is handled here, in key order. As a binding it would run
+        after the keys that followed it in one burst ("one⏎two⏎": a slow link,
+        a paste without bracketed paste) had already gone into the field."""
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
+
+    async def action_submit(self) -> None:
+        """Take the line and clear the field at once, then send it on."""
+        line = self.value.strip()
+        self.value = ""
+        self._recalled, self._draft = None, ""
+        if line:
+            if not self.history or self.history[-1] != line:
+                self.history = [*self.history[-(HISTORY - 1):], line]
+            self.post_message(self.Line(line))
+
+    def action_recall(self, step: int) -> None:
+        if not self.history:
+            return
+        if self._recalled is None:
+            if step > 0:
+                return
+            self._draft, index = self.value, len(self.history) - 1
+        else:
+            index = self._recalled + step
+        if index < 0:
+            index = 0
+        if index >= len(self.history):
+            self._recalled, self.value = None, self._draft
+        else:
+            self._recalled, self.value = index, self.history[index]
+        self.cursor_position = len(self.value)
 
     def action_complete(self) -> None:
         if self._cycle and self.value == self._cycle[1][self._cycle[2]]:
@@ -49,11 +101,11 @@ class ChatInput(Input):
         self.value = options[index]
         self.cursor_position = len(self.value)
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    def _on_paste(self, event: events.Paste) -> None:
         lines = [line for line in event.text.splitlines() if line.strip()]
         if len(lines) > 1:
             event.stop()
             event.prevent_default()
             self.post_message(self.PastedLines(lines))
-            return
-        await super()._on_paste(event)
+        # One line: Input's own handler (Textual calls it after this one)
+        # puts it in the field, at the cursor.

@@ -1,0 +1,57 @@
+"""Who is around: the peers the node told us of, their nicks, when they were
+last heard and which channels they are in."""
+
+from __future__ import annotations
+
+from chat_app import events as ev
+from chat_app.tui.model import Member
+
+
+class Roster:
+    def __init__(self) -> None:
+        self.members: dict[str, Member] = {}
+        self.channels: dict[str, tuple[str, ...] | None] = {}  # None: not known
+
+    def present(self, event: ev.PeerJoined, now: int) -> None:
+        member = self.members.get(event.peer_id)
+        if member is None:
+            self.members[event.peer_id] = Member(event.peer_id, event.nick, now)
+        else:
+            member.present, member.last_seen = True, now
+            member.nick = event.nick or member.nick
+        if event.channels is not None:
+            self.channels[event.peer_id] = event.channels
+
+    def heard(self, peer_id: str, at: int) -> bool:
+        """True if that changed what the member list shows."""
+        member = self.members.get(peer_id)
+        if member is None or not member.present:
+            return False
+        member.last_seen = max(member.last_seen, at)
+        return True
+
+    def left(self, peer_id: str) -> None:
+        member = self.members.get(peer_id)
+        if member is not None:
+            member.present = False
+
+    def spoke(self, peer_id: str, nick: str | None, now: int) -> bool:
+        """A message from ``peer_id``: True if it told us a new nick."""
+        member = self.members.get(peer_id)
+        if member is None:
+            return False
+        member.last_seen = now
+        if nick and member.nick != nick:
+            member.nick = nick  # learned from the message (no mDNS, or a new nick)
+            return True
+        return False
+
+    def in_channel(self, channel: str | None) -> list[Member]:
+        return [m for pid, m in self.members.items()
+                if self.channels.get(pid) is None or channel in self.channels[pid]]
+
+    def nicks(self) -> list[str]:
+        return sorted({m.nick for m in self.members.values() if m.nick})
+
+    def present_count(self) -> int:
+        return sum(1 for m in self.members.values() if m.present)

@@ -1,0 +1,81 @@
+"""The quick switcher (Ctrl+K): type a few letters of a channel's name, in
+order but not necessarily together ("gnl" finds #general), Enter goes there.
+Channels with unread messages come first among equals."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.fuzzy import Matcher
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
+
+
+def ranked(query: str, channels: list[tuple[str, int]]) -> list[str]:
+    """Channel names matching ``query`` fuzzily, best first (the exact name
+    before all); ``channels``: (name, unread) in sidebar order, which breaks ties."""
+    if not query.strip("#"):
+        return [name for name, _ in channels]
+    query = query.lstrip("#")
+    matcher = Matcher(query)
+    scored = [(name == query, matcher.match(name), bool(unread), -i, name) for i, (name, unread) in enumerate(channels)]
+    return [name for _, score, _, _, name in sorted(scored, reverse=True) if score > 0]
+
+
+class QuickSwitcher(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    QuickSwitcher { align: center top; }
+    QuickSwitcher > Vertical { width: 50; max-width: 95%; height: auto; margin-top: 2;
+                               border: thick $accent; background: $surface; }
+    QuickSwitcher OptionList { height: auto; max-height: 12; border: none; }
+    """
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Close"),
+        Binding("down", "move(1)", show=False, priority=True),
+        Binding("up", "move(-1)", show=False, priority=True),
+    ]
+
+    def __init__(self, channels: list[tuple[str, int]]) -> None:
+        super().__init__()
+        self.channels = channels
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Input(placeholder="Switch to channel…")
+            yield OptionList()
+
+    def on_mount(self) -> None:
+        self._show("")
+
+    @on(Input.Changed)
+    def _typed(self, event: Input.Changed) -> None:
+        self._show(event.value)
+
+    def _show(self, query: str) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        unread = dict(self.channels)
+        options.add_options(Option(f"#{name}" + (f"  [b]{unread[name]}[/]" if unread[name] else ""), id=name)
+                            for name in ranked(query, self.channels))
+        if options.option_count:
+            options.highlighted = 0
+
+    def action_move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if options.option_count:
+            options.highlighted = ((options.highlighted or 0) + step) % options.option_count
+
+    @on(Input.Submitted)
+    def _chosen(self) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is None:
+            self.app.bell()
+            return
+        self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    @on(OptionList.OptionSelected)
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

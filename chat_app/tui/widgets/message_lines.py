@@ -1,0 +1,128 @@
+"""How one message is drawn in the channel view: a day rule when it starts
+a new day, the "new messages" rule, a note on lost history, then the time,
+the nick right-aligned in its column and the text, wrapped under itself.
+URLs are terminal hyperlinks, and are never split across lines."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+
+from chat_app.tui.model import MessageRow, highlight_pattern, highlighted, nick_colour
+
+GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
+NICK_WIDTH = 10
+HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every row's first columns
+URL = re.compile(r"\bhttps?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
+# The local day of a timestamp by arithmetic, not a localtime() call per row:
+# days are counted in the offset from UTC in force when the client started.
+UTC_OFFSET_S = time.localtime().tm_gmtoff
+
+
+def day_of(time_ms: int) -> int | None:
+    return (time_ms // 1000 + UTC_OFFSET_S) // 86_400 if time_ms > 0 else None
+
+
+def day_label(time_ms: int) -> str:
+    day = time.localtime(time_ms / 1000)
+    return f"{time.strftime('%A', day)} {day.tm_mday} {time.strftime('%B %Y', day)}"
+
+
+def full_date(time_ms: int) -> str:
+    return time.strftime("%A %d %B %Y, %H:%M:%S", time.localtime(time_ms / 1000)) if time_ms > 0 else "unknown"
+
+
+class MessageRenderer:
+    def __init__(self, my_nick: str = "", highlight_words: list[str] | None = None) -> None:
+        self.my_nick = my_nick
+        self.highlight_words = highlight_words or []  # besides my nick
+        self.console = Console(width=1000, color_system="truecolor", legacy_windows=False)
+
+    def height(self, row: MessageRow, width: int, marker: bool, day: str | None) -> int | None:
+        """Lines ``row`` takes, when that is known without wrapping it (it
+        fits on one line, as most chat lines do); else None."""
+        if row.kind == "text" and not row.waiting_for and not (row.own and row.ack):
+            plain = row.text  # the common case, without building the parts
+        else:
+            plain = "".join(text for text, _ in body_parts(row))
+        if "\n" in plain or cell_len(plain) > max(10, width - HEAD_WIDTH):
+            return None
+        return 1 + bool(row.gaps) + marker + (day is not None)
+
+    def render(self, row: MessageRow, width: int, marker: bool, day: str | None, hit: str | None) -> list[Strip]:
+        strips: list[Strip] = []
+        if day is not None:
+            strips.append(rule(f" {day} ", width, "bold"))
+        if row.gaps:
+            noun = "message" if row.gaps == 1 else "messages"
+            strips.append(rule(f" {row.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
+        if marker:
+            strips.append(rule(" new messages ", width, "bold magenta"))
+        mentioned = not row.own and highlighted(row.text, self.my_nick, self.highlight_words)
+        head, body = self.head(row), self.body(row, mentioned)
+        if hit:
+            body.highlight_words([hit], style="reverse", case_sensitive=False)
+        indent = Text(" " * (HEAD_WIDTH - 2) + "│ ", style="dim")
+        for i, line in enumerate(body.wrap(self.console, text_width(width)) or [Text("")]):
+            assembled = Text.assemble(head if i == 0 else indent, line)
+            if mentioned:
+                assembled.stylize("on #3a2d00")
+            strips.append(Strip(assembled.render(self.console, end="")))
+        return strips
+
+    def head(self, row: MessageRow) -> Text:
+        """Time, then the nick right-aligned in its column, then a rule."""
+        stamp = time.strftime("%H:%M", time.localtime(row.time_ms / 1000)) if row.time_ms else "--:--"
+        head = Text(f"{stamp} ", style="dim")
+        if row.kind == "me":
+            nick = Text("*", style="bold")
+        else:
+            nick = Text(row.nick, style=f"bold {nick_colour(row.sender_id)}")
+            nick.truncate(NICK_WIDTH, overflow="ellipsis")
+        nick.align("right", NICK_WIDTH)  # in cells: wide characters count twice
+        head.append_text(nick)
+        head.append(" │ ", style="dim")
+        return head
+
+    def body(self, row: MessageRow, mentioned: bool) -> Text:
+        body = Text.assemble(*body_parts(row), style="dim italic" if row.waiting_for else "")
+        if mentioned:
+            body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
+        for url in URL.finditer(row.text):  # the text comes after the nick for /me
+            start = len(row.nick) + 1 if row.kind == "me" else 0
+            body.stylize(Style(link=url.group(), underline=True), start + url.start(), start + url.end())
+        return body
+
+
+def text_width(width: int) -> int:
+    return max(10, width - HEAD_WIDTH)
+
+
+def body_parts(row: MessageRow) -> list[tuple[str, str]]:
+    """The text after the nick column, as (text, style) pieces: all that
+    decides its length, without building it."""
+    if row.kind == "me":
+        parts = [(row.nick, f"bold {nick_colour(row.sender_id)}"), (" ", ""), (row.text, "italic")]
+    else:
+        parts = [(row.text, "")]
+    if row.waiting_for:
+        noun = "message" if row.waiting_for == 1 else "messages"
+        parts.append((f"  (waiting for {row.waiting_for} earlier {noun}…)", "yellow italic"))
+    if row.own and row.ack:
+        peers = f" {row.peers}" if row.peers else ""
+        tone = "green" if row.ack == "acknowledged" else "yellow" if row.ack.startswith("possibly") else "dim"
+        parts.append((f"  {GLYPHS[row.ack]}{peers}", tone))
+    return parts
+
+
+def rule(label: str, width: int, style: str) -> Strip:
+    side = max(0, (width - len(label)) // 2)
+    line = "─" * side + label + "─" * max(0, width - side - len(label))
+    return Strip([Segment(line, Style.parse(style))])
