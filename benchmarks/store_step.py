@@ -62,7 +62,8 @@ def whole_run(store: Store, backlog: int, measure: int) -> tuple[float, int]:
         rows = translate("general", engine.events(), now).rows
         engine.datagrams_to_send(now)
         conn.execute("BEGIN IMMEDIATE")  # what commit_step did: the rows, and the whole state again
-        conn.executemany("INSERT INTO messages VALUES (" + ", ".join("?" * len(rows[0].row())) + ")", [r.row() for r in rows])
+        placeholders = ", ".join("?" * len(rows[0].row()))
+        conn.executemany(f"INSERT INTO messages VALUES ({placeholders})", [r.row() for r in rows])
         conn.execute("INSERT OR REPLACE INTO channel_state (channel, state, saved_at) VALUES (?, ?, ?)",
                      ("general", cbor2.dumps(engine.export_state(include_log=False)), now))
         conn.execute("COMMIT")

@@ -18,7 +18,7 @@ def own_row(store: Store, message_id: str, channel: str = "general"):
 
 
 def test_every_distinct_acknowledger_is_counted_and_stored(net, tmp_path):
-    alice, bob, carol = net.add("alice"), net.add("bob"), net.add("carol")
+    alice, bob, _carol = net.add("alice"), net.add("bob"), net.add("carol")
     mid = alice.say("general", "hello both", "text", net.now)
     assert own_row(alice.store, mid).ack == "unacknowledged"
     net.run(30_000)  # both sync, each naming alice's message
@@ -45,7 +45,7 @@ def test_possibly_acknowledged_shows_when_only_a_full_filter_holds_the_message(n
     causal history (acknowledged at once), and a nearly empty bloom filter
     is certain enough by itself. ◐ is for a message that fell out of that
     window while filters are full enough to be ambiguous."""
-    alice, bob = net.add("alice"), net.add("bob")
+    alice, _bob = net.add("alice"), net.add("bob")
     for i in range(400):  # fill bob's filter
         alice.say("general", f"fill {i}", "text", net.now)
         net.pump()

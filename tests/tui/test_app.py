@@ -100,10 +100,10 @@ async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         await type_line(pilot, "/join #ops correct horse battery staple")
-        await until(pilot, lambda: app.current == "ops")
+        await until(pilot, lambda: app.chat.current == "ops")
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.current == "random")
-        labels = {str(app.channel_list.get_option_at_index(i).prompt) for i in range(app.channel_list.option_count)}
+        await until(pilot, lambda: app.chat.current == "random")
+        labels = {str(app.chat.channel_list.get_option_at_index(i).prompt) for i in range(app.chat.channel_list.option_count)}
         assert any(label.startswith("#ops") and "🔒" in label for label in labels)
         assert any(label.startswith("#random") and "🔒" not in label for label in labels)
 
