@@ -103,7 +103,8 @@ async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
         await until(pilot, lambda: app.chat.current == "ops")
         await type_line(pilot, "/join #random")
         await until(pilot, lambda: app.chat.current == "random")
-        labels = {str(app.chat.channel_list.get_option_at_index(i).prompt) for i in range(app.chat.channel_list.option_count)}
+        sidebar = app.chat.channel_list
+        labels = {str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)}
         assert any(label.startswith("#ops") and "🔒" in label for label in labels)
         assert any(label.startswith("#random") and "🔒" not in label for label in labels)
 
