@@ -118,14 +118,16 @@ class PeerTable:
         it is most likely the author's own first message and makes it known
         (returns None when it teaches nothing).
 
-        Before messages are signed, anyone on the LAN can send a datagram that
-        claims another peer's id from its own address. What that gains them:
-        our datagrams for that peer go to them instead, until the real peer's
-        next sync (at most ~23 s later) moves the address back - a window in
-        which the peer misses our messages (SDS resends them) and the attacker
-        reads what it could read anyway (channels are not encrypted). It does
-        not let them send as that peer in any way they could not already, nor
-        change anything stored. Returns the peer and whether it is new."""
+        Every datagram is signed (``chat_app.runtime.envelopes`` checks it
+        before this is called), so nobody can claim another peer's id with
+        datagrams of their own. What remains is replay: someone on the LAN
+        can resend a peer's genuine sync from its own address. That moves the
+        peer to the attacker's address until the real peer's next sync (at
+        most ~26 s later) moves it back - a window in which the peer misses
+        our datagrams (SDS resends them) and the attacker receives what it
+        could capture anyway (private channels stay encrypted). It cannot
+        send as that peer, nor change anything stored.
+        Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
         if not direct:
             if peer is not None:
