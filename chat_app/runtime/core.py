@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
@@ -353,6 +354,8 @@ class Runtime:
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int, key: bytes = b"") -> None:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
+        if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
+            event = replace(event, channels=tuple(self.envelopes.channel_of(c) or c for c in event.channels))
         self._events.append(event)
         self._events += self.people.seen(peer_id, key or None, nick, now)
         for tag in self.blind.tags:

@@ -108,3 +108,20 @@ def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
     net.run(30_000)  # carol's first sync reaches the store, which hands her everything it holds
     assert texts(carol.store, ROOM) == [f"m{i}" for i in range(5)]
     assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
+
+
+def test_a_member_announcing_a_private_channel_by_its_tag_is_shown_in_it_by_name(net):
+    alice = net.add("alice", channels=("general",), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=("general",), passphrases={ROOM: PASS})
+    eve = net.add("eve", channels=("general",))
+    for rt in (alice, eve):  # what mDNS tells them of bob: his channels as others may see them
+        rt.peer_announced(bob.peer_id, "bob", [net.address(bob)[0]], net.address(bob)[1], bob.announced_channels,
+                          net.now, bob.identity.public_key)
+    net.pump()
+    tag = next(c for c in bob.announced_channels if c.startswith("~"))
+    (seen_by_alice,) = [e for e in net.seen(alice) if isinstance(e, ev.PeerUpdated | ev.PeerJoined)
+                        and e.peer_id == bob.peer_id and e.channels is not None]
+    (seen_by_eve,) = [e for e in net.seen(eve) if isinstance(e, ev.PeerUpdated | ev.PeerJoined)
+                      and e.peer_id == bob.peer_id and e.channels is not None]
+    assert set(seen_by_alice.channels) == {"general", ROOM}
+    assert set(seen_by_eve.channels) == {"general", tag}  # without the passphrase: the tag only
