@@ -133,6 +133,7 @@ class PeerTable:
             if peer is not None:
                 if source in (peer.heard_from, peer.address):  # its own address: the author speaking
                     peer.last_heard = peer.heard_at = now
+                    peer.heard_from = source
                 return None, False
             if source in self.static or any(source in (p.address, p.heard_from) for p in self.peers.values()):
                 return None, False

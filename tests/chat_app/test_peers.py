@@ -97,6 +97,17 @@ def test_a_message_from_an_unknown_address_makes_its_author_known_and_its_own_ke
     assert tracker.on_timer(["general"], SILENT_MS + 10) == []
 
 
+def test_an_announced_peer_that_only_talks_stays_present_and_answers():
+    """A busy author sends no syncs (its messages carry the same news): its
+    own messages from the address it announced keep it present."""
+    table = PeerTable()
+    peer, _ = table.announced("p1", "alice", ["10.0.7.7"], 7000, ("general",), 0)
+    for at in range(1_000, 3 * SILENT_MS, 2_000):
+        table.heard("p1", ("10.0.7.7", 7000), at, direct=False)
+    assert table.on_timer(3 * SILENT_MS, ["general"]) == [] and "p1" in table
+    assert peer.answers and peer.address == ("10.0.7.7", 7000)
+
+
 def test_static_peers_are_always_targets_and_marked_when_heard():
     table = PeerTable(static=[("10.0.0.2", 5000)])
     assert table.targets("anything") == {("10.0.0.2", 5000)}
