@@ -13,6 +13,7 @@ import asyncio
 import getpass
 import logging
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -81,6 +82,10 @@ def _channel_to_join(text: str) -> str:
     """NAME or NAME:PASSPHRASE (a private channel; the passphrase may hold
     spaces and colons): the name checked and without its ``#``."""
     name, colon, passphrase = text.partition(":")
+    if name.startswith("~") and not colon:  # serve: a private channel kept blind, by its tag
+        if re.fullmatch(r"~[0-9a-f]{32}", name) is None:
+            raise argparse.ArgumentTypeError("a blind channel is ~ and its 32-digit hex tag")
+        return name
     return _channel(name) + colon + passphrase
 
 
