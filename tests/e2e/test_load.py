@@ -185,7 +185,7 @@ def test_100000_malformed_frames_over_udp_and_tcp_store_exactly_the_real_message
                 for _ in range(25):
                     pick = rng.randrange(3)
                     if pick == 0:
-                        body.append(encode(m.Entry(rng.randrange(4), next(frames))))
+                        body.append(encode(m.EntryMessage(rng.randrange(4), next(frames))))
                     elif pick == 1:
                         body.append(cbor2.dumps([rng.randrange(12), *rng.choices([0, b"x", "general", [], None], k=3)]))
                     else:
@@ -198,7 +198,15 @@ def test_100000_malformed_frames_over_udp_and_tcp_store_exactly_the_real_message
             finally:
                 sock.close()
 
-    tcp = threading.Thread(target=over_tcp)
+    failures: list[BaseException] = []
+
+    def over_tcp_or_fail() -> None:
+        try:
+            over_tcp()
+        except BaseException as exc:  # a broken attacker must fail the test, not go quiet
+            failures.append(exc)
+
+    tcp = threading.Thread(target=over_tcp_or_fail)
     tcp.start()
     more_texts = []
     for n in range(100_000):
@@ -210,8 +218,9 @@ def test_100000_malformed_frames_over_udp_and_tcp_store_exactly_the_real_message
             bob.send(f"bob during {n}")
             more_texts.append(f"bob during {n}")
     tcp.join()
+    assert not failures, failures
     real_texts += more_texts
-    assert sent["udp"] + sent["tcp"] >= 100_000
+    assert sent["udp"] + sent["tcp"] >= 100_000 and sent["tcp"] >= 5_000
     alice.send("alice after")
     real_texts.append("alice after")
     for peer in (alice, bob):
