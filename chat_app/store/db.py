@@ -33,7 +33,7 @@ crashes (a power cut may lose the last commits).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,12 +180,12 @@ class Store:
     def _set_meta(self, key: str, value: bytes) -> None:
         self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def secret(self, new: Callable[[], bytes] = new_secret) -> bytes:
-        """The identity secret, created on first use (by ``new``: a simulation
-        passes a seeded one) and never changed."""
+    def secret(self) -> bytes:
+        """The identity secret of a data directory from before keys, created
+        on first use and never changed (tests make such directories)."""
         secret = self._meta("secret")
         if secret is None:
-            self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new(),))
+            self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new_secret(),))
             secret = self._meta("secret")
         return secret
 
