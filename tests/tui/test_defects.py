@@ -130,3 +130,15 @@ async def test_a_narrow_terminal_folds_the_sidebar_and_f3_toggles_it(make_app):
         await pilot.press("f3")
         await pilot.pause(0.1)
         assert not sidebar.display and view.size.width >= 100
+
+
+def test_the_status_bar_takes_an_update_before_it_is_composed_and_after_it_is_taken_down():
+    """The node's events reach the screen on their own schedule: one came
+    while the bar had no children yet (or no longer) and the client died."""
+    from chat_app.tui.widgets.status_bar import StatusBar
+
+    bar = StatusBar(id="status")
+    bar.show(2, 3, 4, "/tmp/x")
+    bar.show(1, 0, 4, "/tmp/x", replicating=1)
+    assert "1 peer connected" in str(bar.peers.render())
+    assert "catching up with 1 peer" in str(bar.sync.render())

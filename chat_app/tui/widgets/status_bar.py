@@ -20,24 +20,29 @@ class StatusBar(Horizontal):
     StatusBar #data-dir { color: $text-muted; }
     """
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        # Held, not queried: the node's events can arrive before this bar is
+        # composed or after it is taken down at exit.
+        self.peers = Label("starting…", id="peers")
+        self.sync = Label("", id="sync")
+        self.bar = ProgressBar(id="sync-progress", show_eta=False, show_percentage=True)
+        self.data_dir = Label("", id="data-dir")
+
     def compose(self) -> ComposeResult:
-        yield Label("starting…", id="peers")
-        yield Label("", id="sync")
-        yield ProgressBar(id="sync-progress", show_eta=False, show_percentage=True)
-        yield Label("", id="data-dir")
+        yield from (self.peers, self.sync, self.bar, self.data_dir)
 
     def show(self, peers: int, waiting: int, received: int, data_dir: str, replicating: int = 0) -> None:
-        self.query_one("#peers", Label).update(f"{peers} peer{'s' if peers != 1 else ''} connected")
-        bar = self.query_one("#sync-progress", ProgressBar)
+        self.peers.update(f"{peers} peer{'s' if peers != 1 else ''} connected")
         if waiting:
-            self.query_one("#sync", Label).update(f"catching up: {waiting} waiting for history")
-            bar.add_class("active")
-            bar.update(total=received + waiting, progress=received)
+            self.sync.update(f"catching up: {waiting} waiting for history")
+            self.bar.add_class("active")
+            self.bar.update(total=received + waiting, progress=received)
         elif replicating:
             plural = "s" if replicating > 1 else ""
-            self.query_one("#sync", Label).update(f"catching up with {replicating} peer{plural}…")
-            bar.remove_class("active")
+            self.sync.update(f"catching up with {replicating} peer{plural}…")
+            self.bar.remove_class("active")
         else:
-            self.query_one("#sync", Label).update("in sync")
-            bar.remove_class("active")
-        self.query_one("#data-dir", Label).update(data_dir)
+            self.sync.update("in sync")
+            self.bar.remove_class("active")
+        self.data_dir.update(data_dir)
