@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,17 +14,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.tui.command_line import run_line
-from chat_app.tui.history import place_page, read_page
+from chat_app.tui.command_line import confirm_paste, run_line
+from chat_app.tui.history import Pager
 from chat_app.tui.node_events import NodeEvents, now_ms
-from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.model import ChannelModel
+from chat_app.tui.navigation import Navigator
 from chat_app.tui.palette import ChatCommands
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.roster import Roster
-from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
 from chat_app.tui.settings import Settings
-from chat_app.tui.switcher import QuickSwitcher
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
@@ -65,9 +64,10 @@ class ChatScreen(Screen):
         self.peer_id = ""
         self.catching_up: dict[ev.Address, list[str]] = {}
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
-        self.positions: dict[str, tuple[str, int] | None] = {}  # where the reader left each channel
         self.read_markers = ReadMarkers(data_dir)
         self.events = NodeEvents(self)
+        self.navigator = Navigator(self)
+        self.pager = Pager(self)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.highlight_words = highlight if highlight is not None else settings.highlight
@@ -118,68 +118,24 @@ class ChatScreen(Screen):
             self.load_history(channel)
         self.refresh_channels()
 
-    # ------------------------------------------------------------ history
+    # ------------------------------------------------- history and channels
 
-    @work(thread=True, group="history")
     def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        rows, complete = read_page(self.data_dir, channel, before)
-        self.app.call_from_thread(self.history_loaded, channel, rows, before, complete)
-
-    def history_loaded(self, channel: str, rows: list[MessageRow], before: tuple[int, str] | None,
-                       complete: bool) -> None:
-        if (model := self.models.get(channel)) is None:
-            return
-        place_page(model, self.view, rows, before, complete, visible=channel == self.current)
-        seen = self.read_markers.get(channel)
-        if before is None and seen is not None:  # the first page: what came since the reader was last here
-            unseen = [row for row in rows if row.key > seen and not row.own]
-            if channel != self.current:
-                model.unread += len(unseen)
-                self.refresh_channels()
-            elif unseen and self.view.marker_id is None:
-                self.view.set_marker(unseen[0].message_id)
-
-    def on_unmount(self) -> None:
-        self.leave_current()
-        self.read_markers.save()
+        self.pager.load(channel, before)
 
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:
-        model = self.models.get(event.channel)
-        if model is not None and model.oldest() is not None:
-            self.load_history(event.channel, model.oldest().key)
+        self.pager.older(event.channel)
 
-    # ----------------------------------------------------------- channels
+    def on_unmount(self) -> None:
+        self.navigator.leave_current()
+        self.read_markers.save()
 
     def switch_to(self, channel: str) -> None:
-        """Show ``channel`` where the reader left it, with a rule above the
-        first message they have not seen."""
-        self.leave_current()
-        model = self.models[channel]
-        self.current = channel
-        unread = min(model.unread, len(model))
-        marker = model.entries[-unread].message_id if unread else None
-        model.unread = model.mentions = 0
-        self.view.show(model, self.positions.pop(channel, None), marker)
-        self.refresh_channels()
-        self.refresh_members()
-        self.refresh_typing()
-        self.app.title = f"sds-chat · #{channel}"
-        if self.settings.last_channel != channel:
-            self.settings.last_channel = channel
-            self.app.save_settings()
-
-    def leave_current(self) -> None:
-        """Remember where the reader is in the channel on screen."""
-        model = self.models.get(self.current) if self.current else None
-        if model is not None:
-            self.positions[model.name] = self.view.position()
-            if self.view.following and len(model):
-                self.read_markers.saw(model.name, model.entries[-1].key)
+        self.navigator.switch_to(channel)
 
     def refresh_channels(self) -> None:
-        rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
-        self.channel_list.update_channels(rows, self.current, self.private)
+        self.navigator.refresh_channels()
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:
@@ -187,43 +143,21 @@ class ChatScreen(Screen):
             self.switch_to(event.channel)
         self.input.focus()
 
-    def action_cycle(self, step: int) -> None:
-        """The previous or next channel in the sidebar, round the end."""
-        names = list(self.models)
-        if names and self.current in names:
-            self.switch_to(names[(names.index(self.current) + step) % len(names)])
-
-    def action_channel_number(self, number: int) -> None:
-        """Alt+1..9: the sidebar's first to ninth channel."""
-        names = list(self.models)
-        if number <= len(names):
-            self.switch_to(names[number - 1])
-        else:
-            self.app.bell()
-
-    def action_switcher(self) -> None:
-        def chosen(channel: str | None) -> None:
-            if channel in self.models:
-                self.switch_to(channel)
-            self.input.focus()
-
-        self.app.push_screen(QuickSwitcher([(name, m.unread) for name, m in self.models.items()]), chosen)
-
-    def action_next_unread(self) -> None:
-        names = list(self.models)
-        start = names.index(self.current) + 1 if self.current in names else 0
-        for name in names[start:] + names[:start]:
-            if self.models[name].unread:
-                self.switch_to(name)
-                return
-        self.notify("no unread messages")
-
     @on(ChannelView.ReachedEnd)
     def all_seen(self, event: ChannelView.ReachedEnd) -> None:
-        model = self.models.get(event.channel)
-        if model is not None and event.channel == self.current and (model.unread or model.mentions):
-            model.unread = model.mentions = 0
-            self.refresh_channels()
+        self.navigator.all_seen(event.channel)
+
+    def action_cycle(self, step: int) -> None:
+        self.navigator.cycle(step)
+
+    def action_channel_number(self, number: int) -> None:
+        self.navigator.number(number)
+
+    def action_switcher(self) -> None:
+        self.navigator.open_switcher()
+
+    def action_next_unread(self) -> None:
+        self.navigator.next_unread()
 
     def action_page(self, direction: int) -> None:
         """PageUp/PageDown scroll the history wherever the focus is."""
@@ -291,28 +225,11 @@ class ChatScreen(Screen):
 
     @on(ChatInput.Line)
     def submitted(self, event: ChatInput.Line) -> None:
-        self.run_line(event.text)
+        run_line(self, event.text)
 
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
-        def answer(send: bool | None) -> None:
-            if send:
-                for line in event.lines:
-                    self.say(line)
-
-        self.app.push_screen(ConfirmPaste(event.lines), answer)
-
-    def prefill(self, text: str) -> None:
-        self.input.value = text
-        self.input.cursor_position = len(text)
-        self.input.focus()
-
-    def say(self, text: str, kind: str = "text") -> None:
-        if self.current is None:
-            self.notify("join a channel first: /join #name", severity="warning")
-        elif self.node is not None:
-            self.call_node("say", self.current, text, kind)
-            self.view.set_marker(None)
+        confirm_paste(self, event.lines)
 
     def run_line(self, line: str) -> None:
         run_line(self, line)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.store import Store, database_path
-from chat_app.tui.screens import PeersScreen
+from chat_app.tui.screens import ConfirmPaste, PeersScreen
 
 if TYPE_CHECKING:
     from chat_app.tui.chat_screen import ChatScreen
@@ -22,7 +22,7 @@ def run_line(chat: ChatScreen, line: str) -> None:
         case Invalid(reason=reason):
             chat.notify(reason, severity="error")
         case Say(text=text, kind=kind):
-            chat.say(text, kind)
+            say(chat, text, kind)
         case Invocation(name="help"):
             app.action_help()
         case Invocation(name="quit"):
@@ -37,7 +37,7 @@ def run_line(chat: ChatScreen, line: str) -> None:
         case Invocation(name="nick", argument=nick):
             chat.call_node("set_nick", nick)
         case Invocation(name="topic", argument=text):
-            chat.say(text, "topic") if text else chat.call_node("topic", chat.current)
+            say(chat, text, "topic") if text else chat.call_node("topic", chat.current)
         case Invocation(name="away", argument=reason):
             chat.call_node("set_away", reason)
         case Invocation(name="ignore", argument=nick):
@@ -52,6 +52,24 @@ def run_line(chat: ChatScreen, line: str) -> None:
         case Invocation(name="export", argument=path):
             out = Path(path).expanduser() if path else None
             chat.run_worker(lambda: export_history(chat, out), thread=True, group="export")
+
+
+def say(chat: ChatScreen, text: str, kind: str = "text") -> None:
+    if chat.current is None:
+        chat.notify("join a channel first: /join #name", severity="warning")
+    elif chat.node is not None:
+        chat.call_node("say", chat.current, text, kind)
+        chat.view.set_marker(None)
+
+
+def confirm_paste(chat: ChatScreen, lines: list[str]) -> None:
+    """Several lines pasted at once go out as messages only if the user says so."""
+    def answer(send: bool | None) -> None:
+        if send:
+            for line in lines:
+                say(chat, line)
+
+    chat.app.push_screen(ConfirmPaste(lines), answer)
 
 
 def export_history(chat: ChatScreen, out: Path | None) -> None:

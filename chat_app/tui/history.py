@@ -5,10 +5,14 @@ is loaded without moving what the reader looks at."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.model import ChannelModel, MessageRow
 from chat_app.tui.widgets.channel_view import ChannelView
+
+if TYPE_CHECKING:
+    from chat_app.tui.chat_screen import ChatScreen
 
 PAGE = 500
 
@@ -59,3 +63,37 @@ def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], b
         else:  # another load got there first
             view.relayout(anchor)
         view.older_loaded()
+
+
+class Pager:
+    """Reads a channel's pages for the chat screen: the newest when the
+    channel is added, an older one whenever the view asks for it."""
+
+    def __init__(self, chat: ChatScreen) -> None:
+        self.chat = chat
+
+    def load(self, channel: str, before: tuple[int, str] | None = None) -> None:
+        def read() -> None:
+            rows, complete = read_page(self.chat.data_dir, channel, before)
+            self.chat.app.call_from_thread(self.loaded, channel, rows, before, complete)
+
+        self.chat.run_worker(read, thread=True, group="history")
+
+    def older(self, channel: str) -> None:
+        model = self.chat.models.get(channel)
+        if model is not None and model.oldest() is not None:
+            self.load(channel, model.oldest().key)
+
+    def loaded(self, channel: str, rows: list[MessageRow], before: tuple[int, str] | None, complete: bool) -> None:
+        chat = self.chat
+        if (model := chat.models.get(channel)) is None:
+            return
+        place_page(model, chat.view, rows, before, complete, visible=channel == chat.current)
+        seen = chat.read_markers.get(channel)
+        if before is None and seen is not None:  # the first page: what came since the reader was last here
+            unseen = [row for row in rows if row.key > seen and not row.own]
+            if channel != chat.current:
+                model.unread += len(unseen)
+                chat.navigator.refresh_channels()
+            elif unseen and chat.view.marker_id is None:
+                chat.view.set_marker(unseen[0].message_id)

@@ -31,7 +31,7 @@ class ChatCommands(Provider):
     def _action(self, command: Command) -> Callable[[], None]:
         chat = self.screen
         if command.prefills:
-            return lambda: chat.prefill(f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")
+            return lambda: prefill(chat, f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")
         return lambda: chat.run_line(command.slash)
 
     async def discover(self) -> Hits:
@@ -43,3 +43,10 @@ class ChatCommands(Provider):
         for title, help_text, run in self.commands():
             if (score := matcher.match(title)) > 0:
                 yield Hit(score, matcher.highlight(title), run, text=title, help=help_text)
+
+
+def prefill(chat, text: str) -> None:
+    """Put the start of a command in the input, for the user to finish."""
+    chat.input.value = text
+    chat.input.cursor_position = len(text)
+    chat.input.focus()
