@@ -1,9 +1,12 @@
 """History paging: a channel's log is read from SQLite a page at a time (in
 a worker thread, with a connection of its own), and put in place above what
-is loaded without moving what the reader looks at."""
+is loaded without moving what the reader looks at. Messages of nicks the user
+ignores are left out of every page, as they are left out of live traffic."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +19,16 @@ if TYPE_CHECKING:
 
 PAGE = 500
 
+Key = tuple[int, str]
+
+
+@dataclass
+class Page:
+    rows: list[MessageRow]  # in log order, without the ignored nicks' messages
+    read_from: Key | None  # the oldest message read, shown or not: the next page starts there
+    complete: bool  # nothing older is left in the store
+    ignored: frozenset[str]  # the ignored nicks (lower case) when it was read
+
 
 def row_from_stored(m: StoredMessage) -> MessageRow:
     return MessageRow(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8],
@@ -23,23 +36,35 @@ def row_from_stored(m: StoredMessage) -> MessageRow:
                       ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
 
 
-def read_page(data_dir: Path, channel: str, before: tuple[int, str] | None) -> tuple[list[MessageRow], bool]:
-    """The newest page older than ``before`` (or the newest page), in log
-    order, and whether nothing older is left. Blocking: run it in a thread."""
+def is_ignored(own: bool, nick: str | None, ignored: Iterable[str]) -> bool:
+    """Ignoring hides others' messages by nick, whatever its case (never our own)."""
+    return not own and nick is not None and nick.lower() in ignored
+
+
+def shown_rows(stored: list[StoredMessage], ignored: frozenset[str]) -> list[MessageRow]:
+    return [row_from_stored(m) for m in stored if not is_ignored(m.own, m.nick, ignored)]
+
+
+def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
+    """The newest page older than ``before`` (or the newest page). Blocking:
+    run it in a thread."""
     store = Store(database_path(data_dir))
     try:
-        rows = (store.messages(channel, limit=PAGE) if before is None
-                else store.messages_before(channel, *before, PAGE))
+        ignored = frozenset(store.ignored())
+        stored = (store.messages(channel, limit=PAGE) if before is None
+                  else store.messages_before(channel, *before, PAGE))
     finally:
         store.close()
-    return [row_from_stored(r) for r in rows], len(rows) < PAGE
+    read_from = (stored[0].lamport, stored[0].message_id) if stored else None
+    return Page(shown_rows(stored, ignored), read_from, len(stored) < PAGE, ignored)
 
 
-def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], before: tuple[int, str] | None,
-               complete: bool, visible: bool) -> None:
+def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], before: Key | None,
+               complete: bool, visible: bool, read_from: Key | None = None) -> None:
     """Put ``rows`` (in log order, read from the store) into ``model``;
-    ``complete``: nothing older is left there. When the channel is on screen
-    (``visible``) the reader keeps looking at what they looked at."""
+    ``complete``: nothing older is left there; ``read_from``: the oldest
+    message read, shown or not. When the channel is on screen (``visible``)
+    the reader keeps looking at what they looked at."""
     anchor = None
     oldest = model.oldest()
     if before is not None and oldest is not None and visible:
@@ -51,6 +76,8 @@ def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], b
             model.upsert(row)
             added += 1
     model.history_complete |= complete
+    if read_from is not None and (model.read_from is None or read_from < model.read_from):
+        model.read_from = read_from
     if not visible:
         return
     if before is None:
@@ -71,29 +98,54 @@ class Pager:
 
     def __init__(self, chat: ChatScreen) -> None:
         self.chat = chat
+        self.ignored: frozenset[str] | None = None  # as the last page read found it
 
-    def load(self, channel: str, before: tuple[int, str] | None = None) -> None:
+    def load(self, channel: str, before: Key | None = None) -> None:
         def read() -> None:
-            rows, complete = read_page(self.chat.data_dir, channel, before)
-            self.chat.app.call_from_thread(self.loaded, channel, rows, before, complete)
+            page = read_page(self.chat.data_dir, channel, before)
+            self.chat.app.call_from_thread(self.loaded, channel, page, before)
 
         self.chat.run_worker(read, thread=True, group="history")
 
     def older(self, channel: str) -> None:
         model = self.chat.models.get(channel)
-        if model is not None and model.oldest() is not None:
-            self.load(channel, model.oldest().key)
+        if model is not None and (before := model.page_before()) is not None:
+            self.load(channel, before)
 
-    def loaded(self, channel: str, rows: list[MessageRow], before: tuple[int, str] | None, complete: bool) -> None:
+    def loaded(self, channel: str, page: Page, before: Key | None) -> None:
         chat = self.chat
         if (model := chat.models.get(channel)) is None:
             return
-        place_page(model, chat.view, rows, before, complete, visible=channel == chat.current)
+        if self.ignored is None:
+            self.ignored = page.ignored
+        place_page(model, chat.view, page.rows, before, page.complete, channel == chat.current, page.read_from)
+        if not page.rows and not page.complete:  # all ignored: nothing to scroll to, so read on
+            self.older(channel)
         seen = chat.read_markers.get(channel)
         if before is None and seen is not None:  # the first page: what came since the reader was last here
-            unseen = [row for row in rows if row.key > seen and not row.own]
+            unseen = [row for row in page.rows if row.key > seen and not row.own]
             if channel != chat.current:
                 model.unread += len(unseen)
                 chat.navigator.refresh_channels()
             elif unseen and chat.view.marker_id is None:
                 chat.view.set_marker(unseen[0].message_id)
+
+    def ignoring(self, nicks: Iterable[str]) -> None:
+        """The ignored nicks changed: their loaded messages go; a nick no
+        longer ignored brings its messages back (every channel is read again)."""
+        now = frozenset(n.lower() for n in nicks)
+        before, self.ignored = self.ignored or frozenset(), now
+        chat = self.chat
+        if before - now:
+            for model in chat.models.values():
+                model.clear()
+                self.load(model.name)
+        elif now - before:
+            for model in chat.models.values():
+                gone = [r for r in model.entries if is_ignored(r.own, r.nick, now)]
+                for row in gone:
+                    model.remove(row)
+                if gone and not model.history_complete:  # fill what they took from the page
+                    self.older(model.name)
+        if chat.current in chat.models and now != before:
+            chat.view.relayout()

@@ -85,6 +85,7 @@ class ChannelModel:
     unread: int = 0
     mentions: int = 0
     history_complete: bool = False  # every older message is loaded
+    read_from: tuple[int, str] | None = None  # the oldest message read from the store, shown or not
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
     waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
 
@@ -123,8 +124,26 @@ class ChannelModel:
         entry.version += 1
         return True
 
+    def clear(self) -> None:
+        """Forget every loaded row, to read the history again."""
+        self.entries.clear()
+        self.by_id.clear()
+        self.waiting.clear()
+        self.history_complete, self.read_from = False, None
+
+    def remove(self, entry: MessageRow) -> None:
+        self.entries.remove(entry)
+        del self.by_id[entry.message_id]
+        self.waiting.discard(entry.message_id)
+
     def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
+
+    def page_before(self) -> tuple[int, str] | None:
+        """Where the next older page starts: before everything loaded, and
+        before what was read but not shown (an ignored nick's messages)."""
+        keys = [k for k in (self.read_from, self.entries[0].key if self.entries else None) if k is not None]
+        return min(keys, default=None)
 
     def typing_now(self, now: int) -> list[str]:
         return sorted(nick for nick, expires in self.typing.values() if expires > now)

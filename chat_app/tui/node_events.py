@@ -44,6 +44,7 @@ class NodeEvents:
             case ev.PeerAway(nick=nick, reason=reason) if nick != self.chat.nick:
                 self.chat.notify(f"{nick} is away: {reason}" if reason else f"{nick} is back")
             case ev.Ignoring(nicks=nicks):
+                self.chat.pager.ignoring(nicks)
                 self.chat.notify("ignoring: " + (", ".join(nicks) or "nobody"))
             case ev.Error(reason=reason):
                 self.chat.notify(reason, severity="error")

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from chat_app.store import Store, database_path
-from chat_app.tui.history import place_page, row_from_stored
+from chat_app.tui.history import is_ignored, place_page, shown_rows
 from chat_app.tui.model import MessageRow
 from chat_app.tui.widgets.channel_view import ChannelView
 
@@ -84,32 +84,37 @@ class SearchBar(Input):
         if model.history_complete or not len(model):
             self._no_match(term, older_than)
         else:
-            self._search_store(model.name, term, model.oldest().key, older_than)
+            self._search_store(model.name, term, model.page_before(), older_than)
 
     @work(thread=True, exclusive=True, group="search")
     def _search_store(self, channel: str, term: str, before: tuple[int, str], older_than: str | None) -> None:
         store = Store(database_path(self.data_dir))
         above, rows = [], []
         try:
+            ignored = frozenset(store.ignored())
             hit = store.find_before(channel, term, *before)
+            while hit is not None and is_ignored(hit.own, hit.nick, ignored):  # not shown: not a match
+                hit = store.find_before(channel, term, hit.lamport, hit.message_id)
             if hit is not None:
                 start = (hit.lamport, hit.message_id)
                 above = store.messages_before(channel, *start, CONTEXT)
                 rows = [*above, *store.messages_between(channel, start, before)]
         finally:
             store.close()
+        read_from = (rows[0].lamport, rows[0].message_id) if rows else None
         self.app.call_from_thread(self._store_searched, channel, term, older_than, before, hit and hit.message_id,
-                                  [row_from_stored(r) for r in rows], len(above) < CONTEXT)
+                                  shown_rows(rows, ignored), len(above) < CONTEXT, read_from)
 
     def _store_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
-                        hit: str | None, rows: list[MessageRow], complete: bool) -> None:
+                        hit: str | None, rows: list[MessageRow], complete: bool,
+                        read_from: tuple[int, str] | None) -> None:
         view = self.view
         if view.model is None or view.model.name != channel or view.search_term != term:
             return  # the user moved on
         if hit is None:
             self._no_match(term, older_than)
             return
-        place_page(view.model, view, rows, before, complete, visible=True)
+        place_page(view.model, view, rows, before, complete, visible=True, read_from=read_from)
         self._show_hit(hit)
 
     def _show_hit(self, message_id: str | None) -> None:

@@ -1,0 +1,41 @@
+"""What WeeChat users expect to see of a channel's life: who came and went,
+the topic above the history, who is away and why, and nothing of a nick
+they ignore, however far back they scroll (Pilot, real node, real SQLite)."""
+
+import pytest
+
+from chat_app.store import Store, StoredMessage
+
+from .conftest import until
+from .test_app import SIZE, started, type_line
+
+BASE = 1_700_000_000_000
+
+
+def stored(i: int, nick: str, text: str, channel: str = "general") -> StoredMessage:
+    sender = ("b" if nick == "bob" else "e") * 32
+    return StoredMessage(channel, f"{i:032x}", i, sender, nick, "text", text, i + 1, BASE + i, b"-",
+                         BASE + i, BASE + i, False)
+
+
+@pytest.mark.asyncio
+async def test_an_ignored_nicks_older_messages_stay_hidden_in_history_pages(make_app, tmp_path):
+    """Ten old lines of bob's under 700 newer ones of Mallory, who is ignored:
+    the newest page holds only hers, so the client must read on past it."""
+    store = Store(tmp_path / "alice" / "sds-chat.sqlite3")
+    store.commit_step("general", None, [stored(i, "bob", f"bob {i}") for i in range(10)]
+                      + [stored(i, "Mallory", f"spam {i}") for i in range(10, 710)], BASE)
+    store.set_ignored("mallory", True)
+    store.close()
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        model = lambda: app.chat.models["general"]  # noqa: E731
+        await until(pilot, lambda: started(app) and len(model()) == 10)
+        await pilot.pause(0.3)
+        assert [e.text for e in model().entries] == [f"bob {i}" for i in range(10)]
+        assert model().history_complete
+        await type_line(pilot, "/ignore mallory")  # no longer ignored: her lines come back
+        await until(pilot, lambda: any(e.nick == "Mallory" for e in model().entries))
+        await type_line(pilot, "/ignore MALLORY")  # ignored again, whatever the case
+        await until(pilot, lambda: not any(e.nick == "Mallory" for e in model().entries))
+        assert [e.text for e in model().entries][-3:] == ["bob 7", "bob 8", "bob 9"]
