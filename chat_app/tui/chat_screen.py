@@ -182,7 +182,7 @@ class ChatScreen(Screen):
     # ------------------------------------------------- members and status
 
     def refresh_members(self) -> None:
-        self.member_list.show(self.nick or "you", self.roster.in_channel(self.current))
+        self.member_list.show(self.nick or "you", self.roster.in_channel(self.current), my_away=self.roster.my_away)
 
     def refresh_status(self) -> None:
         waiting = sum(len(m.waiting) for m in self.models.values())

@@ -75,6 +75,7 @@ class Member:
     nick: str | None
     last_seen: int
     present: bool = True
+    away: str | None = None  # the reason given with /away; None: not away
 
 
 @dataclass

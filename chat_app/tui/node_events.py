@@ -41,8 +41,8 @@ class NodeEvents:
                 self.chat.notify(f"you are now {nick}")
             case ev.TopicChanged(channel=channel, topic=topic, nick=nick):
                 self.chat.notify(f"#{channel} topic: {topic}" + (f" (set by {nick})" if nick else ""))
-            case ev.PeerAway(nick=nick, reason=reason) if nick != self.chat.nick:
-                self.chat.notify(f"{nick} is away: {reason}" if reason else f"{nick} is back")
+            case ev.PeerAway(peer_id=peer_id, nick=nick, reason=reason):
+                self.away(peer_id, nick, reason)
             case ev.Ignoring(nicks=nicks):
                 self.chat.pager.ignoring(nicks)
                 self.chat.notify("ignoring: " + (", ".join(nicks) or "nobody"))
@@ -78,6 +78,15 @@ class NodeEvents:
                     self.chat.refresh_members()
             case ev.PeerLeft(peer_id=peer_id):
                 self.peer_left(peer_id)
+
+    def away(self, peer_id: str, nick: str | None, reason: str | None) -> None:
+        roster = self.chat.roster
+        if peer_id == self.chat.peer_id:
+            roster.my_away = reason
+        else:
+            roster.away(peer_id, reason)
+            self.chat.notify(f"{nick} is away: {reason}" if reason else f"{nick} is back")
+        self.chat.refresh_members()
 
     def started(self, event: ev.Ready) -> None:
         self.chat.peer_id = event.peer_id

@@ -10,6 +10,7 @@ from chat_app.tui.model import Member
 class Roster:
     def __init__(self) -> None:
         self.members: dict[str, Member] = {}
+        self.my_away: str | None = None  # our own /away reason
         self.channels: dict[str, tuple[str, ...] | None] = {}  # None: not known
 
     def present(self, event: ev.PeerJoined, now: int) -> None:
@@ -33,7 +34,16 @@ class Roster:
     def left(self, peer_id: str) -> None:
         member = self.members.get(peer_id)
         if member is not None:
-            member.present = False
+            member.present, member.away = False, None  # back later, it says again if still away
+
+    def away(self, peer_id: str, reason: str | None) -> bool:
+        """``peer_id`` said it is away (``reason``) or back (None); True if
+        that changed what the member list shows."""
+        member = self.members.get(peer_id)
+        if member is None or member.away == reason:
+            return False
+        member.away = reason
+        return True
 
     def spoke(self, peer_id: str, nick: str | None, now: int) -> bool:
         """A message from ``peer_id``: True if it told us a new nick."""

@@ -39,3 +39,27 @@ async def test_an_ignored_nicks_older_messages_stay_hidden_in_history_pages(make
         await type_line(pilot, "/ignore MALLORY")  # ignored again, whatever the case
         await until(pilot, lambda: not any(e.nick == "Mallory" for e in model().entries))
         assert [e.text for e in model().entries][-3:] == ["bob 7", "bob 8", "bob 9"]
+
+
+def members_text(app) -> str:
+    return str(app.chat.member_list.render())
+
+
+@pytest.mark.asyncio
+async def test_away_and_its_reason_are_shown_in_the_member_list(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hello")
+        await until(pilot, lambda: "bob" in members_text(app))
+        bob.call(bob.node.set_away, "lunch, back at two")
+        await until(pilot, lambda: "away: lunch, back at two" in members_text(app))
+        line = next(line for line in members_text(app).splitlines() if "bob" in line)
+        assert line.startswith("◐ bob")
+        await type_line(pilot, "/away in a meeting")
+        await until(pilot, lambda: "alice (you)  away: in a meeting" in members_text(app))
+        bob.call(bob.node.set_away, "")  # back
+        await until(pilot, lambda: "lunch" not in members_text(app))
+        line = next(line for line in members_text(app).splitlines() if "bob" in line)
+        assert line == "● bob"

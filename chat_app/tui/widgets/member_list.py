@@ -1,4 +1,5 @@
-"""Members of the current channel: online, away or offline, and last seen."""
+"""Members of the current channel: online, away (with the reason they gave
+with ``/away``, or silent for a while) or offline, and last seen."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ ONLINE_MS = 30_000
 def status(member: Member, now: int) -> str:
     if not member.present:
         return "offline"
+    if member.away is not None:
+        return "away"
     return "online" if now - member.last_seen < ONLINE_MS else "away"
 
 
@@ -36,18 +39,21 @@ class MemberList(Static):
     }
     """
 
-    def show(self, me: str, members: list[Member], now: int | None = None) -> None:
+    def show(self, me: str, members: list[Member], now: int | None = None, my_away: str | None = None) -> None:
         now = now if now is not None else int(time.time() * 1000)
         text = Text("members\n", style="bold dim")
-        text.append("● ", style="green")
-        text.append(f"{me} (you)\n")
+        text.append("◐ " if my_away is not None else "● ", style="yellow" if my_away is not None else "green")
+        text.append(f"{me} (you)")
+        text.append(f"  away: {my_away}\n" if my_away is not None else "\n", style="dim")
         order = {"online": 0, "away": 1, "offline": 2}
         for m in sorted(members, key=lambda m: (order[status(m, now)], (m.nick or "").lower())):
             state = status(m, now)
             dot, style = {"online": ("●", "green"), "away": ("◐", "yellow"), "offline": ("○", "dim")}[state]
             text.append(f"{dot} ", style=style)
             text.append(m.nick or m.peer_id[:8], style=nick_colour(m.peer_id) if state != "offline" else "dim")
-            if state != "online":
+            if state == "away" and m.away is not None:
+                text.append(f"  away: {m.away}", style="dim")
+            elif state != "online":
                 text.append(f"  {state}, {ago(now - m.last_seen)} ago", style="dim")
             text.append("\n")
         self.update(text)
