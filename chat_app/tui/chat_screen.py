@@ -29,6 +29,7 @@ from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
 from chat_app.tui.widgets.member_list import MemberList
 from chat_app.tui.widgets.status_bar import StatusBar
+from chat_app.tui.widgets.topic_line import TopicLine
 from chat_app.tui.widgets.typing_line import TypingLine
 
 
@@ -76,6 +77,7 @@ class ChatScreen(Screen):
         self.channel_list = ChannelList(id="channels")
         self.member_list = MemberList(id="members")
         self.typing_line = TypingLine(id="typing")
+        self.topic_line = TopicLine(id="topic")
         self.input = ChatInput(lambda: (list(self.models), self.roster.nicks()), id="input")
         self.status_bar = StatusBar(id="status")
 
@@ -86,6 +88,7 @@ class ChatScreen(Screen):
                 yield self.channel_list
                 yield self.member_list
             with Vertical(id="main"):
+                yield self.topic_line
                 yield self.view
                 yield self.search
                 yield self.typing_line

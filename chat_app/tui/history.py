@@ -28,6 +28,7 @@ class Page:
     read_from: Key | None  # the oldest message read, shown or not: the next page starts there
     complete: bool  # nothing older is left in the store
     ignored: frozenset[str]  # the ignored nicks (lower case) when it was read
+    topic: tuple[str, str | None] | None = None  # the channel's topic (text, nick), read with the newest page
 
 
 def row_from_stored(m: StoredMessage) -> MessageRow:
@@ -53,10 +54,12 @@ def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
         ignored = frozenset(store.ignored())
         stored = (store.messages(channel, limit=PAGE) if before is None
                   else store.messages_before(channel, *before, PAGE))
+        topic = store.topic(channel) if before is None else None
     finally:
         store.close()
     read_from = (stored[0].lamport, stored[0].message_id) if stored else None
-    return Page(shown_rows(stored, ignored), read_from, len(stored) < PAGE, ignored)
+    return Page(shown_rows(stored, ignored), read_from, len(stored) < PAGE, ignored,
+                (topic.text or "", topic.nick) if topic is not None else None)
 
 
 def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], before: Key | None,
@@ -118,6 +121,8 @@ class Pager:
             return
         if self.ignored is None:
             self.ignored = page.ignored
+        if page.topic is not None and model.topic is None:  # a topic event since the read is newer
+            chat.events.topic(channel, *page.topic)
         place_page(model, chat.view, page.rows, before, page.complete, channel == chat.current, page.read_from)
         if not page.rows and not page.complete:  # all ignored: nothing to scroll to, so read on
             self.older(channel)

@@ -87,6 +87,7 @@ class ChannelModel:
     mentions: int = 0
     history_complete: bool = False  # every older message is loaded
     read_from: tuple[int, str] | None = None  # the oldest message read from the store, shown or not
+    topic: tuple[str, str | None] | None = None  # (text, who set it); None: none known
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
     waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
 

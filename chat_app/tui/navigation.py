@@ -27,6 +27,7 @@ class Navigator:
         marker = model.entries[-unread].message_id if unread else None
         model.unread = model.mentions = 0
         chat.view.show(model, self.positions.pop(channel, None), marker)
+        chat.topic_line.show(channel, model.topic)
         self.refresh_channels()
         chat.refresh_members()
         chat.refresh_typing()

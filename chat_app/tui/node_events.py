@@ -40,6 +40,7 @@ class NodeEvents:
                     self.chat.app.save_settings()
                 self.chat.notify(f"you are now {nick}")
             case ev.TopicChanged(channel=channel, topic=topic, nick=nick):
+                self.topic(channel, topic, nick)
                 self.chat.notify(f"#{channel} topic: {topic}" + (f" (set by {nick})" if nick else ""))
             case ev.PeerAway(peer_id=peer_id, nick=nick, reason=reason):
                 self.away(peer_id, nick, reason)
@@ -78,6 +79,13 @@ class NodeEvents:
                     self.chat.refresh_members()
             case ev.PeerLeft(peer_id=peer_id):
                 self.peer_left(peer_id)
+
+    def topic(self, channel: str, topic: str, nick: str | None) -> None:
+        """The channel's topic, from an event or read with its first page."""
+        if (model := self.chat.models.get(channel)) is not None:
+            model.topic = (topic, nick)
+            if channel == self.chat.current:
+                self.chat.topic_line.show(channel, model.topic)
 
     def away(self, peer_id: str, nick: str | None, reason: str | None) -> None:
         roster = self.chat.roster

@@ -2,6 +2,8 @@
 the topic above the history, who is away and why, and nothing of a nick
 they ignore, however far back they scroll (Pilot, real node, real SQLite)."""
 
+import dataclasses
+
 import pytest
 
 from chat_app.store import Store, StoredMessage
@@ -63,3 +65,31 @@ async def test_away_and_its_reason_are_shown_in_the_member_list(make_app, bob_fo
         await until(pilot, lambda: "lunch" not in members_text(app))
         line = next(line for line in members_text(app).splitlines() if "bob" in line)
         assert line == "● bob"
+
+
+def topic_text(app) -> str:
+    return str(app.chat.topic_line.render()) if app.chat.topic_line.display else ""
+
+
+@pytest.mark.asyncio
+async def test_the_topic_is_shown_in_a_line_above_the_history(make_app, bob_for, tmp_path):
+    """The stored topic at start, then one a peer sets, then our own; each
+    channel shows its own, and one without a topic shows no line."""
+    store = Store(tmp_path / "alice" / "sds-chat.sqlite3")
+    topic = dataclasses.replace(stored(1, "bob", "release on Friday"), kind="topic")
+    store.commit_step("general", None, [stored(0, "bob", "hi"), topic, stored(2, "bob", "see the topic")], BASE)
+    store.close()
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app) and app.chat.current == "general")
+        await until(pilot, lambda: topic_text(app) == "#general: release on Friday  (set by bob)")
+        bob = bob_for(app)
+        bob.call(bob.node.say, "general", "release moved to Monday", "topic")
+        await until(pilot, lambda: topic_text(app) == "#general: release moved to Monday  (set by bob)")
+        await type_line(pilot, "/join #random")
+        await until(pilot, lambda: app.chat.current == "random")
+        assert not app.chat.topic_line.display
+        await type_line(pilot, "/topic dice and cards")
+        await until(pilot, lambda: topic_text(app) == "#random: dice and cards  (set by alice)")
+        await pilot.press("alt+1")
+        await until(pilot, lambda: topic_text(app).startswith("#general: release moved to Monday"))
