@@ -20,6 +20,7 @@ from chat_app.tui.node_events import NodeEvents, now_ms
 from chat_app.tui.model import ChannelModel
 from chat_app.tui.navigation import Navigator
 from chat_app.tui.palette import ChatCommands
+from chat_app.tui.presence import PresenceLines
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.roster import Roster
 from chat_app.tui.search import SearchBar
@@ -69,6 +70,7 @@ class ChatScreen(Screen):
         self.events = NodeEvents(self)
         self.navigator = Navigator(self)
         self.pager = Pager(self)
+        self.presence = PresenceLines(self)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.highlight_words = highlight if highlight is not None else settings.highlight
@@ -118,13 +120,10 @@ class ChatScreen(Screen):
     def add_channel(self, channel: str) -> None:
         if channel not in self.models:
             self.models[channel] = ChannelModel(channel)
-            self.load_history(channel)
+            self.pager.load(channel)
         self.refresh_channels()
 
     # ------------------------------------------------- history and channels
-
-    def load_history(self, channel: str, before: tuple[int, str] | None = None) -> None:
-        self.pager.load(channel, before)
 
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:

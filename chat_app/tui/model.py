@@ -22,6 +22,7 @@ PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
            "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
 
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
+PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # lines of the client's own, not messages
 
 
 # On a 16-colour terminal (TERM=screen, the Linux console) the colours above
@@ -67,6 +68,11 @@ class MessageRow:
     @property
     def key(self) -> tuple[int, str]:
         return (self.lamport, self.message_id)
+
+    @property
+    def is_presence(self) -> bool:
+        """A join, part, quit or nick-change line (see ``chat_app.tui.presence``)."""
+        return self.kind in PRESENCE_KINDS
 
 
 @dataclass
@@ -140,6 +146,16 @@ class ChannelModel:
 
     def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
+
+    def last_messages(self, count: int) -> list[MessageRow]:
+        """The newest ``count`` messages, oldest first, passing over presence lines."""
+        found: list[MessageRow] = []
+        index = len(self.entries) - 1
+        while count > len(found) and index >= 0:
+            if not self.entries[index].is_presence:
+                found.append(self.entries[index])
+            index -= 1
+        return found[::-1]
 
     def page_before(self) -> tuple[int, str] | None:
         """Where the next older page starts: before everything loaded, and

@@ -23,8 +23,8 @@ class Navigator:
         self.leave_current()
         model = chat.models[channel]
         chat.current = channel
-        unread = min(model.unread, len(model))
-        marker = model.entries[-unread].message_id if unread else None
+        unread = model.last_messages(model.unread)
+        marker = unread[0].message_id if unread else None
         model.unread = model.mentions = 0
         chat.view.show(model, self.positions.pop(channel, None), marker)
         chat.topic_line.show(channel, model.topic)
@@ -42,8 +42,9 @@ class Navigator:
         model = chat.models.get(chat.current) if chat.current else None
         if model is not None:
             self.positions[model.name] = chat.view.position()
-            if chat.view.following and len(model):
-                chat.read_markers.saw(model.name, model.entries[-1].key)
+            newest = model.last_messages(1)
+            if chat.view.following and newest:
+                chat.read_markers.saw(model.name, newest[0].key)
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.chat.models.items()]

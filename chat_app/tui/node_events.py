@@ -33,7 +33,8 @@ class NodeEvents:
                 self.chat.switch_to(channel)
             case ev.Parted(channel=channel):
                 self.parted(channel)
-            case ev.NickChanged(nick=nick):
+            case ev.NickChanged(old=old, nick=nick):
+                self.chat.presence.my_nick(old, nick, now_ms())
                 self.set_nick(nick)
                 if self.chat.settings.nick is not None:  # the file must not bring the old nick back
                     self.chat.settings.nick = nick
@@ -72,6 +73,7 @@ class NodeEvents:
             case ev.TypingStopped() as e:
                 self.typing(e.channel, e.peer_id, None)
             case ev.PeerJoined() as e:  # and PeerUpdated
+                self.chat.presence.peer_changed(e, now_ms())
                 self.chat.roster.present(e, now_ms())
                 self.chat.refresh_members()
             case ev.PeerHeard(peer_id=peer_id, at=at):
@@ -97,6 +99,7 @@ class NodeEvents:
         self.chat.refresh_members()
 
     def started(self, event: ev.Ready) -> None:
+        self.chat.presence.started_at = now_ms()
         self.chat.peer_id = event.peer_id
         self.set_nick(event.nick)
         self.chat.private.update(event.private)
@@ -130,6 +133,8 @@ class NodeEvents:
                          ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
                          gaps=len(event.gaps) if delivered else 0)
         known = event.message_id in model.by_id
+        if not own:
+            self.chat.presence.spoke(event.sender_id, model.name, event.nick, event.lamport, now_ms())
         model.upsert(row)
         model.typing.pop(event.sender_id, None)
         if self.chat.roster.spoke(event.sender_id, event.nick, now_ms()):
@@ -179,6 +184,7 @@ class NodeEvents:
         self.chat.refresh_typing()
 
     def peer_left(self, peer_id: str) -> None:
+        self.chat.presence.left(peer_id, now_ms())
         self.chat.roster.left(peer_id)
         for model in self.chat.models.values():
             model.typing.pop(peer_id, None)

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from chat_app import events as ev
 from chat_app.store import Store, StoredMessage
 
 from .conftest import until
@@ -93,3 +94,56 @@ async def test_the_topic_is_shown_in_a_line_above_the_history(make_app, bob_for,
         await until(pilot, lambda: topic_text(app) == "#random: dice and cards  (set by alice)")
         await pilot.press("alt+1")
         await until(pilot, lambda: topic_text(app).startswith("#general: release moved to Monday"))
+
+
+def presence_lines(app, channel="general") -> list[tuple[str, str]]:
+    return [(e.kind, e.text) for e in app.chat.models[channel].entries if e.is_presence]
+
+
+@pytest.mark.asyncio
+async def test_a_nick_change_and_a_quit_are_lines_in_the_channel(make_app, bob_for):
+    """A real peer renames itself and quits: both show in the channel it
+    spoke in, dimmed, and neither counts as unread."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hello")
+        await until(pilot, lambda: "bob" in app.chat.roster.nicks())
+        bob.call(bob.node.set_nick, "robert")
+        bob.say("same person, new name")
+        await until(pilot, lambda: presence_lines(app) == [("nick", "bob is now known as robert")])
+        bob.thread.stop()  # says goodbye
+        await until(pilot, lambda: presence_lines(app)[-1:] == [("quit", "robert has quit")])
+        view = app.chat.view
+        await pilot.pause(0.1)
+        line = next(strip for strip in map(view.render_line, range(view.size.height)) if "has quit" in strip.text)
+        assert all(seg.style.dim for seg in line if seg.text.strip() and "has quit" in seg.text)
+        assert app.chat.models["general"].unread == 0
+        assert app.chat.models["general"].entries[-1].text == "robert has quit"  # after the last message
+
+
+@pytest.mark.asyncio
+async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app):
+    """The events the runtime reports for mDNS announcements: a peer joins two
+    of our channels, leaves one, changes its nick and quits. Peers already
+    there when we started are not announced as joining."""
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app) and app.chat.current == "general")
+        chat, carol = app.chat, "c" * 32
+        chat.node_event(ev.PeerJoined("d" * 32, "dave", ("10.0.0.4", 5000), channels=("general",)))
+        chat.presence.started_at -= 10_000  # later on
+        chat.node_event(ev.PeerJoined(carol, "carol", ("10.0.0.3", 5000), channels=("general", "random", "other")))
+        chat.node_event(ev.PeerUpdated(carol, "carol", ("10.0.0.3", 5000), channels=("general",)))
+        chat.node_event(ev.PeerUpdated(carol, "caroline", ("10.0.0.3", 5000), channels=("general",)))
+        chat.node_event(ev.PeerLeft(carol, "caroline"))
+        await pilot.pause(0.1)
+        assert presence_lines(app) == [("join", "carol (cccccccc) has joined #general"),
+                                       ("nick", "carol is now known as caroline"),
+                                       ("quit", "caroline has quit")]
+        assert presence_lines(app, "random") == [("join", "carol (cccccccc) has joined #random"),
+                                                 ("part", "carol has left #random")]
+        assert chat.models["random"].unread == 0
+        text = "\n".join(chat.view.render_line(y).text for y in range(chat.view.size.height))
+        assert "-->" in text and "carol (cccccccc) has joined #general" in text and "<--" in text

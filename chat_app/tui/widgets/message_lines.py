@@ -1,6 +1,7 @@
 """How one message is drawn in the channel view: a day rule when it starts
 a new day, the "new messages" rule, a note on lost history, then the time,
 the nick right-aligned in its column and the text, wrapped under itself.
+Join, part, quit and nick-change lines are dimmed, with an arrow for a nick.
 URLs are terminal hyperlinks, and are never split across lines."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from chat_app.tui.model import MessageRow, highlight_pattern, highlighted, nick_
 
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 NICK_WIDTH = 10
+PRESENCE_STYLES = {"join": "dim green", "part": "dim red", "quit": "dim red"}
 HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every row's first columns
 URL = re.compile(r"\bhttps?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
 # The local day of a timestamp by arithmetic, not a localtime() call per row:
@@ -65,7 +67,7 @@ class MessageRenderer:
             strips.append(rule(f" {row.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
         if marker:
             strips.append(rule(" new messages ", width, "bold magenta"))
-        mentioned = not row.own and highlighted(row.text, self.my_nick, self.highlight_words)
+        mentioned = not row.own and not row.is_presence and highlighted(row.text, self.my_nick, self.highlight_words)
         head, body = self.head(row), self.body(row, mentioned)
         if hit:
             body.highlight_words([hit], style="reverse", case_sensitive=False)
@@ -83,6 +85,8 @@ class MessageRenderer:
         head = Text(f"{stamp} ", style="dim")
         if row.kind == "me":
             nick = Text("*", style="bold")
+        elif row.is_presence:  # "-->" for a join, "<--" for a part or quit, "--" for a new nick
+            nick = Text(row.nick, style=PRESENCE_STYLES.get(row.kind, "dim"))
         else:
             nick = Text(row.nick, style=f"bold {nick_colour(row.sender_id)}")
             nick.truncate(NICK_WIDTH, overflow="ellipsis")
@@ -92,7 +96,8 @@ class MessageRenderer:
         return head
 
     def body(self, row: MessageRow, mentioned: bool) -> Text:
-        body = Text.assemble(*body_parts(row), style="dim italic" if row.waiting_for else "")
+        tone = "dim italic" if row.waiting_for else "dim" if row.is_presence else ""
+        body = Text.assemble(*body_parts(row), style=tone)
         if mentioned:
             body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
         for url in URL.finditer(row.text):  # the text comes after the nick for /me
