@@ -43,6 +43,7 @@ class ChatScreen(Screen):
         Binding("ctrl+f", "search", "Search"),
         Binding("ctrl+n", "next_unread", "Next unread"),
         Binding("ctrl+t", "toggle_typing", "Typing on/off", show=False),
+        Binding("f4", "toggle_joins", "Joins on/off", show=False),
         Binding("f3", "toggle_sidebar", "Sidebar", show=False),
         Binding("ctrl+k", "switcher", "Switch", priority=True),  # over the input's "delete to the end"
         Binding("ctrl+pageup", "cycle(-1)", "Previous channel", show=False),
@@ -163,10 +164,7 @@ class ChatScreen(Screen):
 
     def action_page(self, direction: int) -> None:
         """PageUp/PageDown scroll the history wherever the focus is."""
-        if direction < 0:
-            self.view.scroll_page_up(animate=False)
-        else:
-            self.view.scroll_page_down(animate=False)
+        (self.view.scroll_page_up if direction < 0 else self.view.scroll_page_down)(animate=False)
 
     # ------------------------------------------------------------- layout
 
@@ -197,6 +195,9 @@ class ChatScreen(Screen):
         model = self.models.get(self.current) if self.current else None
         nicks = model.typing_now(now_ms()) if model is not None and self.show_typing else []
         self.typing_line.show(nicks)
+
+    def action_toggle_joins(self) -> None:
+        self.presence.toggle()
 
     def action_toggle_typing(self) -> None:
         self.show_typing = self.settings.typing = not self.show_typing

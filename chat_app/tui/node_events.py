@@ -116,6 +116,7 @@ class NodeEvents:
 
     def parted(self, channel: str) -> None:
         self.chat.models.pop(channel, None)
+        self.chat.presence.forget(channel)
         if self.chat.current == channel:
             self.chat.current = None
             if self.chat.models:

@@ -26,6 +26,7 @@ class ChatCommands(Provider):
         yield "Next unread channel", "Ctrl+N", chat.action_next_unread
         yield "Toggle the sidebar", "F3", chat.action_toggle_sidebar
         yield "Toggle typing indicators", "Ctrl+T", chat.action_toggle_typing
+        yield "Toggle join, part and quit lines", "F4", chat.action_toggle_joins
         yield "Next theme", "F2", self.app.action_next_theme
 
     def _action(self, command: Command) -> Callable[[], None]:

@@ -10,7 +10,7 @@ shown in the member list, not announced as joining.
 
 The lines live in the client only (not stored, not synced). Each sits after
 the newest message loaded at the moment it happened, and never counts as
-unread.
+unread. F4 folds them away and brings them back (the ``joins`` setting).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class PresenceLines:
         self.spoke_in: dict[str, set[str]] = {}  # peer -> channels it has spoken in
         self.newest: dict[str, int] = {}  # peer -> the lamport of its newest message seen
         self._ids = itertools.count()
+        self.lines: dict[str, list[MessageRow]] = {}  # channel -> its lines, shown or folded away
 
     def where(self, peer_id: str) -> list[str]:
         """Our channels ``peer_id`` is known to be in."""
@@ -96,6 +97,9 @@ class PresenceLines:
         lamport = model.entries[-1].lamport if len(model) else 0
         arrow = {"join": "-->", "part": "<--", "quit": "<--"}.get(kind, "--")
         row = MessageRow(lamport, f"~presence-{next(self._ids):08d}", peer_id, arrow, text, kind, now)
+        self.lines.setdefault(channel, []).append(row)
+        if not self.chat.settings.joins:
+            return
         model.upsert(row)
         view = self.chat.view
         if channel == self.chat.current:
@@ -103,3 +107,26 @@ class PresenceLines:
             view.placed(row, replaced=False)
             if following:
                 view.follow()
+
+    def toggle(self) -> None:
+        """Fold the lines away, or bring them back where they were."""
+        chat = self.chat
+        shown = chat.settings.joins = not chat.settings.joins
+        chat.app.save_settings()
+        for channel, rows in self.lines.items():
+            if (model := chat.models.get(channel)) is not None:
+                for row in rows:
+                    if shown:
+                        model.upsert(row)
+                    elif row.message_id in model.by_id:
+                        model.remove(row)
+        if chat.current is not None:
+            following = chat.view.following
+            chat.view.relayout()
+            if following:
+                chat.view.follow()
+        chat.notify(f"join, part and quit lines {'shown' if shown else 'hidden'}")
+
+    def forget(self, channel: str) -> None:
+        """We left ``channel``: its lines go with it."""
+        self.lines.pop(channel, None)

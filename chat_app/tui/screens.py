@@ -38,16 +38,20 @@ with the same messages in the same order.
 | `Ctrl+F` | search this channel (`Enter`: older match, `Esc`: back) |
 | `F3` | show or hide the sidebar (hidden below 80 columns) |
 | `Ctrl+T` | show or hide who is typing |
+| `F4` | show or hide join, part, quit and nick lines |
 | `F2`, `Ctrl+P` | next theme; the command palette |
 | `F1`, `Ctrl+Q` | this help; quit |
 
 A click on a message shows its full date. A rule marks where each day
-begins, and where the messages you have not seen begin.
+begins, and where the messages you have not seen begin. The line above the
+history is the channel's topic; dimmed lines say who joined (`-->`), left or
+quit (`<--`) and took a new nick (`--`). The member list shows each
+`/away` reason; `/ignore`d nicks stay hidden in older history too.
 
 **Settings** live in `settings.toml` in the data directory (edit it by hand):
 `nick`, `theme`, `highlight` (words that count as a mention, as a list),
 `typing`, `bell`, `notify` (a desktop notification through the terminal on
-a mention) and `last_channel`.
+a mention), `joins` (the join and part lines) and `last_channel`.
 
 **Your messages**: ○ not yet acknowledged, ◐ *n* possibly received by *n*
 peers, ● *n* acknowledged. A message shown *waiting for earlier messages*

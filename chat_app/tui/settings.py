@@ -7,6 +7,7 @@
     typing = true               # show who is typing (Ctrl+T)
     bell = true                 # ring on a mention
     notify = true               # a desktop notification (OSC 9 / 777) on a mention
+    joins = true                # join, part, quit and nick lines in channels (F4)
     last_channel = "general"    # the client opens on it
 
 The client rewrites the file when a setting changes from the keyboard (the
@@ -32,6 +33,7 @@ HEADER = """\
 #   typing        show who is typing (Ctrl+T toggles)
 #   bell          ring the terminal bell on a mention
 #   notify        a desktop notification (OSC 9 / OSC 777) on a mention
+#   joins         show join, part, quit and nick-change lines (F4 toggles)
 #   last_channel  the channel the client opens on
 """
 
@@ -48,6 +50,7 @@ class Settings:
     typing: bool = True
     bell: bool = True
     notify: bool = True
+    joins: bool = True
     last_channel: str | None = None
 
     @classmethod
@@ -77,7 +80,7 @@ class Settings:
             if f.name not in values:
                 continue
             value = values[f.name]
-            expected = {"highlight": list, "typing": bool, "bell": bool, "notify": bool}.get(f.name, str)
+            expected = {"highlight": list, "typing": bool, "bell": bool, "notify": bool, "joins": bool}.get(f.name, str)
             if not isinstance(value, expected) or (expected is list and not all(isinstance(w, str) for w in value)):
                 raise SettingsError(f"{FILE_NAME}: {f.name} should be {_kind(expected)}, not {value!r}")
             setattr(settings, f.name, value)

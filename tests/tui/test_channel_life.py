@@ -124,10 +124,10 @@ async def test_a_nick_change_and_a_quit_are_lines_in_the_channel(make_app, bob_f
 
 
 @pytest.mark.asyncio
-async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app):
+async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app, tmp_path):
     """The events the runtime reports for mDNS announcements: a peer joins two
     of our channels, leaves one, changes its nick and quits. Peers already
-    there when we started are not announced as joining."""
+    there when we started are not announced as joining. F4 folds the lines."""
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app) and app.chat.current == "general")
@@ -147,3 +147,10 @@ async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app):
         assert chat.models["random"].unread == 0
         text = "\n".join(chat.view.render_line(y).text for y in range(chat.view.size.height))
         assert "-->" in text and "carol (cccccccc) has joined #general" in text and "<--" in text
+        await pilot.press("f4")  # folded away, in every channel, and the choice is kept
+        assert presence_lines(app) == presence_lines(app, "random") == [] and not chat.settings.joins
+        assert "carol" not in "\n".join(chat.view.render_line(y).text for y in range(chat.view.size.height))
+        assert "joins = false" in (tmp_path / "alice" / "settings.toml").read_text()
+        await pilot.press("f4")  # back where they were
+        assert [kind for kind, _ in presence_lines(app)] == ["join", "nick", "quit"]
+        assert presence_lines(app, "random")[-1] == ("part", "carol has left #random")
