@@ -2,7 +2,8 @@
 page, time to draw a screen; then a search that reaches the oldest message
 (loading everything), the cost of one arriving message with all of it
 loaded (the median of 50), and re-measuring all of it for a new width. Runs the real app headless (Textual's test
-driver) on a data directory holding N messages.
+driver) on a data directory holding N messages. Each row ends with the
+1-minute load average before and after it.
 
     python benchmarks/tui_history.py [--messages 100000]
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -46,11 +48,12 @@ async def measure(n: int) -> dict[str, float]:
         view = app.query_one(ChannelView)
         await soon(lambda: view.scroll_y == view.max_scroll_y > 0, pilot)  # opened at the newest
         opened = time.perf_counter() - start
+        await pilot.pause(0.2)  # the view settles at the end after a refresh: a scroll before that is undone
         pages = []
         for _ in range(5):
             before = len(app.chat.models["general"])
             t = time.perf_counter()
-            view.scroll_home(animate=False)
+            view.scroll_home(animate=False, immediate=True)
             await soon(lambda before=before: len(app.chat.models["general"]) > before and view.scroll_y > 0, pilot)
             pages.append(time.perf_counter() - t)
         t = time.perf_counter()
@@ -89,11 +92,14 @@ def main() -> None:
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
     print(f"{'messages':>9}  {'open (s)':>9}  {'older page (ms)':>15}  {'scroll step (ms)':>16}  "
-          f"{'search to the oldest (s)':>24}  {'arrival, all loaded (ms)':>24}  {'re-measure all (s)':>18}")
+          f"{'search to the oldest (s)':>24}  {'arrival, all loaded (ms)':>24}  {'re-measure all (s)':>18}  "
+          f"{'load before -> after':>20}")
     for n in args.messages:
+        load = os.getloadavg()[0]  # the machine may be shared: figures under load are inflated
         r = asyncio.run(measure(n))
         print(f"{n:>9,}  {r['open_s']:>9.2f}  {r['page_ms']:>15.0f}  {r['scroll_ms']:>16.1f}  "
-              f"{r['search_s']:>24.2f}  {r['arrival_ms']:>24.2f}  {r['resize_s']:>18.2f}")
+              f"{r['search_s']:>24.2f}  {r['arrival_ms']:>24.2f}  {r['resize_s']:>18.2f}  "
+              f"{f'{load:.1f} -> {os.getloadavg()[0]:.1f}':>20}", flush=True)
 
 
 if __name__ == "__main__":
