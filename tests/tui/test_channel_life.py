@@ -154,3 +154,24 @@ async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app, tmp_
         await pilot.press("f4")  # back where they were
         assert [kind for kind, _ in presence_lines(app)] == ["join", "nick", "quit"]
         assert presence_lines(app, "random")[-1] == ("part", "carol has left #random")
+
+
+@pytest.mark.asyncio
+async def test_search_passes_over_an_ignored_nicks_messages(make_app, tmp_path):
+    """Ctrl+F reaching into SQLite finds bob's old line, not the newer ones of
+    Mallory (ignored), and loads no line of hers on the way."""
+    store = Store(tmp_path / "alice" / "sds-chat.sqlite3")
+    store.commit_step("general", None, [stored(0, "bob", "the secret word is ham")]
+                      + [stored(i, "Mallory", f"the secret word is spam {i}") for i in range(1, 700)]
+                      + [stored(i, "bob", f"filler {i}") for i in range(700, 1300)], BASE)
+    store.set_ignored("mallory", True)
+    store.close()
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        model = lambda: app.chat.models["general"]  # noqa: E731
+        await until(pilot, lambda: started(app) and len(model()) == 500)
+        await pilot.press("ctrl+f")
+        app.chat.search.value = "secret word"
+        await until(pilot, lambda: app.chat.view.search_hit == f"{0:032x}")
+        assert not any(e.nick == "Mallory" for e in model().entries)
+        assert model().entries[0].text == "the secret word is ham"
