@@ -21,9 +21,21 @@ def test_urls_are_hyperlinks_and_are_not_split_across_lines():
 
 
 @given(text=st.text(st.sampled_from("ab 名-\n"), max_size=120), width=st.integers(30, 120),
-       marker=st.booleans(), day=st.none() | st.just("Friday 20 November 2026"), gaps=st.integers(0, 2))
-def test_the_quick_height_is_the_number_of_lines_drawn(text, width, marker, day, gaps):
+       marker=st.booleans(), day=st.none() | st.just("Friday 20 November 2026"), gaps=st.integers(0, 2),
+       kind=st.sampled_from(["text", "me", "topic", "join", "nick"]))
+def test_the_quick_height_is_the_number_of_lines_drawn(text, width, marker, day, gaps, kind):
     renderer = MessageRenderer("alice")
-    row = MessageRow(1, "m", "s" * 32, "dave", text, gaps=gaps)
+    row = MessageRow(1, "m", "s" * 32, "dave", text, kind, gaps=gaps)
     height = renderer.height(row, width, marker, day)
     assert height is None or height == len(renderer.render(row, width, marker, day, None))
+
+
+def test_a_topic_reads_as_who_set_it_to_what_with_its_links():
+    url = "https://example.org/plan"
+    row = MessageRow(1, "m", "s" * 32, "bob", f"release on Friday, see {url}", "topic")
+    strips = MessageRenderer().render(row, 100, marker=False, day=None, hit=None)
+    assert strips[0].text.split("│ ", 1)[1].rstrip() == f"bob set the topic: release on Friday, see {url}"
+    assert strips[0].text.split("│", 1)[0].rstrip().endswith("--")  # no nick in the nick column
+    assert links(strips) == {url}
+    linked = "".join(seg.text for seg in strips[0] if seg.style and seg.style.link)
+    assert linked == url  # the link covers the URL, not text shifted by the lead-in

@@ -20,6 +20,7 @@ from chat_app.tui.model import MessageRow, highlight_pattern, highlighted, nick_
 
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 NICK_WIDTH = 10
+LEAD_INS = {"me": (" ", ""), "topic": (" set the topic: ", "dim")}  # between the nick and the text
 PRESENCE_STYLES = {"join": "dim green", "part": "dim red", "quit": "dim red"}
 HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every row's first columns
 URL = re.compile(r"\bhttps?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
@@ -87,6 +88,8 @@ class MessageRenderer:
             nick = Text("*", style="bold")
         elif row.is_presence:  # "-->" for a join, "<--" for a part or quit, "--" for a new nick
             nick = Text(row.nick, style=PRESENCE_STYLES.get(row.kind, "dim"))
+        elif row.kind == "topic":  # the setter's nick goes in the text: "bob set the topic: ..."
+            nick = Text("--", style="dim")
         else:
             nick = Text(row.nick, style=f"bold {nick_colour(row.sender_id)}")
             nick.truncate(NICK_WIDTH, overflow="ellipsis")
@@ -100,8 +103,8 @@ class MessageRenderer:
         body = Text.assemble(*body_parts(row), style=tone)
         if mentioned:
             body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
-        for url in URL.finditer(row.text):  # the text comes after the nick for /me
-            start = len(row.nick) + 1 if row.kind == "me" else 0
+        start = len(row.nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
+        for url in URL.finditer(row.text):  # the text comes after the nick for /me and a topic
             body.stylize(Style(link=url.group(), underline=True), start + url.start(), start + url.end())
         return body
 
@@ -113,8 +116,9 @@ def text_width(width: int) -> int:
 def body_parts(row: MessageRow) -> list[tuple[str, str]]:
     """The text after the nick column, as (text, style) pieces: all that
     decides its length, without building it."""
-    if row.kind == "me":
-        parts = [(row.nick, f"bold {nick_colour(row.sender_id)}"), (" ", ""), (row.text, "italic")]
+    if row.kind in LEAD_INS:
+        parts = [(row.nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
+                 (row.text, "italic" if row.kind == "me" else "")]
     else:
         parts = [(row.text, "")]
     if row.waiting_for:
