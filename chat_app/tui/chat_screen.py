@@ -1,6 +1,8 @@
-"""The chat screen: it coordinates the widgets (sidebar, channel view, search
-bar, typing line, input, status bar) and turns the node's events into what
-they show. Layout styles are in ``assets/chat.tcss``."""
+"""The chat screen: it holds the widgets (sidebar, topic line, channel view,
+search bar, typing line, input, status bar) and hands the work to its parts:
+node events (``node_events``), channel switching (``navigation``), history
+pages (``history``), join/part lines (``presence``), typed lines
+(``command_line``). Layout styles are in ``assets/chat.tcss``."""
 
 from __future__ import annotations
 
