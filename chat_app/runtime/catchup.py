@@ -113,11 +113,12 @@ class CatchUp:
         self._dialing.discard(address)
 
     def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(channels, self._validate, initiator=initiator, now=now, live=self.live, peer=address)
+        conn = Connection(channels, self.validate, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
 
-    def _validate(self, channels: tuple[str, ...], entry: bytes) -> str:
+    def validate(self, channels: tuple[str, ...], entry: bytes) -> str:
+        """The links' entry check (``sync.replication.Validate``): ``checked_entry``, by link name."""
         routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
         return self.envelopes.link_name(routed.channel)
 
