@@ -9,7 +9,9 @@ class's ``name`` and whose other fields are the dataclass fields, in order.
 A few fields are left out of the JSON when they carry nothing (a delivered
 message's ``gaps`` and ``undecodable``, a peer's unknown ``channels``, an
 acknowledgement's ``via`` unless it is a full one): scripts written against
-earlier output see exactly the objects they always saw.
+earlier output see exactly the objects they always saw. A class says which
+with ``_optional`` and ``_when_known``; every event's JSON comes from its
+fields and those two, in ``AppEvent.to_json`` alone.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import Any, ClassVar
 
 Address = tuple[str, int]
@@ -29,15 +32,16 @@ class AppEvent:
     """Whether headless mode writes this event out."""
     _optional: ClassVar[tuple[str, ...]] = ()
     """Fields left out of the JSON when None, False or an empty tuple."""
+    _when_known: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of the JSON when None (unknown); an empty tuple is written."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object headless mode prints for this event."""
         out: dict[str, Any] = {"event": self.name}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in self._optional and (value is None or value is False or value == ()):
-                continue
-            out[f.name] = _plain(value)
+        for name, left_out in _json_shape(type(self)):
+            value = getattr(self, name)
+            if left_out is None or not left_out(value):
+                out[name] = _plain(value)
         return out
 
     def json_line(self) -> str:
@@ -46,6 +50,22 @@ class AppEvent:
 
 Emit = Callable[[AppEvent], None]
 """How events reach a user interface."""
+
+
+def _carries_nothing(value: Any) -> bool:
+    return value is None or value is False or value == ()
+
+
+def _unknown(value: Any) -> bool:
+    return value is None
+
+
+@cache
+def _json_shape(cls: type[AppEvent]) -> tuple[tuple[str, Callable[[Any], bool] | None], ...]:
+    """``cls``'s fields in order, each with the test that leaves it out of the
+    JSON (None: always written); worked out once per class."""
+    return tuple((f.name, _carries_nothing if f.name in cls._optional else _unknown if f.name in cls._when_known
+                  else None) for f in fields(cls))
 
 
 def _plain(value: Any) -> Any:
@@ -246,18 +266,13 @@ class PeerJoined(AppEvent):
 
     name: ClassVar[str] = "peer_joined"
     _optional: ClassVar[tuple[str, ...]] = ("addresses",)
+    _when_known: ClassVar[tuple[str, ...]] = ("channels",)  # not announced: heard from, or a static peer
     peer_id: str
     nick: str | None
     address: Address
     addresses: tuple[Address, ...] | None = None
     found: tuple[str, ...] = ()
     channels: tuple[str, ...] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = AppEvent.to_json(self)
-        if self.channels is None:  # not announced: heard from, or a static peer
-            del out["channels"]
-        return out
 
 
 @dataclass(frozen=True, slots=True)

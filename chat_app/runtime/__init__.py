@@ -1,5 +1,6 @@
-"""The application logic without asyncio: routing, conversations, peers,
-fetching, catch-up policy and typing. ``Runtime`` is the entry point."""
+"""The application logic without asyncio: routing, conversations, peers and
+people, private channels, fetching, catch-up policy, typing and the outbox.
+``Runtime`` is the entry point."""
 
 from .core import Runtime
 

@@ -8,7 +8,8 @@ The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
 engines, application events to show, and reads of the store the link asks
 for (log heights, entries), which the adapter does off the event loop and
-hands back with ``Runtime.link_answer``.
+hands back with ``Runtime.link_answer``. It also keeps what the adapter is
+to do next: the addresses to dial (``dials``) and the reads (``reads``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,6 @@ def answer(store, wanted: Read, envelopes: Envelopes) -> dict[str, list[tuple[st
 class LinkOutcome:
     entries: list[tuple[str, SdsDatagram]] = field(default_factory=list)  # (channel, the entry as routed)
     events: list[ev.AppEvent] = field(default_factory=list)
-    reads: list[Read] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
 
 
@@ -86,6 +86,8 @@ class CatchUp:
         self.envelopes = envelopes
         self.links: dict[Connection, Address] = {}
         self._dialing: set[Address] = set()
+        self._dials: list[Address] = []
+        self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         # entries as validation routed them, until the link's step hands them on: parsed once
         self._routed: dict[bytes, SdsDatagram] = {}
@@ -98,20 +100,47 @@ class CatchUp:
         self._dialing.add(address)
         return True
 
+    def dial(self, address: Address, now: int) -> None:
+        """Dial ``address`` (see ``dials``), unless ``want`` says not now."""
+        if self.want(address, now):
+            self._dials.append(address)
+
+    def dials(self) -> list[Address]:
+        out, self._dials = self._dials, []
+        return out
+
     def dial_ended(self, address: Address) -> None:
         self._dialing.discard(address)
 
     def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(channels, self._validate, initiator=initiator, now=now, live=self.live, peer=address)
+        conn = Connection(channels, self.validate, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
 
-    def _validate(self, channels: tuple[str, ...], entry: bytes) -> str:
+    def validate(self, channels: tuple[str, ...], entry: bytes) -> str:
+        """The links' entry check (``sync.replication.Validate``): ``checked_entry``, by link name."""
         routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
         return self.envelopes.link_name(routed.channel)
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
+
+    def received(self, conn: Connection, data: bytes | None, now: int) -> None:
+        """One frame from a link (None: the stream ended, and ``conn`` is already closed)."""
+        if data is not None:
+            conn.receive(data, now, self.links.get(conn))
+
+    def answered(self, conn: Connection, wanted: Read, answer) -> None:
+        """The store's answer to a read the link asked for (see ``reads``)."""
+        if conn.closed is None:
+            if isinstance(wanted, HeightsWanted):
+                conn.provide_heights(wanted.session_id, answer)
+            else:
+                conn.provide_entries(wanted.session_id, answer)
+
+    def reads(self) -> list[tuple[Connection, Read]]:
+        out, self._reads = self._reads, []
+        return out
 
     def outcome(self, conn: Connection, joined: set[str]) -> LinkOutcome:
         address = self.links.get(conn, ("?", 0))
@@ -120,7 +149,7 @@ class CatchUp:
         while pending:
             event = pending.pop(0)
             if isinstance(event, (HeightsWanted, EntriesWanted)):
-                out.reads.append(event)
+                self._reads.append((conn, event))
             elif isinstance(event, RemoteAnnounced) and conn.initiator:
                 if conn.sync() is not None:
                     pending += conn.events()

@@ -16,6 +16,13 @@ with), ``reads()`` (what replication links want from the store, answered
 with ``link_answer`` once read), and re-arms its one timer at
 ``get_timer()``. Nothing here blocks,
 sends or sleeps; a test drives it with a fake clock and an in-memory network.
+
+The runtime coordinates; the parts do the work, each in its own module:
+``Conversation`` (one channel's engine and store), ``Envelopes`` (signing,
+opening, routing), ``Outbox`` (sealing and addressing what leaves),
+``PrivateChannels`` (keys and blind channels), ``PeerTracker`` and ``People``
+(who is out there, and which key is whose), ``Fetcher``, ``CatchUp``
+(replication links) and ``TypingIndicator``.
 """
 
 from __future__ import annotations
@@ -31,19 +38,18 @@ from chat_app.crypto import Identity, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
-from chat_app.crypto import channel_tag_of
-from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
-from chat_app.runtime.envelopes import Envelopes, is_envelope
+from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
+from chat_app.runtime.private import PrivateChannels
 from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
-from sync.core import BROADCAST
-from sync.replication import Connection, HeightsWanted
+from sync.replication import Connection
 from sync.sds import Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
@@ -60,13 +66,12 @@ class Runtime:
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
         self.envelopes = Envelopes(self.identity)
-        self._rekey = self.envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
-        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
         self.conversations: dict[str, Conversation] = {}
         self.peers = PeerTracker(static_peers)
+        self.outbox = Outbox(store, self.envelopes, self.peers)
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
         self.port = 0
         self.fetcher = Fetcher()
@@ -74,33 +79,31 @@ class Runtime:
         self.typing_state = TypingIndicator()
         self.away: str | None = None  # our reason for being away
         self.people = People(store)
-        self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
+        self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
         self.stats: Counter[str] = Counter()
-        self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
-        self._dials: list[Address] = []
-        self._reads: list[tuple[Connection, Read]] = []
 
     # ----------------------------------------------------------------- outputs
 
     def datagrams_to_send(self) -> list[tuple[bytes, Address]]:
-        out, self._out = self._out, []
-        return out
+        return self.outbox.take()
 
     def events(self) -> list[ev.AppEvent]:
         out, self._events = self._events, []
         return out
 
     def dials(self) -> list[Address]:
-        out, self._dials = self._dials, []
-        return out
+        return self.catchup.dials()
+
+    def reads(self) -> list[tuple[Connection, Read]]:
+        return self.catchup.reads()
 
     def get_timer(self) -> int | None:
         deadlines = [c.engine.get_timer() for c in self.conversations.values()]
         deadlines += [c.retry_at for c in self.conversations.values()]
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
-        deadlines.append(self.blind.deadline())
+        deadlines.append(self.private.blind.deadline())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -114,23 +117,17 @@ class Runtime:
     @property
     def announced_channels(self) -> tuple[str, ...]:
         """The channels as others may see them: a private one by its tag only."""
-        return (*(self.envelopes.link_name(c) for c in self.conversations),
-                *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
+        return self.private.link_names(self.conversations)
 
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
         self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
-        for channel, passphrase in self.passphrases.items():
-            self._unlock(channel, passphrase)
-        for channel in dict.fromkeys([*channels, *self.passphrases]):
-            if channel.startswith("~"):
-                self._keep_blind(channel)
-            elif self._may_open(channel):
-                self.store.join(channel, now)
+        for channel in self.private.opening(channels):
+            self.store.join(channel, now)
         for channel in self.store.joined_channels():
-            if self._may_open(channel, quiet=True):
+            if self.private.may_open(channel, quiet=True):
                 self.conversations[channel] = self._conversation(channel, now)
         private = tuple(c for c in self.channels if c in self.envelopes.private)
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private))
@@ -186,8 +183,8 @@ class Runtime:
             self._events.append(ev.Joined(channel, already=True))  # the user interface switches to it
             return False
         if passphrase is not None:
-            self._unlock(channel, passphrase)
-        if not self._may_open(channel):
+            self.private.unlock(channel, passphrase)
+        if not self.private.may_open(channel):
             return False
         self.store.join(channel, now)
         self.conversations[channel] = self._conversation(channel, now)
@@ -237,50 +234,13 @@ class Runtime:
             conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
             self._step(channel, now)
 
-    def _unlock(self, channel: str, passphrase: str) -> None:
-        """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
-        key = self.envelopes.join_private(channel, passphrase)
-        known = self.store.private_tag(channel)
-        if known is None and self.store.count(channel) == 0:
-            self.store.set_private_tag(channel, key.tag)
-        elif known != key.tag:
-            self.envelopes.leave_private(channel)
-            self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
-                        f"its history would mix; use another name")
-
-    def _keep_blind(self, link_name: str) -> None:
-        try:
-            tag = bytes.fromhex(link_name[1:])
-        except ValueError:
-            tag = b""
-        if len(tag) != 16:
-            self._error(f"{link_name}: a blind channel is ~ and a 32-digit hex tag")
-        else:
-            self.blind.tags.add(tag)
-
-    def _may_open(self, channel: str, quiet: bool = False) -> bool:
-        """A channel joined as private opens only with its key: never in the clear."""
-        if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
-            if not quiet or channel not in self.passphrases:
-                self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
-            return False
-        return True
-
     def whois(self, nick: str, now: int) -> None:
         ours = [(a, self.port) for a in self.addresses]
         self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, ours)
-        self._events.append(self.people.whois(nick.lstrip("@"), self._addresses_of))
+        self._events.append(self.people.whois(nick.lstrip("@"), self.peers.addresses_of))
 
     def trust(self, argument: str, now: int) -> None:
-        nick, _, fp = argument.partition(" ")
-        if not fp.strip():
-            self._error("usage: /trust nick <fingerprint> (read it to each other; see /whois nick)")
-            return
-        self._events.append(self.people.trust(nick.lstrip("@"), fp.strip()))
-
-    def _addresses_of(self, sender_id: str) -> list:
-        peer = self.peers.get(sender_id)
-        return list(peer.candidates or [peer.address]) if peer is not None else []
+        self._events.append(self.people.trust(argument))
 
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
@@ -306,9 +266,9 @@ class Runtime:
     def _take(self, data: bytes, addr: Address, now: int) -> str | None:
         """Feed one datagram to its engine; the channel that needs a step, if any."""
         self.stats["datagrams_in"] += 1
-        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
-            self.stats["blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"] += 1
-            self._out += self.blind.due(now)
+        if (kept := self.private.keep_blind_datagram(data, addr, now)) is not None:
+            self.stats[kept] += 1
+            self.outbox.extend(self.private.blind.due(now))
             return
         routed = self.envelopes.open(data, addr, now)
         if isinstance(routed, Refused):
@@ -332,21 +292,16 @@ class Runtime:
         if request.channel not in self.conversations:
             return
         wires, refused = self.fetcher.answers(request.message_ids, addr,
-                                              lambda mid: self._envelope(request.channel, mid), now)
+                                              lambda mid: self.outbox.stored(request.channel, mid), now)
         self.stats["fetch_served"] += len(wires)
         self.stats["fetch_refused"] += refused
-        self._out += [(self.envelopes.outgoing(request.channel, wire), addr) for wire in wires]
-
-    def _envelope(self, channel: str, message_id: str) -> bytes | None:
-        """A stored message's envelope, to pass on (None: unknown, or stored before envelopes)."""
-        wire = self.store.wire(channel, message_id)
-        return wire if wire is not None and is_envelope(wire) else None
+        self.outbox.fetched(request.channel, wires, addr)
 
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
         events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
         if new:
-            self._met(addr)
+            self.outbox.met(addr)
             self._replicate(addr, now)
             if self.away is not None:  # a newcomer learns we are away
                 self._say_away(now)
@@ -355,14 +310,12 @@ class Runtime:
                        now: int, key: bytes = b"") -> None:
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
-            event = replace(event, channels=tuple(self.envelopes.channel_of(c) or c for c in event.channels))
+            event = replace(event, channels=self.private.names(event.channels))
         self._events.append(event)
         self._events += self.people.seen(peer_id, key or None, nick, now)
-        for tag in self.blind.tags:
-            if self.blind.link_name(tag) in channels:
-                self.blind.serve(tag, peer.address, now)
+        self.private.announced(channels, peer.address, now)
         if new:
-            self._met(peer.address)
+            self.outbox.met(peer.address)
             self._replicate(peer.address, now)
 
     def peer_snapshot(self) -> ev.Peers:
@@ -371,19 +324,11 @@ class Runtime:
     def peer_gone(self, peer_id: str) -> None:
         self._events += self.peers.gone(peer_id)
 
-    def _broadcast(self, channel: str, data: bytes) -> None:
-        self._out += [(data, address) for address in self.peers.targets(self.envelopes.link_name(channel))]
-
     # ------------------------------------------------------------- replication
 
-    def _met(self, address: Address) -> None:
-        """A peer we had not met: tell it our legacy id moved to our key, if it did."""
-        if self._rekey is not None:
-            self._out.append((self._rekey, address))
-
     def _replicate(self, address: Address, now: int) -> None:
-        if self.conversations and self.catchup.want(address, now):
-            self._dials.append(address)
+        if self.conversations:
+            self.catchup.dial(address, now)
 
     def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
         return self.catchup.open(self.announced_channels, address, initiator=initiator, now=now)
@@ -391,8 +336,7 @@ class Runtime:
     def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
         """One frame from a link (None: the stream ended or failed, and
         ``conn`` is already closed); True when we should hang up."""
-        if data is not None:
-            conn.receive(data, now, self.catchup.links.get(conn))
+        self.catchup.received(conn, data, now)
         return self._link_step(conn, now)
 
     def link_timer(self, conn: Connection, now: int) -> bool:
@@ -401,20 +345,11 @@ class Runtime:
 
     def link_answer(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
         """The store's answer to a read the link asked for (see ``reads``)."""
-        if conn.closed is None:
-            if isinstance(wanted, HeightsWanted):
-                conn.provide_heights(wanted.session_id, answer)
-            else:
-                conn.provide_entries(wanted.session_id, answer)
+        self.catchup.answered(conn, wanted, answer)
         return self._link_step(conn, now)
-
-    def reads(self) -> list[tuple[Connection, Read]]:
-        out, self._reads = self._reads, []
-        return out
 
     def _link_step(self, conn: Connection, now: int) -> bool:
         outcome = self.catchup.outcome(conn, set(self.conversations))
-        self._reads += [(conn, wanted) for wanted in outcome.reads]
         for channel, entry in outcome.entries:
             if channel in self.conversations:
                 self.conversations[channel].engine.receive_message(entry.message, entry.data, now,
@@ -434,7 +369,7 @@ class Runtime:
                 self._step(channel, now)
             elif conversation.retry_at is not None and conversation.retry_at <= now:
                 self._step(channel, now)  # held messages may fit now
-        self._out += self.blind.due(now)
+        self.outbox.extend(self.private.blind.due(now))
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 
@@ -451,14 +386,7 @@ class Runtime:
             self.stats["step_failed"] += 1
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
-        for out in datagrams:
-            data = self.envelopes.seal_sds(channel, out.data, lambda mid: self._envelope(channel, mid))
-            if data is None:
-                continue
-            if out.to is BROADCAST:
-                self._broadcast(channel, data)
-            else:
-                self._out.append((data, out.to))
+        self.outbox.engine(channel, datagrams)
         self.stats["rejected"] += step.rejected
         if step.missing:
             self._ask_for(channel, step.missing, now)
@@ -484,12 +412,7 @@ class Runtime:
         """Fetch what is missing, and replicate the channel (throttled): that
         also finds what nobody references."""
         sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
-        for data, target in sends:
-            data = self.envelopes.seal_fetch(channel, data)
-            if target is None:
-                self._broadcast(channel, data)
-            else:
-                self._out.append((data, target))
+        self.outbox.fetches(channel, sends)
         self.stats["fetch_sent"] += asked
         for peer in self.peers:
             if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:

@@ -35,6 +35,11 @@ class PeerTracker:
     def __iter__(self):
         return iter(self.table)
 
+    def addresses_of(self, peer_id: str) -> list:
+        """Where ``peer_id`` may be reached: all it announced, else where it was heard from."""
+        peer = self.table.get(peer_id)
+        return list(peer.candidates or [peer.address]) if peer is not None else []
+
     def heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> tuple[list[ev.AppEvent], bool]:
         """A datagram from ``peer_id`` came from ``addr``: (events, whether it
         is new). See ``PeerTable.heard``: a message with content, which

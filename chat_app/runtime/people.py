@@ -83,7 +83,12 @@ class People:
              "trusted": trusted == _compact(p.fingerprint), "was": self._was.get(p.sender_id)}
             for p in sorted(found, key=lambda p: p.first_seen)))
 
-    def trust(self, nick: str, fp: str) -> ev.AppEvent:
+    def trust(self, argument: str) -> ev.AppEvent:
+        """``/trust nick <fingerprint>``: the user compared ``nick``'s fingerprint with its holder."""
+        nick, _, fp = argument.partition(" ")
+        if not fp.strip():
+            return ev.Error("usage: /trust nick <fingerprint> (read it to each other; see /whois nick)")
+        nick, fp = nick.lstrip("@"), fp.strip()
         wanted = _compact(fp)
         match = [p for p in self._people.values() if p.nick == nick and _compact(p.fingerprint) == wanted]
         if not match:

@@ -3,6 +3,7 @@ scripts read these field names, so a renamed or reordered field fails."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,31 @@ def test_events_are_frozen():
 
 def test_only_heard_is_kept_out_of_headless_output():
     assert [type(e).__name__ for e, _ in PINNED if not e.printed] == ["PeerHeard"]
+
+
+# Every field of every event, in turn, set to each of these: the JSON rules
+# (which fields are left out, how tuples and dicts are written) meet them all.
+SAMPLES = (None, False, True, 0, 7, "", "x", (), ("a", "b"), (("h", 1),), {"k": ("v", 2)})
+GOLDEN = Path(__file__).with_name("events_json.golden")
+"""``ClassName<TAB>JSON line`` for each variant, as the JSON was written before
+it was derived from the fields in one place: the derivation must not change a byte."""
+
+
+def json_variants(classes: set[str] | None = None) -> list[str]:
+    lines, done = [], set()
+    for event, _ in PINNED:
+        name = type(event).__name__
+        if name in done or (classes is not None and name not in classes):
+            continue
+        done.add(name)
+        variants = [event] + [dataclasses.replace(event, **{f.name: value})
+                              for f in dataclasses.fields(event) for value in SAMPLES]
+        lines += [f"{name}\t{v.json_line()}" for v in variants]
+    return lines
+
+
+def test_every_event_writes_the_json_it_wrote_before():
+    golden = GOLDEN.read_text().splitlines()
+    classes = {line.split("\t")[0] for line in golden}
+    assert len(classes) >= 29 and len(golden) > 1000  # the file is whole
+    assert json_variants(classes) == golden

@@ -23,7 +23,9 @@ from sync.replication import messages as m
 
 
 def validate_toy_entry(channels: tuple[str, ...], entry: bytes) -> str:
-    """A toy entry is b"channel|author|seq" for one of ``channels``."""
+    """A toy entry is b"channel|author|seq" for one of ``channels``. It stands
+    for the runtime's check (``CatchUp.validate``); test_entry_checks.py holds
+    both to the same contract and says why the entries differ."""
     try:
         channel, _author, seq = entry.decode().split("|")
         int(seq)

@@ -1,0 +1,93 @@
+"""Which channels open only with their key, and which are kept without it.
+
+A private channel is joined with a passphrase; its key is derived then
+(``Envelopes.join_private``) and the store remembers the channel's tag - never
+its key - so that a restart without the passphrase keeps the channel closed
+instead of opening it in the clear. A ``~<tag>`` channel is one this peer keeps
+blind (``BlindStore``): its datagrams are kept and served, never opened.
+Others see a private channel only by its tag: in announcements and on
+replication links it goes by its link name (``Envelopes.link_name``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from chat_app.crypto import channel_tag_of
+from chat_app.net.udp import Address
+from chat_app.runtime.blind import BlindStore
+from chat_app.runtime.envelopes import Envelopes
+from chat_app.store import Store
+
+
+class PrivateChannels:
+    def __init__(self, store: Store, envelopes: Envelopes, passphrases: Mapping[str, str] | None,
+                 error: Callable[[str], None]) -> None:
+        self.store = store
+        self.envelopes = envelopes
+        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
+        self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
+        self._error = error  # reports a refusal to the user
+
+    def opening(self, channels: Iterable[str]) -> list[str]:
+        """The channels to join at start, of ``channels`` and those with a
+        passphrase: private ones unlocked first, ``~tag`` ones kept blind instead."""
+        for channel, passphrase in self.passphrases.items():
+            self.unlock(channel, passphrase)
+        joining = []
+        for channel in dict.fromkeys([*channels, *self.passphrases]):
+            if channel.startswith("~"):
+                self.keep_blind(channel)
+            elif self.may_open(channel):
+                joining.append(channel)
+        return joining
+
+    def unlock(self, channel: str, passphrase: str) -> None:
+        """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
+        key = self.envelopes.join_private(channel, passphrase)
+        known = self.store.private_tag(channel)
+        if known is None and self.store.count(channel) == 0:
+            self.store.set_private_tag(channel, key.tag)
+        elif known != key.tag:
+            self.envelopes.leave_private(channel)
+            self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
+                        f"its history would mix; use another name")
+
+    def keep_blind(self, link_name: str) -> None:
+        try:
+            tag = bytes.fromhex(link_name[1:])
+        except ValueError:
+            tag = b""
+        if len(tag) != 16:
+            self._error(f"{link_name}: a blind channel is ~ and a 32-digit hex tag")
+        else:
+            self.blind.tags.add(tag)
+
+    def may_open(self, channel: str, quiet: bool = False) -> bool:
+        """A channel joined as private opens only with its key: never in the clear."""
+        if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
+            if not quiet or channel not in self.passphrases:
+                self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
+            return False
+        return True
+
+    def keep_blind_datagram(self, data: bytes, addr: Address, now: int) -> str | None:
+        """Keep a datagram of a channel kept blind (unopened): what to count, or None if it is no such datagram."""
+        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
+            return "blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"
+        return None
+
+    def link_names(self, channels: Iterable[str]) -> tuple[str, ...]:
+        """``channels`` (and the blind ones) as others may see them: a private one by its tag only."""
+        return (*(self.envelopes.link_name(c) for c in channels),
+                *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
+
+    def names(self, link_names: tuple[str, ...]) -> tuple[str, ...]:
+        """Announced channels as the user knows them: a private one's tag becomes its name if it is ours."""
+        return tuple(self.envelopes.channel_of(c) or c for c in link_names)
+
+    def announced(self, link_names: tuple[str, ...], address: Address, now: int) -> None:
+        """A peer announced these channels: serve it the blind ones we keep."""
+        for tag in self.blind.tags:
+            if self.blind.link_name(tag) in link_names:
+                self.blind.serve(tag, address, now)
