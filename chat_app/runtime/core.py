@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
-from chat_app.crypto import Identity, Rekey
+from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
@@ -35,6 +35,7 @@ from chat_app.crypto import channel_tag_of
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.people import People
@@ -80,6 +81,9 @@ class Runtime:
         self._events: list[ev.AppEvent] = []
         self._dials: list[Address] = []
         self._reads: list[tuple[Connection, Read]] = []
+        self.direct = Direct(store, self.identity, self.typing_state, send=lambda d, a: self._out.append((d, a)),
+                             notify=lambda e: self._events.append(e),
+                             people=self.people.by_nick, address_of=lambda p: (self._addresses_of(p) or [None])[0])
 
     # ----------------------------------------------------------------- outputs
 
@@ -101,6 +105,7 @@ class Runtime:
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.blind.deadline())
+        deadlines.append(self.direct.get_timer())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -138,6 +143,7 @@ class Runtime:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
             self._replicate(address, now)
+        self.direct.start(now)
 
     def leave(self, now: int) -> None:
         """Say goodbye in every channel (the adapter closes the rest)."""
@@ -318,6 +324,9 @@ class Runtime:
             self._serve_fetch(routed, addr, now)
         elif isinstance(routed, Rekey):
             self.people.rekeyed(routed.old_sender_id, routed.new_sender_id)
+        elif isinstance(routed, Opened):  # a direct message, or someone's exchange key
+            self._heard(routed.signer.sender_id, addr, now, direct=True)
+            self.direct.received(routed, addr, now)
         elif routed.channel not in self.conversations:
             self.stats["other_channel"] += 1
         else:
@@ -345,6 +354,7 @@ class Runtime:
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
         events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
+        self.direct.heard(peer_id, addr, now)
         if new:
             self._met(addr)
             self._replicate(addr, now)
@@ -361,6 +371,7 @@ class Runtime:
         for tag in self.blind.tags:
             if self.blind.link_name(tag) in channels:
                 self.blind.serve(tag, peer.address, now)
+        self.direct.heard(peer_id, peer.address, now)
         if new:
             self._met(peer.address)
             self._replicate(peer.address, now)
@@ -380,6 +391,7 @@ class Runtime:
         """A peer we had not met: tell it our legacy id moved to our key, if it did."""
         if self._rekey is not None:
             self._out.append((self._rekey, address))
+        self._out.append((self.direct.statement, address))  # our exchange key, for direct messages
 
     def _replicate(self, address: Address, now: int) -> None:
         if self.conversations and self.catchup.want(address, now):
@@ -435,6 +447,7 @@ class Runtime:
             elif conversation.retry_at is not None and conversation.retry_at <= now:
                 self._step(channel, now)  # held messages may fit now
         self._out += self.blind.due(now)
+        self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 
