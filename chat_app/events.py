@@ -396,8 +396,10 @@ class DmDelivered(AppEvent):
     name: ClassVar[str] = "dm_delivered"
     channel: str
     peer_id: str
+    peer_nick: str | None  # the other person's nick, as we know it
     message_id: str
     sender_id: str
+    timestamp: int  # the MVDS timestamp: orders the conversation as a lamport orders a channel
     nick: str | None
     kind: str | None
     text: str | None

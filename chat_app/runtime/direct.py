@@ -130,8 +130,9 @@ class Direct:
         for conversation in self.conversations.values():
             self._step(conversation, now)
 
-    def open(self, target: str, now: int) -> Conversation | None:
-        """The conversation with ``target`` (a nick, ``@id`` or an id), opened if new."""
+    def open(self, target: str, now: int, announce: bool = True) -> Conversation | None:
+        """The conversation with ``target`` (a nick, ``@id`` or an id), opened
+        if new; ``announce``: the user asked for it (``/query``), so say so."""
         person = self._resolve(target.strip().lstrip("@"))
         if person is None:
             return None
@@ -140,7 +141,8 @@ class Direct:
             conversation = self.conversations[person.peer_id] = self._conversation(person, MvdsNode(now, self.config))
             self.store.direct.learn(person.peer_id, person.signing_key, person.exchange_key, person.nick)
             self._step(conversation, now)
-        self._notify(ev.DmOpened(conversation.channel, person.peer_id, person.nick))
+        if announce:
+            self._notify(ev.DmOpened(conversation.channel, person.peer_id, person.nick))
         return conversation
 
     def send(self, target: str, text: str, kind: str, nick: str, now: int) -> str | None:
@@ -148,7 +150,7 @@ class Direct:
         if target.startswith("@") and target[1:] in self.conversations:
             conversation = self.conversations[target[1:]]
         else:
-            conversation = self.open(target, now)
+            conversation = self.open(target, now, announce=False)
         if conversation is None:
             return None
         try:
@@ -157,7 +159,8 @@ class Direct:
         except (PayloadError, LocalProtocolError) as exc:
             return self._error(str(exc))
         conversation.seq += 1
-        conversation.sent.append(self._row(conversation, mid, self.peer_id, payload, now, now, own=True))
+        stamp = conversation.engine.last_timestamp(conversation.group)
+        conversation.sent.append(self._row(conversation, mid, self.peer_id, payload, stamp, now, own=True))
         self._step(conversation, now)
         return mid.hex()
 
@@ -188,7 +191,7 @@ class Direct:
         if plain[:1] == bytes((TYPING,)):
             self._typing_from(person, plain[1:], now)
         elif plain[:1] == bytes((MVDS_PAYLOAD,)):
-            conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now)
+            conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now, announce=False)
             conversation.engine.receive(plain[1:], now, source=person.peer_id)
             self._step(conversation, now)
         else:
@@ -265,8 +268,8 @@ class Direct:
         for out in datagrams:
             self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data)
         for row in rows:
-            self._notify(ev.DmDelivered(row.channel, person.peer_id, row.message_id, row.sender_id, row.nick,
-                                        row.kind, row.text, row.sent_at, row.own))
+            self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id, row.lamport,
+                                        row.nick, row.kind, row.text, row.sent_at, row.own))
         for event in events:
             self._notify(event)
 

@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
 from chat_app.tui.command_line import run_line
+from chat_app.tui.direct import DirectPart, is_direct
 from chat_app.tui.history import place_page, read_page
 from chat_app.tui.node_events import NodeEvents, now_ms
 from chat_app.tui.model import ChannelModel, MessageRow
@@ -74,6 +75,7 @@ class ChatScreen(Screen):
         self.view.renderer.highlight_words = self.highlight_words
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
+        self.direct = DirectPart(self)
         self.member_list = MemberList(id="members")
         self.typing_line = TypingLine(id="typing")
         self.input = ChatInput(lambda: (list(self.models), self.roster.nicks()), id="input")
@@ -84,6 +86,7 @@ class ChatScreen(Screen):
         with Horizontal():
             with Vertical(id="sidebar") as self.sidebar:
                 yield self.channel_list
+                yield self.direct.list
                 yield self.member_list
             with Vertical(id="main"):
                 yield self.view
@@ -107,7 +110,8 @@ class ChatScreen(Screen):
         return self.app.bridge.call(getattr(self.node, name), *args)
 
     def node_event(self, event: ev.AppEvent) -> None:
-        self.events.handle(event)
+        if not self.direct.handle(event):
+            self.events.handle(event)
 
     def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
         self.events.show_message(event)
@@ -164,7 +168,7 @@ class ChatScreen(Screen):
         self.refresh_channels()
         self.refresh_members()
         self.refresh_typing()
-        self.app.title = f"sds-chat · #{channel}"
+        self.app.title = f"sds-chat · {self.direct.title(channel)}"
         if self.settings.last_channel != channel:
             self.settings.last_channel = channel
             self.app.save_settings()
@@ -178,8 +182,9 @@ class ChatScreen(Screen):
                 self.read_markers.saw(model.name, model.entries[-1].key)
 
     def refresh_channels(self) -> None:
-        rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
+        rows = [(name, m.unread, m.mentions) for name, m in self.models.items() if not is_direct(name)]
         self.channel_list.update_channels(rows, self.current, self.private)
+        self.direct.refresh()
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:
