@@ -268,8 +268,8 @@ class Direct:
         for out in datagrams:
             self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data)
         for row in rows:
-            self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id, row.lamport,
-                                        row.nick, row.kind, row.text, row.sent_at, row.own))
+            self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
+                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
         for event in events:
             self._notify(event)
 
