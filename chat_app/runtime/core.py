@@ -36,6 +36,7 @@ from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.direct import Direct
+from chat_app.runtime.mailbox import MAILBOX_LINK
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.people import People
@@ -83,7 +84,8 @@ class Runtime:
         self._reads: list[tuple[Connection, Read]] = []
         self.direct = Direct(store, self.identity, self.typing_state, send=lambda d, a: self._out.append((d, a)),
                              notify=lambda e: self._events.append(e),
-                             people=self.people.by_nick, address_of=lambda p: (self._addresses_of(p) or [None])[0])
+                             people=self.people.by_nick, address_of=lambda p: (self._addresses_of(p) or [None])[0],
+                             mailboxes=lambda: [p.address for p in self.peers if MAILBOX_LINK in (p.channels or ())])
 
     # ----------------------------------------------------------------- outputs
 
@@ -121,6 +123,11 @@ class Runtime:
         """The channels as others may see them: a private one by its tag only."""
         return (*(self.envelopes.link_name(c) for c in self.conversations),
                 *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
+
+    @property
+    def discovery_names(self) -> tuple[str, ...]:
+        """What mDNS announces: the channels, and the tag a mailbox files our direct messages under."""
+        return (*self.announced_channels, self.direct.mailbox_link)
 
     # --------------------------------------------------------------- lifecycle
 
@@ -312,7 +319,10 @@ class Runtime:
     def _take(self, data: bytes, addr: Address, now: int) -> str | None:
         """Feed one datagram to its engine; the channel that needs a step, if any."""
         self.stats["datagrams_in"] += 1
-        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
+        if (envelope := self.direct.letter_for_us(data)) is not None:  # a mailbox hands us our mail
+            return self.direct.from_mailbox(self.envelopes.open(envelope, addr, now), now)
+        if self.blind.tags and self.blind.keeps(tag := channel_tag_of(data),
+                                                {k.tag for k in self.envelopes.private.values()}):
             self.stats["blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"] += 1
             self._out += self.blind.due(now)
             return
@@ -368,9 +378,8 @@ class Runtime:
             event = replace(event, channels=tuple(self.envelopes.channel_of(c) or c for c in event.channels))
         self._events.append(event)
         self._events += self.people.seen(peer_id, key or None, nick, now)
-        for tag in self.blind.tags:
-            if self.blind.link_name(tag) in channels:
-                self.blind.serve(tag, peer.address, now)
+        for tag in self.blind.announced(channels):
+            self.blind.serve(tag, peer.address, now)
         self.direct.heard(peer_id, peer.address, now)
         if new:
             self._met(peer.address)

@@ -49,6 +49,7 @@ from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, exchange_key_
 from chat_app.crypto.sealed import open_sealed, seal_to
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.mailbox import letter, mailbox_tag, opened_letter
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
 from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
@@ -99,10 +100,13 @@ class Direct:
     def __init__(self, store: Store, identity: Identity, typing_state: TypingIndicator, *,
                  send: Callable[[bytes, Address], None], notify: Callable[[ev.AppEvent], None],
                  people: Callable[[str], list[tuple[str, bytes]]], address_of: Callable[[str], Address | None],
-                 config: Config | None = None) -> None:
+                 mailboxes: Callable[[], list[Address]] = list, config: Config | None = None) -> None:
         self.store, self.identity, self.typing_state = store, identity, typing_state
         self.peer_id = identity.sender_id
         self._send, self._notify, self._people, self._address_of = send, notify, people, address_of
+        self._mailboxes = mailboxes  # store peers that keep letters for those away (``mailbox``)
+        self.mailbox_tag = mailbox_tag(identity.public_key)
+        self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced, so a mailbox hands us our letters
         self.config = config or Config()
         self.statement = exchange_key_statement(identity)
         self.stats: Counter[str] = Counter()
@@ -171,15 +175,16 @@ class Direct:
 
     # ------------------------------------------------------------------- input
 
-    def received(self, opened: Opened, addr: Address, now: int) -> None:
-        """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr``."""
+    def received(self, opened: Opened, addr: Address | None, now: int) -> None:
+        """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr`` (None: through a mailbox)."""
         signer = opened.signer
         if opened.kind is Kind.EXCHANGE_KEY:
             return self._learn(opened, addr, now)
         person = self.persons.get(signer.sender_id)
         if person is None or not person.exchange_key or person.signing_key != signer.public_key:
             self.stats["dm_unknown_key"] += 1
-            self._state_to(signer.sender_id, addr, now, force=True)
+            if addr is not None:
+                self._state_to(signer.sender_id, addr, now, force=True)
             return
         try:
             plain = open_sealed(self.identity, person.signing_key, person.exchange_key, opened.payload)
@@ -187,7 +192,7 @@ class Direct:
             self.stats[f"dm_{exc.reason}"] += 1
             self._notify(ev.DatagramRejected(exc.reason, str(exc)))
             return
-        person.address = addr
+        person.address = addr or person.address
         if plain[:1] == bytes((TYPING,)):
             self._typing_from(person, plain[1:], now)
         elif plain[:1] == bytes((MVDS_PAYLOAD,)):
@@ -196,6 +201,19 @@ class Direct:
             self._step(conversation, now)
         else:
             self.stats["dm_unknown_type"] += 1
+
+    def letter_for_us(self, data: bytes) -> bytes | None:
+        """The envelope inside ``data`` if it is a letter a mailbox kept for us."""
+        return opened_letter(data, self.mailbox_tag)
+
+    def from_mailbox(self, opened: Opened | object, now: int) -> None:
+        """A letter a mailbox handed us, its envelope verified (or refused):
+        its author wrote it, but it says nothing of where the author is."""
+        if isinstance(opened, Opened) and opened.kind is Kind.MVDS:
+            self.stats["dm_from_mailbox"] += 1
+            self.received(opened, None, now)
+        else:
+            self.stats["dm_bad_letter"] += 1
 
     def heard(self, peer_id: str, addr: Address | None, now: int) -> None:
         """A sign of life from ``peer_id``: where it is, and, back after a
@@ -266,7 +284,7 @@ class Direct:
                                   f"({exc.__class__.__name__}: {exc}); it was undone"))
             return
         for out in datagrams:
-            self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data)
+            self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data, now)
         for row in rows:
             self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
                                         row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
@@ -283,19 +301,27 @@ class Direct:
 
     # --------------------------------------------------------------- sealing
 
-    def _seal_and_send(self, conversation: Conversation, plaintext: bytes) -> None:
+    def _seal_and_send(self, conversation: Conversation, plaintext: bytes, now: int | None = None) -> None:
+        """Seal and send; to someone not heard from lately (``now`` given), a
+        copy goes to each mailbox too, as a letter filed under their tag."""
         person = conversation.person
         address = person.address or self._address_of(person.peer_id)
-        if address is None:
-            self.stats["dm_no_address"] += 1
-            return
         if not person.exchange_key:  # they will answer with theirs; retransmission brings the message
             self.stats["dm_no_key"] += 1
-            self._state_to(person.peer_id, address, 0, force=True)
+            if address is not None:
+                self._state_to(person.peer_id, address, 0, force=True)
             return
-        sealed = seal_to(self.identity, person.signing_key, person.exchange_key, plaintext)
-        self._send(seal(self.identity, Kind.MVDS, sealed), address)
-        self.stats["dm_datagrams_out"] += 1
+        envelope = seal(self.identity, Kind.MVDS, seal_to(self.identity, person.signing_key, person.exchange_key,
+                                                         plaintext))
+        if address is not None:
+            self._send(envelope, address)
+            self.stats["dm_datagrams_out"] += 1
+        else:
+            self.stats["dm_no_address"] += 1
+        if now is not None and (person.last_heard is None or now - person.last_heard >= COMEBACK_MS):
+            for mailbox in self._mailboxes():
+                self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
+                self.stats["dm_letters_out"] += 1
 
     def _state_to(self, peer_id: str, addr: Address, now: int, force: bool = False) -> None:
         if force or now - self._stated.get(peer_id, -STATEMENT_EVERY_MS) >= STATEMENT_EVERY_MS:

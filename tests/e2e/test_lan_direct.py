@@ -132,3 +132,37 @@ def test_an_outsider_captures_no_plaintext_and_a_third_member_gets_nothing(spawn
         peer.stop()
     assert stored_dms(carol, alice) == stored_dms(carol, bob) == []
     assert stored_dms(alice, bob) == stored_dms(bob, alice) == secrets
+
+
+def test_a_mailbox_store_carries_messages_and_acks_between_sides_never_online_together(spawn):
+    store = spawn("store", "serve", "--mailbox")
+    alice, bob = spawn("alice"), spawn("bob")
+    _introduced(store, alice, bob)
+    alice.send("/msg bob hello")
+    wait_dms(bob, 1, timeout=30)
+    alice.wait_for(lambda e: e["event"] == "dm_ack", 30)
+    bob.stop()
+    away = [f"while you were away {i}" for i in range(3)]
+    for text in away:
+        alice.send(f"/msg bob {text}")
+    time.sleep(45)  # bob is silent past 30 s: alice's retransmissions now leave copies with the mailbox
+    alice.stop()
+    bob.start()
+    assert wait_dms(bob, 1 + len(away), timeout=60) == ["hello", *away]  # from the mailbox, once, in order
+    time.sleep(45)  # bob's acks for alice, away, wait in the mailbox
+    bob.stop()
+    alice.start()
+    deadline = time.monotonic() + 60
+    while len(acks(alice)) < 1 + len(away) and time.monotonic() < deadline:
+        alice.drain(0.3)
+    assert len(acks(alice)) == 1 + len(away)  # the recipient's acks reached the sender, through the store
+    alice.stop()
+    store.stop()
+    assert stored_dms(bob, alice) == ["hello", *away]
+    conn = sqlite3.connect(store.data_dir / "sds-chat.sqlite3")
+    try:
+        letters = [r[0] for r in conn.execute("SELECT data FROM blind")]
+        assert letters and not any(t.encode() in d for d in letters for t in away)
+        assert conn.execute("SELECT COUNT(*) FROM messages WHERE channel LIKE '@%'").fetchone()[0] == 0
+    finally:
+        conn.close()
