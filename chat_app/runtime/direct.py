@@ -8,11 +8,8 @@ is the SHA-256 of both Ed25519 keys, sorted, so both sides compute the same
 one; its name in the store and the user interface is ``@`` and their sender
 id, and its messages go to the ``messages`` table like a channel's.
 
-Keys. To seal to someone we need their X25519 key, which they publish in a
-signed statement (``Kind.EXCHANGE_KEY``, ``chat_app.crypto.direct``): we send
-ours to every peer we meet, and answer a statement with ours unless we sent
-it to them lately (so two peers exchange once, not forever). Keys are kept
-in the store, so a restarted peer can seal to someone who is away.
+Keys. To seal to someone we need their X25519 key, from their signed
+statement; ``correspondents`` keeps who we know and sends ours.
 
 Sending. ``send`` hands the body (the same CBOR payload as in channels) to
 the conversation's ``MvdsNode``, stores our message as sent, and steps.
@@ -42,13 +39,13 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from chat_app import events as ev
-from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, exchange_key_statement, read_exchange_key, seal
+from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, seal
 from chat_app.crypto.sealed import open_sealed, seal_to
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.correspondents import Correspondents, Person
 from chat_app.runtime.mailbox import letter, mailbox_tag, opened_letter
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
@@ -56,8 +53,6 @@ from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, M
 
 MVDS_PAYLOAD, TYPING = 0, 1
 """The first byte of a sealed plaintext: what follows."""
-STATEMENT_EVERY_MS = 30_000
-"""We answer someone's exchange-key statement with ours at most this often."""
 COMEBACK_MS = Config().comeback_after_ms
 
 
@@ -69,18 +64,6 @@ def group_id(key_a: bytes, key_b: bytes) -> bytes:
 
 def channel_of(peer_id: str) -> str:
     return f"@{peer_id}"
-
-
-@dataclass
-class Person:
-    """Someone we can write to: their keys, nick, and where they were last."""
-
-    peer_id: str
-    signing_key: bytes
-    exchange_key: bytes  # b"": not known yet
-    nick: str | None = None
-    address: Address | None = None
-    last_heard: int | None = None
 
 
 class Conversation:
@@ -103,19 +86,17 @@ class Direct:
                  mailboxes: Callable[[], list[Address]] = list, config: Config | None = None) -> None:
         self.store, self.identity, self.typing_state = store, identity, typing_state
         self.peer_id = identity.sender_id
-        self._send, self._notify, self._people, self._address_of = send, notify, people, address_of
+        self._send, self._notify, self._address_of = send, notify, address_of
         self._mailboxes = mailboxes  # store peers that keep letters for those away (``mailbox``)
         self.mailbox_tag = mailbox_tag(identity.public_key)
         self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced, so a mailbox hands us our letters
         self.config = config or Config()
-        self.statement = exchange_key_statement(identity)
         self.stats: Counter[str] = Counter()
-        self.persons: dict[str, Person] = {}
+        self.persons = Correspondents(store, identity, send, people, self.stats)
+        self.statement = self.persons.statement
         self.conversations: dict[str, Conversation] = {}
-        self._stated: dict[str, int] = {}  # peer -> when we last sent it our statement
         for row in store.direct.peers():
-            person = self.persons[row.peer_id] = Person(row.peer_id, row.signing_key, row.exchange_key, row.nick,
-                                                        row.address)
+            person = self.persons.add(Person(row.peer_id, row.signing_key, row.exchange_key, row.nick, row.address))
             if row.state is not None:
                 self.conversations[row.peer_id] = self._conversation(person, MvdsNode.restore(row.state, self.config))
 
@@ -137,9 +118,9 @@ class Direct:
     def open(self, target: str, now: int, announce: bool = True) -> Conversation | None:
         """The conversation with ``target`` (a nick, ``@id`` or an id), opened
         if new; ``announce``: the user asked for it (``/query``), so say so."""
-        person = self._resolve(target.strip().lstrip("@"))
-        if person is None:
-            return None
+        person = self.persons.resolve(target.strip().lstrip("@"))
+        if isinstance(person, str):
+            return self._error(person)
         conversation = self.conversations.get(person.peer_id)
         if conversation is None:
             conversation = self.conversations[person.peer_id] = self._conversation(person, MvdsNode(now, self.config))
@@ -164,7 +145,7 @@ class Direct:
             return self._error(str(exc))
         conversation.seq += 1
         stamp = conversation.engine.last_timestamp(conversation.group)
-        conversation.sent.append(self._row(conversation, mid, self.peer_id, payload, stamp, now, own=True))
+        conversation.sent.append(stored(conversation, mid, self.peer_id, payload, stamp, now, own=True))
         self._step(conversation, now)
         return mid.hex()
 
@@ -179,12 +160,14 @@ class Direct:
         """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr`` (None: through a mailbox)."""
         signer = opened.signer
         if opened.kind is Kind.EXCHANGE_KEY:
-            return self._learn(opened, addr, now)
+            if addr is not None and (person := self.persons.learn(opened, addr, now)) is not None:
+                self._comeback(person.peer_id, now)  # what waited for their key goes now
+            return
         person = self.persons.get(signer.sender_id)
         if person is None or not person.exchange_key or person.signing_key != signer.public_key:
             self.stats["dm_unknown_key"] += 1
             if addr is not None:
-                self._state_to(signer.sender_id, addr, now, force=True)
+                self.persons.state_to(signer.sender_id, addr, now, force=True)
             return
         try:
             plain = open_sealed(self.identity, person.signing_key, person.exchange_key, opened.payload)
@@ -252,26 +235,12 @@ class Direct:
 
     def _step(self, conversation: Conversation, now: int) -> None:
         person, engine = conversation.person, conversation.engine
-        rows, acks, events = conversation.sent, [], []
-        conversation.sent = []
-        for event in engine.events():
-            if isinstance(event, DmDelivered):
-                if event.group_id != conversation.group:
-                    self.stats["dm_wrong_group"] += 1
-                    continue
-                payload = Payload.try_decode(event.body)
-                if payload is None or payload.kind not in ("text", "me"):
-                    self.stats["dm_undecodable"] += 1
-                    continue
-                rows.append(self._row(conversation, event.message_id, person.peer_id, payload, event.timestamp,
-                                      now, own=False))
-                person.nick = payload.nick
+        rows, acks, events = translate(conversation, engine.events(), now, self.stats)
+        rows[:0], conversation.sent = conversation.sent, []
+        for row in rows:
+            if not row.own:
+                person.nick = row.nick
                 self.typing_state.message_from(conversation.channel, person.peer_id)
-            elif isinstance(event, DmAcknowledged):
-                acks.append((event.message_id.hex(), "acknowledged", 1))
-                events.append(ev.DmAcknowledged(conversation.channel, person.peer_id, event.message_id.hex()))
-            elif isinstance(event, Rejected):
-                self.stats[f"dm_{event.kind}"] += 1
         datagrams = engine.datagrams_to_send(now)
         try:
             self.store.direct.commit(person.peer_id, engine.export_state(), [r.row() for r in rows], acks,
@@ -291,14 +260,6 @@ class Direct:
         for event in events:
             self._notify(event)
 
-    @staticmethod
-    def _row(conversation: Conversation, mid: bytes, sender: str, payload: Payload, stamp: int, now: int,
-             own: bool) -> StoredMessage:
-        """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
-        return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
-                             payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
-                             ack="unacknowledged" if own else None)
-
     # --------------------------------------------------------------- sealing
 
     def _seal_and_send(self, conversation: Conversation, plaintext: bytes, now: int | None = None) -> None:
@@ -309,7 +270,7 @@ class Direct:
         if not person.exchange_key:  # they will answer with theirs; retransmission brings the message
             self.stats["dm_no_key"] += 1
             if address is not None:
-                self._state_to(person.peer_id, address, 0, force=True)
+                self.persons.state_to(person.peer_id, address, 0, force=True)
             return
         envelope = seal(self.identity, Kind.MVDS, seal_to(self.identity, person.signing_key, person.exchange_key,
                                                          plaintext))
@@ -323,30 +284,6 @@ class Direct:
                 self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
                 self.stats["dm_letters_out"] += 1
 
-    def _state_to(self, peer_id: str, addr: Address, now: int, force: bool = False) -> None:
-        if force or now - self._stated.get(peer_id, -STATEMENT_EVERY_MS) >= STATEMENT_EVERY_MS:
-            self._stated[peer_id] = now
-            self._send(self.statement, addr)
-
-    def _learn(self, opened: Opened, addr: Address, now: int) -> None:
-        try:
-            exchange = read_exchange_key(opened)
-        except EnvelopeError as exc:
-            self.stats[f"dm_{exc.reason}"] += 1
-            return
-        signer = opened.signer
-        person = self.persons.get(signer.sender_id)
-        if person is None:
-            person = self.persons[signer.sender_id] = Person(signer.sender_id, signer.public_key, exchange)
-        changed = person.exchange_key != exchange
-        person.exchange_key, person.address = exchange, addr
-        if changed:
-            self.stats["dm_keys_learned"] += 1
-            self.store.direct.learn(person.peer_id, person.signing_key, exchange, person.nick)
-        self._state_to(signer.sender_id, addr, now)
-        if changed:
-            self._comeback(signer.sender_id, now)  # what waited for their key goes now
-
     def _typing_from(self, person: Person, body: bytes, now: int) -> None:
         payload = Payload.try_decode(body)
         if payload is None or payload.kind != "typing":
@@ -356,24 +293,37 @@ class Direct:
         if typing is not None:
             self._notify(typing)
 
-    # -------------------------------------------------------------- resolving
-
-    def _resolve(self, target: str) -> Person | None:
-        if target in self.persons:
-            return self.persons[target]
-        known = {p.peer_id: p for p in self.persons.values() if p.nick == target}
-        for sender_id, key in self._people(target):
-            if sender_id not in known and sender_id != self.peer_id:
-                known[sender_id] = self.persons.get(sender_id) or Person(sender_id, key, b"", target)
-        if not known:
-            return self._error(f"nobody called {target} is known here (see /peers, /whois)")
-        if len(known) > 1:
-            return self._error(f"{len(known)} people use the nick {target}: write to one by id (/whois {target})")
-        person = next(iter(known.values()))
-        person.nick = person.nick or target
-        self.persons.setdefault(person.peer_id, person)
-        return person
-
     def _error(self, reason: str) -> None:
         self._notify(ev.Error(reason))
         return None
+
+
+def translate(conversation: Conversation, engine_events, now: int,
+              stats: Counter) -> tuple[list[StoredMessage], list[tuple[str, str, int]], list[ev.AppEvent]]:
+    """The engine's events as rows to store, acknowledgements to record and
+    events to report (no side effects but counting what is refused)."""
+    rows, acks, events = [], [], []
+    peer_id = conversation.person.peer_id
+    for event in engine_events:
+        if isinstance(event, DmDelivered):
+            payload = Payload.try_decode(event.body)
+            if event.group_id != conversation.group:
+                stats["dm_wrong_group"] += 1
+            elif payload is None or payload.kind not in ("text", "me"):
+                stats["dm_undecodable"] += 1
+            else:
+                rows.append(stored(conversation, event.message_id, peer_id, payload, event.timestamp, now, own=False))
+        elif isinstance(event, DmAcknowledged):
+            acks.append((event.message_id.hex(), "acknowledged", 1))
+            events.append(ev.DmAcknowledged(conversation.channel, peer_id, event.message_id.hex()))
+        elif isinstance(event, Rejected):
+            stats[f"dm_{event.kind}"] += 1
+    return rows, acks, events
+
+
+def stored(conversation: Conversation, mid: bytes, sender: str, payload: Payload, stamp: int, now: int,
+           own: bool) -> StoredMessage:
+    """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
+    return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
+                         payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
+                         ack="unacknowledged" if own else None)
