@@ -202,3 +202,21 @@ def test_a_failed_commit_undoes_the_step_and_sends_nothing(net):
     net.run(5_000)
     assert dm_texts(bob, alice) == dm_texts(alice, bob) == ["kept"]
     assert alice.direct.conversations[bob.peer_id].engine.waiting(bob.peer_id) == 0
+
+
+def test_an_export_holds_the_direct_conversation_beside_the_channels(net, tmp_path):
+    import json
+
+    from chat_app.export import export
+
+    alice, bob = net.add("alice"), net.add("bob")
+    introduce(net, alice, bob)
+    alice.say("general", "in the open", "text", net.now)
+    for text in ("one", "two"):
+        alice.direct.send("bob", text, "text", alice.nick, net.now)
+        net.run(1_000)
+    out = tmp_path / "bob.jsonl"
+    assert export(bob.store, bob.peer_id, out, "jsonl") == 3
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    direct = [r for r in rows if r["channel_id"] == f"@{alice.peer_id}"]
+    assert [(r["content"], r["pos"], r["causal_history"]) for r in direct] == [("one", 0, []), ("two", 1, [])]
