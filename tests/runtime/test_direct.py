@@ -3,6 +3,9 @@ sealed datagrams, an in-memory network with a fake clock."""
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from chat_app import events as ev
 from chat_app.crypto import Kind, seal
 from chat_app.crypto.sealed import seal_to
@@ -220,3 +223,21 @@ def test_an_export_holds_the_direct_conversation_beside_the_channels(net, tmp_pa
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     direct = [r for r in rows if r["channel_id"] == f"@{alice.peer_id}"]
     assert [(r["content"], r["pos"], r["causal_history"]) for r in direct] == [("one", 0, []), ("two", 1, [])]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(loss=st.floats(0.0, 0.5), seed=st.integers(0, 10_000), count=st.integers(1, 8),
+       gaps=st.lists(st.integers(0, 3_000), min_size=8, max_size=8))
+def test_any_loss_delivers_each_message_once_in_order_and_acknowledges_it(tmp_path_factory, loss, seed, count, gaps):
+    net = Net(tmp_path_factory.mktemp("dm"), loss=loss, seed=seed)
+    alice, bob = net.add("alice"), net.add("bob")
+    introduce(net, alice, bob)
+    sent = [f"m{i}" for i in range(count)]
+    for text, gap in zip(sent, gaps, strict=False):
+        alice.direct.send("bob", text, "text", alice.nick, net.now)
+        net.run(gap)
+    net.loss = 0.0  # the network heals: everything must arrive, once
+    net.run(45_000)
+    assert received(net, bob) == sent
+    assert sorted(a.message_id for a in of(net.seen(alice), ev.DmAcknowledged)) == \
+        sorted(m.message_id for m in alice.store.messages(f"@{bob.peer_id}"))
