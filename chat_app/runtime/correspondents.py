@@ -3,7 +3,8 @@
 To seal to someone we need their X25519 key, which they publish in a signed
 statement (``Kind.EXCHANGE_KEY``, ``chat_app.crypto.direct``). Every peer we
 meet is sent ours, and a statement is answered with ours unless we sent it
-to its author lately, so two peers exchange once, not forever. What we learn
+to its author in the last ``STATEMENT_EVERY_MS``, so two peers exchange once,
+not forever, and a lost answer is made good by the next statement. What we learn
 is kept in the store (``direct`` table), so a restarted peer can still seal
 to someone who is away.
 """
@@ -18,8 +19,11 @@ from chat_app.crypto import EnvelopeError, Identity, Opened, exchange_key_statem
 from chat_app.net.udp import Address
 from chat_app.store import Store
 
-STATEMENT_EVERY_MS = 30_000
-"""We answer someone's exchange-key statement with ours at most this often."""
+STATEMENT_EVERY_MS = 2_000
+"""We answer someone's exchange-key statement with ours at most this often.
+Statements go out on meeting, in answer, and when a sealed datagram came
+from someone whose key we lack - so they are rare, and the answer should
+not wait."""
 
 
 @dataclass
@@ -59,8 +63,7 @@ class Correspondents:
             self._send(self.statement, addr)
 
     def learn(self, opened: Opened, addr: Address, now: int) -> Person | None:
-        """A statement that verified: its author's exchange key. The person,
-        if the key is new to us (what waited for it can go now)."""
+        """A statement that verified: its author's exchange key, and their person."""
         try:
             exchange = read_exchange_key(opened)
         except EnvelopeError as exc:
@@ -74,7 +77,7 @@ class Correspondents:
             self.stats["dm_keys_learned"] += 1
             self.store.direct.learn(person.peer_id, person.signing_key, exchange, person.nick)
         self.state_to(signer.sender_id, addr, now)
-        return person if changed else None
+        return person
 
     def resolve(self, target: str) -> Person | str:
         """The one person ``target`` (an id or a nick) names, or why not."""

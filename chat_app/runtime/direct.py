@@ -146,8 +146,7 @@ class Direct:
         conversation.seq += 1
         stamp = conversation.engine.last_timestamp(conversation.group)
         conversation.sent.append(stored(conversation, mid, self.peer_id, payload, stamp, now, own=True))
-        self._step(conversation, now)
-        return mid.hex()
+        return mid.hex() if self._step(conversation, now) else None
 
     def typing(self, channel: str, nick: str, now: int) -> None:
         conversation = self.conversations.get(channel.removeprefix("@"))
@@ -161,7 +160,8 @@ class Direct:
         signer = opened.signer
         if opened.kind is Kind.EXCHANGE_KEY:
             if addr is not None and (person := self.persons.learn(opened, addr, now)) is not None:
-                self._comeback(person.peer_id, now)  # what waited for their key goes now
+                # we have their key now, or they lacked ours and could not read what we sent: resend now
+                self._comeback(person.peer_id, now)
             return
         person = self.persons.get(signer.sender_id)
         if person is None or not person.exchange_key or person.signing_key != signer.public_key:
@@ -233,7 +233,8 @@ class Direct:
 
     # ---------------------------------------------------------------- the step
 
-    def _step(self, conversation: Conversation, now: int) -> None:
+    def _step(self, conversation: Conversation, now: int) -> bool:
+        """Translate, commit, then send and notify; False if the commit failed (and the step was undone)."""
         person, engine = conversation.person, conversation.engine
         rows, acks, events = translate(conversation, engine.events(), now, self.stats)
         rows[:0], conversation.sent = conversation.sent, []
@@ -251,7 +252,7 @@ class Direct:
             conversation.seq = self.store.last_seq(conversation.channel, self.peer_id)
             self._notify(ev.Error(f"direct message to {person.nick or person.peer_id}: could not store a step "
                                   f"({exc.__class__.__name__}: {exc}); it was undone"))
-            return
+            return False
         for out in datagrams:
             self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data, now)
         for row in rows:
@@ -259,6 +260,7 @@ class Direct:
                                         row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
         for event in events:
             self._notify(event)
+        return True
 
     # --------------------------------------------------------------- sealing
 

@@ -198,7 +198,7 @@ def test_a_failed_commit_undoes_the_step_and_sends_nothing(net):
 
     alice.store.direct.commit = full_disk
     alice.datagrams_to_send()
-    assert alice.direct.send("bob", "lost", "text", alice.nick, net.now) is not None
+    assert alice.direct.send("bob", "lost", "text", alice.nick, net.now) is None
     assert not [d for d, _ in alice.datagrams_to_send() if d[1] == 5]
     assert "could not store a step" in of(alice.events(), ev.Error)[0].reason
     alice.store.direct.commit = real
@@ -241,3 +241,13 @@ def test_any_loss_delivers_each_message_once_in_order_and_acknowledges_it(tmp_pa
     assert received(net, bob) == sent
     assert sorted(a.message_id for a in of(net.seen(alice), ev.DmAcknowledged)) == \
         sorted(m.message_id for m in alice.store.messages(f"@{bob.peer_id}"))
+
+
+def test_a_recipient_who_lost_our_key_statement_gets_it_and_the_message_within_seconds(net):
+    alice, bob = net.add("alice"), net.add("bob")
+    introduce(net, alice, bob)
+    del bob.direct.persons.persons[alice.peer_id]  # as if alice's statement had been lost on the way
+    alice.direct.send("bob", "can you read me?", "text", alice.nick, net.now)
+    net.run(5_000)  # not the next capped retransmission, tens of seconds away
+    assert received(net, bob) == ["can you read me?"]
+    assert bob.direct.stats["dm_unknown_key"] >= 1
