@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
                                          "for everyone (peer options as for chat)")
     _peer_options(serve, defaults=False, client=False)
+    serve.add_argument("--mailbox", action="store_true",
+                       help="also hold sealed direct messages for peers who are away, and hand them over when "
+                            "they return (it can read none of them)")
     sub.add_parser("verify", add_help=False,
                    help="check exports from many peers for ordering consistency (Spark); verify --help for more")
     doc = sub.add_parser("doctor", help="why can't I see anyone? interfaces, addresses, the port, what mDNS hears")
@@ -221,6 +224,10 @@ def run_peer(args: argparse.Namespace) -> int:
     given = [c.partition(":") for c in args.channels or []]
     passphrases = {name: passphrase for name, colon, passphrase in given if colon}
     channels = [name for name, _, _ in given] or (store.joined_channels() or ["general"])
+    if getattr(args, "mailbox", False):
+        from chat_app.runtime.mailbox import MAILBOX_LINK
+
+        channels.append(MAILBOX_LINK)
     interface = args.bind if args.bind not in ("0.0.0.0", "", "::") else None
 
     def node(emit):

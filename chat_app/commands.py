@@ -51,6 +51,10 @@ COMMANDS: tuple[Command, ...] = (
             palette="Away / back"),
     Command("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
             palette="Ignore a nick"),
+    Command("msg", "/msg nick text", "a direct message: end-to-end encrypted, delivered when they are back",
+            "required", palette="Direct message"),
+    Command("query", "/query nick", "open a direct conversation with nick (and switch to it)", "required",
+            palette="Direct conversation"),
     Command("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
     Command("peers", "/peers", "who is on the network", palette="Peers"),
     Command("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
@@ -91,6 +95,16 @@ class Invocation:
         return self.argument.partition(" ")[0].lstrip("#")
 
     @property
+    def target(self) -> str:
+        """The argument's first word read as a person (``/msg bob hi``: ``bob``)."""
+        return self.argument.partition(" ")[0].lstrip("@")
+
+    @property
+    def text(self) -> str:
+        """What follows the first word (``/msg bob hi``: ``hi``)."""
+        return self.argument.partition(" ")[2].strip()
+
+    @property
     def passphrase(self) -> str | None:
         """What follows the channel name: a private channel's passphrase (spaces kept), or None."""
         return self.argument.partition(" ")[2].strip() or None
@@ -113,6 +127,8 @@ def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
         return Invalid(f"/{word} needs an argument: {command.usage}")
     if command.name == "me":
         return Say(argument, kind="me")
+    if command.name == "msg" and not argument.partition(" ")[2].strip():
+        return Invalid(f"/msg needs a nick and text: {command.usage}")
     if command.name in ("join", "part") and argument:
         try:
             channel_name(argument.partition(" ")[0])  # after the name: a private channel's passphrase

@@ -13,6 +13,9 @@ Columns (the schema ``sds-chat verify`` reads):
     received_at_ms     int64
     delivered_at_ms    int64
 
+Direct conversations are exported too, as the channel ``@`` and the other
+person's id, ordered by their MVDS timestamps, with no causal history.
+
 Parquet (via pyarrow, written in row groups, so memory stays flat however long
 the history) or JSON Lines. Rows stream out of SQLite in log order.
 """
@@ -68,8 +71,9 @@ class ExportError(Exception):
 
 def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
     for channel in channels:
+        direct = channel.startswith("@")  # a direct conversation: MVDS keeps order without causal history
         for pos, m in enumerate(store.iter_messages(channel)):
-            history = [e.message_id for e in SdsMessage.FromString(sds_bytes(m.wire)).causal_history]
+            history = [] if direct else [e.message_id for e in SdsMessage.FromString(sds_bytes(m.wire)).causal_history]
             yield {
                 "peer_id": peer_id, "channel_id": channel, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,

@@ -2,7 +2,8 @@
 
 Reads lines from stdin - plain text is a message to the current channel; the
 commands are those of ``chat_app.commands`` marked for headless mode (join,
-part, nick, me, typing, peers, quit) - and writes one JSON object per event
+part, nick, me, msg, query, typing, peers, quit; after ``/query`` plain text
+goes to that direct conversation) - and writes one JSON object per event
 (``chat_app.events``) to stdout.
 
 Stdin may be a terminal, a pipe, a regular file (``< cmds.txt``) or
@@ -75,6 +76,10 @@ class Headless:
                 self.emit(ev.Error("join a channel first: /join #name"))
             case Say(text=text, kind=kind):
                 node.say(self.current, text, kind)
+            case Invocation(name="msg") as cmd:
+                node.msg(cmd.target, cmd.text)
+            case Invocation(name="query") as cmd:
+                self.current = node.query(cmd.target) or self.current
             case Invocation(name="join") as cmd:
                 await node.join(cmd.channel, cmd.passphrase)
             case Invocation(name="part") as cmd:

@@ -75,10 +75,24 @@ class Node:
         await self.io.stop()
 
     def say(self, channel: str, text: str, kind: str = "text") -> str | None:
+        if channel.startswith("@"):  # a direct conversation
+            return self.msg(channel, text, kind)
         return self.io.call(self.runtime.say, channel, text, kind)
 
     def typing(self, channel: str) -> None:
-        self.io.call(self.runtime.typing, channel)
+        if not channel.startswith("@"):
+            self.io.call(self.runtime.typing, channel)
+        elif self.runtime.send_typing:
+            self.io.call(self.runtime.direct.typing, channel, self.runtime.nick)
+
+    def msg(self, target: str, text: str, kind: str = "text") -> str | None:
+        """A direct message to ``target`` (a nick, or ``@`` and an id): its id, or None (an error event said why)."""
+        return self.io.call(self.runtime.direct.send, target, text, kind, self.runtime.nick)
+
+    def query(self, target: str) -> str | None:
+        """Open the direct conversation with ``target``: its name (``@`` and their id), or None."""
+        conversation = self.io.call(self.runtime.direct.open, target)
+        return conversation.channel if conversation is not None else None
 
     async def join(self, channel: str, passphrase: str | None = None) -> None:
         if self.io.call(self.runtime.join, channel, passphrase=passphrase):

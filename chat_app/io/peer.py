@@ -55,7 +55,7 @@ class AsyncPeer:
         self.runtime.start(channels, self.port, self.advertised, self._now())
         if self._use_discovery:
             rt = self.runtime
-            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.announced_channels,
+            me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.discovery_names,
                           rt.identity.public_key)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
@@ -96,7 +96,7 @@ class AsyncPeer:
 
     async def announce(self) -> None:
         if self._discovery is not None:
-            await self._discovery.update(self.runtime.nick, self.runtime.announced_channels)
+            await self._discovery.update(self.runtime.nick, self.runtime.discovery_names)
 
     # ------------------------------------------------------------------ inputs
 

@@ -14,6 +14,10 @@ What it cannot do without the key: tell chat messages from sync messages,
 or a member's datagram from garbage someone sent under the (public) tag, so
 it keeps them all, up to ``LIMIT`` per channel (the oldest go first), and
 members refuse the garbage when served (``undecryptable``).
+
+A mailbox store (``chat_app.runtime.mailbox``) is a blind store that keeps
+letters under any tag it is handed, and serves a tag to the peer that
+announces it - never back to whoever deposited it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections import deque
 
 from chat_app.crypto import blind_id
 from chat_app.net.udp import Address
+from chat_app.runtime.mailbox import MAILBOX_TAG
 
 LIMIT = 100_000
 """Datagrams kept per blind channel."""
@@ -44,10 +49,21 @@ class BlindStore:
     def link_name(tag: bytes) -> str:
         return f"~{tag.hex()}"
 
+    def keeps(self, tag: bytes | None, private: set[bytes]) -> bool:
+        """Is a datagram under ``tag`` ours to keep blind (``private``: the tags we can open)?"""
+        return tag is not None and (tag in self.tags or (MAILBOX_TAG in self.tags and tag not in private))
+
+    def announced(self, channels: tuple[str, ...]) -> list[bytes]:
+        """The tags among a peer's announced channels that we keep (and so serve it)."""
+        tags = [_tag(name) for name in channels]
+        return [t for t in tags if t is not None and (t in self.tags or MAILBOX_TAG in self.tags)]
+
     def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> bool:
-        """Keep a datagram of a blind channel; True if it was new."""
+        """Keep a datagram of a blind channel; True if it was new. A member
+        sending one is served the channel; a letter's sender is not its reader."""
         new = self.store.keep_blind(tag, blind_id(data), data, now, LIMIT)
-        self.serve(tag, addr, now)
+        if tag in self.tags:
+            self.serve(tag, addr, now)
         return new
 
     def serve(self, tag: bytes, addr: Address, now: int) -> None:
@@ -70,3 +86,13 @@ class BlindStore:
         out = [self._queue.popleft() for _ in range(min(PACE, len(self._queue)))]
         self._next = now + TICK_MS if self._queue else None
         return out
+
+
+def _tag(link_name: str) -> bytes | None:
+    """The tag a ``~`` name announces (None: not one; announcements are anyone's to make up)."""
+    if not link_name.startswith("~") or len(link_name) != 33:
+        return None
+    try:
+        return bytes.fromhex(link_name[1:])
+    except ValueError:
+        return None

@@ -34,13 +34,15 @@ from dataclasses import replace
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
-from chat_app.crypto import Identity, Rekey
+from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes
+from chat_app.runtime.mailbox import MAILBOX_LINK
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
@@ -82,6 +84,11 @@ class Runtime:
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
         self.stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
+        self.direct = Direct(store, self.identity, self.typing_state, send=self.outbox.send,
+                             notify=lambda e: self._events.append(e),
+                             people=self.people.by_nick, address_of=lambda p: (self.peers.addresses_of(p) or [None])[0],
+                             mailboxes=lambda: [p.address for p in self.peers if MAILBOX_LINK in (p.channels or ())])
+        self.outbox.introductions.append(self.direct.statement)  # our exchange key, for direct messages
 
     # ----------------------------------------------------------------- outputs
 
@@ -104,6 +111,7 @@ class Runtime:
         deadlines += self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.private.blind.deadline())
+        deadlines.append(self.direct.get_timer())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -118,6 +126,11 @@ class Runtime:
     def announced_channels(self) -> tuple[str, ...]:
         """The channels as others may see them: a private one by its tag only."""
         return self.private.link_names(self.conversations)
+
+    @property
+    def discovery_names(self) -> tuple[str, ...]:
+        """What mDNS announces: the channels, and the tag a mailbox files our direct messages under."""
+        return (*self.announced_channels, self.direct.mailbox_link)
 
     # --------------------------------------------------------------- lifecycle
 
@@ -135,6 +148,7 @@ class Runtime:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
             self._replicate(address, now)
+        self.direct.start(now)
 
     def leave(self, now: int) -> None:
         """Say goodbye in every channel (the adapter closes the rest)."""
@@ -266,6 +280,8 @@ class Runtime:
     def _take(self, data: bytes, addr: Address, now: int) -> str | None:
         """Feed one datagram to its engine; the channel that needs a step, if any."""
         self.stats["datagrams_in"] += 1
+        if (envelope := self.direct.letter_for_us(data)) is not None:  # a mailbox hands us our mail
+            return self.direct.from_mailbox(self.envelopes.open(envelope, addr, now), now)
         if (kept := self.private.keep_blind_datagram(data, addr, now)) is not None:
             self.stats[kept] += 1
             self.outbox.extend(self.private.blind.due(now))
@@ -278,6 +294,9 @@ class Runtime:
             self._serve_fetch(routed, addr, now)
         elif isinstance(routed, Rekey):
             self.people.rekeyed(routed.old_sender_id, routed.new_sender_id)
+        elif isinstance(routed, Opened):  # a direct message, or someone's exchange key
+            self._heard(routed.signer.sender_id, addr, now, direct=True)
+            self.direct.received(routed, addr, now)
         elif routed.channel not in self.conversations:
             self.stats["other_channel"] += 1
         else:
@@ -300,6 +319,7 @@ class Runtime:
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
         events, new = self.peers.heard(peer_id, addr, now, direct)
         self._events += events
+        self.direct.heard(peer_id, addr, now)
         if new:
             self.outbox.met(addr)
             self._replicate(addr, now)
@@ -314,6 +334,7 @@ class Runtime:
         self._events.append(event)
         self._events += self.people.seen(peer_id, key or None, nick, now)
         self.private.announced(channels, peer.address, now)
+        self.direct.heard(peer_id, peer.address, now)
         if new:
             self.outbox.met(peer.address)
             self._replicate(peer.address, now)
@@ -370,6 +391,7 @@ class Runtime:
             elif conversation.retry_at is not None and conversation.retry_at <= now:
                 self._step(channel, now)  # held messages may fit now
         self.outbox.extend(self.private.blind.due(now))
+        self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
 

@@ -182,7 +182,7 @@ class Envelopes:
 
     # --------------------------------------------------------------- receiving
 
-    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Rekey | Refused:
+    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Rekey | Opened | Refused:
         """Verify and route one datagram."""
         try:
             opened = self.gate.open(data, source, now)
@@ -208,12 +208,14 @@ class Envelopes:
             return Refused("kind", "a replication entry must be an SDS message")
         return routed
 
-    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Rekey | Refused:
+    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Rekey | Opened | Refused:
         if opened.kind is Kind.REKEY and not opened.context:  # a legacy id moving to this key
             try:
                 return verify_rekey(opened.payload, opened.signer.public_key)
             except RekeyError as exc:
                 return Refused("rekey", str(exc))
+        if opened.kind in (Kind.MVDS, Kind.EXCHANGE_KEY):  # direct messages: the runtime's ``Direct`` opens them
+            return opened
         if opened.kind is Kind.SDS:
             routed = route(opened.payload)
         elif opened.kind is Kind.FETCH:

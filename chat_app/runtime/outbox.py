@@ -25,6 +25,7 @@ class Outbox:
         self.envelopes = envelopes
         self.peers = peers
         self._rekey = envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
+        self.introductions: list[bytes] = []  # signed statements each peer gets when we meet it
         self._out: list[tuple[bytes, Address]] = []
 
     def take(self) -> list[tuple[bytes, Address]]:
@@ -35,10 +36,16 @@ class Outbox:
         """Datagrams that travel as they are (a blind channel's, kept unopened)."""
         self._out += datagrams
 
+    def send(self, data: bytes, address: Address) -> None:
+        """One datagram already sealed by its sender (a direct conversation's)."""
+        self._out.append((data, address))
+
     def met(self, address: Address) -> None:
-        """A peer we had not met: tell it our legacy id moved to our key, if it did."""
+        """A peer we had not met: tell it our legacy id moved to our key, if it
+        did, and what else we introduce ourselves with (our exchange key)."""
         if self._rekey is not None:
             self._out.append((self._rekey, address))
+        self._out += [(statement, address) for statement in self.introductions]
 
     def engine(self, channel: str, datagrams: Iterable[Outgoing]) -> None:
         """What ``channel``'s engine sends: SDS bytes, each in its envelope."""

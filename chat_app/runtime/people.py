@@ -73,6 +73,10 @@ class People:
         self._flagged.add(sender_id)
         return [ev.KeyChanged(nick, sender_id, person.fingerprint, _spaced(trusted))]
 
+    def by_nick(self, nick: str) -> list[tuple[str, bytes]]:
+        """(sender id, public key) of everyone seen lately under ``nick``."""
+        return [(p.sender_id, p.public_key) for p in self._people.values() if p.nick == nick]
+
     def whois(self, nick: str, addresses_of) -> ev.Whois:
         trusted = self.store.trusted(nick)
         found = [p for p in self._people.values() if p.nick == nick]

@@ -73,7 +73,8 @@ class PrivateChannels:
 
     def keep_blind_datagram(self, data: bytes, addr: Address, now: int) -> str | None:
         """Keep a datagram of a channel kept blind (unopened): what to count, or None if it is no such datagram."""
-        if self.blind.tags and (tag := channel_tag_of(data)) in self.blind.tags:
+        if self.blind.tags and self.blind.keeps(tag := channel_tag_of(data),
+                                                {k.tag for k in self.envelopes.private.values()}):
             return "blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"
         return None
 
@@ -87,7 +88,6 @@ class PrivateChannels:
         return tuple(self.envelopes.channel_of(c) or c for c in link_names)
 
     def announced(self, link_names: tuple[str, ...], address: Address, now: int) -> None:
-        """A peer announced these channels: serve it the blind ones we keep."""
-        for tag in self.blind.tags:
-            if self.blind.link_name(tag) in link_names:
-                self.blind.serve(tag, address, now)
+        """A peer announced these channels: serve it the blind ones we keep (and a mailbox, its letters)."""
+        for tag in self.blind.announced(link_names):
+            self.blind.serve(tag, address, now)

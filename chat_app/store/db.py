@@ -18,6 +18,10 @@ One file per data directory, in WAL mode. Tables:
                   so a step writes what it changed, not everything
     channel_state the whole state in one blob (read once, from databases
                   written before the state was split)
+    blind         private channels' datagrams kept by a peer without their key
+    direct        the people we hold direct conversations with: keys, last
+                  address, the conversation's MVDS state (``store.direct``);
+                  the messages are in ``messages`` under ``@<their id>``
 
 (A ``peers`` table of the first schema was written and never read: who is
 out there is learned afresh from mDNS and traffic. Migration 2 drops it.)
@@ -41,6 +45,7 @@ import cbor2
 from sqlite_utils import Database
 
 from chat_app.identity import new_secret
+from chat_app.store.direct import DirectStore
 from sync.sds.state import COLLECTIONS  # the keyed parts of a channel's state; the rest is replaced whole
 
 MIGRATIONS: list[str] = [
@@ -100,6 +105,12 @@ MIGRATIONS: list[str] = [
                         PRIMARY KEY (tag, blind_id));
     CREATE INDEX blind_by_time ON blind (tag, received_at);
     """,
+    # 7: direct messages: the people we write to (their keys, where they were last, the MVDS state of the
+    # conversation); the messages themselves go to ``messages`` under the conversation's name, ``@<their id>``
+    """
+    CREATE TABLE direct (peer_id TEXT PRIMARY KEY, signing_key BLOB NOT NULL, exchange_key BLOB NOT NULL,
+                         nick TEXT, host TEXT, port INTEGER, state BLOB, opened_at INTEGER);
+    """,
 ]
 
 
@@ -154,6 +165,7 @@ class Store:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
         self._migrate()
+        self.direct = DirectStore(self._conn, _COLUMNS, _ACK)
 
     def close(self) -> None:
         self._conn.close()

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
 from chat_app.tui.command_line import confirm_paste, run_line
+from chat_app.tui.direct import DirectPart
 from chat_app.tui.history import Pager
 from chat_app.tui.node_events import NodeEvents, now_ms
 from chat_app.tui.model import ChannelModel
@@ -80,6 +81,7 @@ class ChatScreen(Screen):
         self.view.renderer.highlight_words = self.highlight_words
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
+        self.direct = DirectPart(self)
         self.member_list = MemberList(id="members")
         self.typing_line = TypingLine(id="typing")
         self.topic_line = TopicLine(id="topic")
@@ -91,6 +93,7 @@ class ChatScreen(Screen):
         with Horizontal():
             with Vertical(id="sidebar") as self.sidebar:
                 yield self.channel_list
+                yield self.direct.list
                 yield self.member_list
             with Vertical(id="main"):
                 yield self.topic_line
@@ -115,7 +118,8 @@ class ChatScreen(Screen):
         return self.app.bridge.call(getattr(self.node, name), *args)
 
     def node_event(self, event: ev.AppEvent) -> None:
-        self.events.handle(event)
+        if not self.direct.handle(event):
+            self.events.handle(event)
 
     def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
         self.events.show_message(event)

@@ -29,6 +29,10 @@ def run_line(chat: ChatScreen, line: str) -> None:
             app.exit()
         case Invocation() if chat.node is None:
             chat.notify("still starting…", severity="warning")
+        case Invocation(name="msg") as cmd:
+            chat.call_node("msg", cmd.target, cmd.text)
+        case Invocation(name="query") as cmd:
+            chat.call_node("query", cmd.target)
         case Invocation(name="join") as cmd:
             chat.call_node("join", cmd.channel, cmd.passphrase)
         case Invocation(name="part") as cmd:

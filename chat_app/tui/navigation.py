@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from chat_app.tui.direct import is_direct
 from chat_app.tui.switcher import QuickSwitcher
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class Navigator:
         self.refresh_channels()
         chat.refresh_members()
         chat.refresh_typing()
-        chat.app.title = f"sds-chat · #{channel}"
+        chat.app.title = f"sds-chat · {chat.direct.title(channel)}"
         if chat.settings.last_channel != channel:
             chat.settings.last_channel = channel
             chat.app.save_settings()
@@ -47,8 +48,9 @@ class Navigator:
                 chat.read_markers.saw(model.name, newest[0].key)
 
     def refresh_channels(self) -> None:
-        rows = [(name, m.unread, m.mentions) for name, m in self.chat.models.items()]
+        rows = [(name, m.unread, m.mentions) for name, m in self.chat.models.items() if not is_direct(name)]
         self.chat.channel_list.update_channels(rows, self.chat.current, self.chat.private)
+        self.chat.direct.refresh()
 
     def cycle(self, step: int) -> None:
         """The previous or next channel in the sidebar, round the end."""

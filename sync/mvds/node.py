@@ -170,6 +170,10 @@ class MvdsNode:
             return []
         return [(kind, mid, r.send_count, r.send_epoch) for (kind, mid), r in session.records.items()]
 
+    def last_timestamp(self, group_id: bytes) -> int | None:
+        """The timestamp of our latest message in ``group_id`` (the one ``send`` just stamped)."""
+        return self._last_stamp.get(group_id)
+
     def waiting(self, peer: Peer) -> int:
         """Our messages to ``peer`` not acknowledged yet."""
         session = self._sessions.get(peer)

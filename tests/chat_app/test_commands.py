@@ -61,3 +61,14 @@ def test_join_takes_a_passphrase_after_the_name():
     private = parse("/join #ops  correct horse battery ", "tui")
     assert private.channel == "ops" and private.passphrase == "correct horse battery"
     assert parse("/join #ops", "tui").passphrase is None
+
+
+def test_msg_needs_a_nick_and_text_and_query_a_nick():
+    from chat_app.commands import Invalid, Invocation, parse
+
+    cmd = parse("/msg @bob  see you at noon ", "headless")
+    assert isinstance(cmd, Invocation) and (cmd.target, cmd.text) == ("bob", "see you at noon")
+    assert parse("/msg bob", "tui") == Invalid("/msg needs a nick and text: /msg nick text")
+    assert isinstance(parse("/msg", "tui"), Invalid)
+    query = parse("/query bob", "tui")
+    assert isinstance(query, Invocation) and query.name == "query" and query.target == "bob"

@@ -75,6 +75,12 @@ PINNED = [
     (ev.ReplicationClosed(("127.0.0.1", 7000), "bad frame"),
      '{"event":"replication_closed","address":["127.0.0.1",7000],"reason":"bad frame"}'),
     (ev.PeerHeard(A, 5), '{"event":"peer_heard","peer_id":"%s","at":5}' % A),
+    (ev.DmOpened("@" + A, A, "bob"), '{"event":"dm_open","channel":"@%s","peer_id":"%s","nick":"bob"}' % (A, A)),
+    (ev.DmDelivered("@" + A, A, "bob", M, A, 1701, "bob", "text", "hi", 1700, False),
+     '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
+     '"timestamp":1701,'
+     '"nick":"bob","kind":"text","text":"hi","sent_at":1700,"own":false}' % (A, A, M, A)),
+    (ev.DmAcknowledged("@" + A, A, M), '{"event":"dm_ack","channel":"@%s","peer_id":"%s","message_id":"%s"}' % (A, A, M)),
     (ev.Whois("alice", ({"sender_id": A, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "alice~3f2a",
                          "addresses": [["10.0.0.2", 7000]], "first_seen": 1, "last_seen": 2, "trusted": False},)),
      '{"event":"whois","nick":"alice","people":[{"sender_id":"%s","fingerprint":"3f2a 9c01 77be d40e 5b19",'

@@ -34,8 +34,9 @@ class ChannelList(OptionList):
             if unread:
                 label += f"  [b]{unread}[/]"
             self.add_option(Option(label, id=name))
-        if current is not None:
-            self.highlighted = [n for n, _, _ in channels].index(current)
+        names = [n for n, _, _ in channels]
+        if current in names:  # not when a direct conversation is on screen
+            self.highlighted = names.index(current)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

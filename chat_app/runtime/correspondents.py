@@ -1,0 +1,96 @@
+"""Whom we can write to directly: their two public keys, nick and address.
+
+To seal to someone we need their X25519 key, which they publish in a signed
+statement (``Kind.EXCHANGE_KEY``, ``chat_app.crypto.direct``). Every peer we
+meet is sent ours, and a statement is answered with ours unless we sent it
+to its author in the last ``STATEMENT_EVERY_MS``, so two peers exchange once,
+not forever, and a lost answer is made good by the next statement. What we learn
+is kept in the store (``direct`` table), so a restarted peer can still seal
+to someone who is away.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from chat_app.crypto import EnvelopeError, Identity, Opened, exchange_key_statement, read_exchange_key
+from chat_app.net.udp import Address
+from chat_app.store import Store
+
+STATEMENT_EVERY_MS = 2_000
+"""We answer someone's exchange-key statement with ours at most this often.
+Statements go out on meeting, in answer, and when a sealed datagram came
+from someone whose key we lack - so they are rare, and the answer should
+not wait."""
+
+
+@dataclass
+class Person:
+    """Someone we can write to: their keys, nick, and where they were last."""
+
+    peer_id: str
+    signing_key: bytes
+    exchange_key: bytes  # b"": not known yet
+    nick: str | None = None
+    address: Address | None = None
+    last_heard: int | None = None
+
+
+class Correspondents:
+    def __init__(self, store: Store, identity: Identity, send: Callable[[bytes, Address], None],
+                 people: Callable[[str], list[tuple[str, bytes]]], stats: Counter) -> None:
+        self.store, self.peer_id = store, identity.sender_id
+        self._send, self._people, self.stats = send, people, stats
+        self.statement = exchange_key_statement(identity)
+        self.persons: dict[str, Person] = {}
+        self._stated: dict[str, int] = {}  # peer -> when we last sent it our statement
+
+    def __getitem__(self, peer_id: str) -> Person:
+        return self.persons[peer_id]
+
+    def get(self, peer_id: str) -> Person | None:
+        return self.persons.get(peer_id)
+
+    def add(self, person: Person) -> Person:
+        return self.persons.setdefault(person.peer_id, person)
+
+    def state_to(self, peer_id: str, addr: Address, now: int, force: bool = False) -> None:
+        """Send ``peer_id`` our statement (unless sent lately and not ``force``)."""
+        if force or now - self._stated.get(peer_id, -STATEMENT_EVERY_MS) >= STATEMENT_EVERY_MS:
+            self._stated[peer_id] = now
+            self._send(self.statement, addr)
+
+    def learn(self, opened: Opened, addr: Address, now: int) -> Person | None:
+        """A statement that verified: its author's exchange key, and their person."""
+        try:
+            exchange = read_exchange_key(opened)
+        except EnvelopeError as exc:
+            self.stats[f"dm_{exc.reason}"] += 1
+            return None
+        signer = opened.signer
+        person = self.add(Person(signer.sender_id, signer.public_key, b""))
+        changed = person.exchange_key != exchange
+        person.exchange_key, person.address = exchange, addr
+        if changed:
+            self.stats["dm_keys_learned"] += 1
+            self.store.direct.learn(person.peer_id, person.signing_key, exchange, person.nick)
+        self.state_to(signer.sender_id, addr, now)
+        return person
+
+    def resolve(self, target: str) -> Person | str:
+        """The one person ``target`` (an id or a nick) names, or why not."""
+        if target in self.persons:
+            return self.persons[target]
+        known = {p.peer_id: p for p in self.persons.values() if p.nick == target}
+        for sender_id, key in self._people(target):
+            if sender_id not in known and sender_id != self.peer_id:
+                known[sender_id] = self.persons.get(sender_id) or Person(sender_id, key, b"", target)
+        if not known:
+            return f"nobody called {target} is known here (see /peers, /whois)"
+        if len(known) > 1:
+            return f"{len(known)} people use the nick {target}: write to one by id (/whois {target})"
+        person = self.add(next(iter(known.values())))
+        person.nick = person.nick or target
+        return person

@@ -1,0 +1,331 @@
+"""Direct messages: one MVDS engine per conversation, sealed end to end.
+
+Theory of operation
+-------------------
+
+A direct conversation is between us and one other identity. Its group id
+is the SHA-256 of both Ed25519 keys, sorted, so both sides compute the same
+one; its name in the store and the user interface is ``@`` and their sender
+id, and its messages go to the ``messages`` table like a channel's.
+
+Keys. To seal to someone we need their X25519 key, from their signed
+statement; ``correspondents`` keeps who we know and sends ours.
+
+Sending. ``send`` hands the body (the same CBOR payload as in channels) to
+the conversation's ``MvdsNode``, stores our message as sent, and steps.
+Every datagram the engine produces is sealed to the other person
+(``chat_app.crypto.sealed``: an ephemeral key per datagram) and signed in an
+envelope of kind MVDS. Until we hold their exchange key the datagram is not
+sent - our statement goes instead, they answer with theirs, and the engine's
+retransmission brings the message.
+
+Receiving. The envelope's signature was checked before we are called; the
+datagram is opened with the signer's exchange key (an unknown signer is
+counted and sent our statement), and only then does the engine see it.
+
+The step (as a channel's): drain the engine's events, turn them into rows
+and app events, commit the rows, the acknowledgements and the engine's
+exported state in one transaction, and only then send. So a restart
+resumes every retransmission where it stood, and a message delivered is
+stored exactly once.
+
+A peer that was silent for ``COMEBACK_MS`` and is heard from again (any
+datagram, or an mDNS announcement) has its backoff reset: what waits for it
+goes at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+
+from chat_app import events as ev
+from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, seal
+from chat_app.crypto.sealed import open_sealed, seal_to
+from chat_app.net.udp import Address
+from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.correspondents import Correspondents, Person
+from chat_app.runtime.mailbox import letter, mailbox_tag, opened_letter
+from chat_app.runtime.typing_indicator import TypingIndicator
+from chat_app.store import Store, StoredMessage
+from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
+
+MVDS_PAYLOAD, TYPING = 0, 1
+"""The first byte of a sealed plaintext: what follows."""
+COMEBACK_MS = Config().comeback_after_ms
+
+
+def group_id(key_a: bytes, key_b: bytes) -> bytes:
+    """A conversation's MVDS group id: the same on both sides."""
+    first, second = sorted((key_a, key_b))
+    return hashlib.sha256(b"sds-chat direct\x00" + first + second).digest()
+
+
+def channel_of(peer_id: str) -> str:
+    return f"@{peer_id}"
+
+
+class Conversation:
+    def __init__(self, person: Person, engine: MvdsNode, group: bytes, seq: int) -> None:
+        self.person = person
+        self.engine = engine
+        self.group = group
+        self.seq = seq  # our last per-author sequence number here
+        self.sent: list[StoredMessage] = []  # our messages since the last step
+
+    @property
+    def channel(self) -> str:
+        return channel_of(self.person.peer_id)
+
+
+class Direct:
+    def __init__(self, store: Store, identity: Identity, typing_state: TypingIndicator, *,
+                 send: Callable[[bytes, Address], None], notify: Callable[[ev.AppEvent], None],
+                 people: Callable[[str], list[tuple[str, bytes]]], address_of: Callable[[str], Address | None],
+                 mailboxes: Callable[[], list[Address]] = list, config: Config | None = None) -> None:
+        self.store, self.identity, self.typing_state = store, identity, typing_state
+        self.peer_id = identity.sender_id
+        self._send, self._notify, self._address_of = send, notify, address_of
+        self._mailboxes = mailboxes  # store peers that keep letters for those away (``mailbox``)
+        self.mailbox_tag = mailbox_tag(identity.public_key)
+        self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced, so a mailbox hands us our letters
+        self.config = config or Config()
+        self.stats: Counter[str] = Counter()
+        self.persons = Correspondents(store, identity, send, people, self.stats)
+        self.statement = self.persons.statement
+        self.conversations: dict[str, Conversation] = {}
+        for row in store.direct.peers():
+            person = self.persons.add(Person(row.peer_id, row.signing_key, row.exchange_key, row.nick, row.address))
+            if row.state is not None:
+                self.conversations[row.peer_id] = self._conversation(person, MvdsNode.restore(row.state, self.config))
+
+    def _conversation(self, person: Person, engine: MvdsNode) -> Conversation:
+        seq = self.store.last_seq(channel_of(person.peer_id), self.peer_id)
+        return Conversation(person, engine, group_id(self.identity.public_key, person.signing_key), seq)
+
+    def _stored_engine(self, peer_id: str, now: int) -> MvdsNode:
+        state = next((row.state for row in self.store.direct.peers() if row.peer_id == peer_id), None)
+        return MvdsNode(now, self.config) if state is None else MvdsNode.restore(state, self.config)
+
+    # ---------------------------------------------------------------- commands
+
+    def start(self, now: int) -> None:
+        """Restored conversations may have datagrams due (a restart mid-retransmission)."""
+        for conversation in self.conversations.values():
+            self._step(conversation, now)
+
+    def open(self, target: str, now: int, announce: bool = True) -> Conversation | None:
+        """The conversation with ``target`` (a nick, ``@id`` or an id), opened
+        if new; ``announce``: the user asked for it (``/query``), so say so."""
+        person = self.persons.resolve(target.strip().lstrip("@"))
+        if isinstance(person, str):
+            return self._error(person)
+        conversation = self.conversations.get(person.peer_id)
+        if conversation is None:
+            conversation = self.conversations[person.peer_id] = self._conversation(person, MvdsNode(now, self.config))
+            self.store.direct.learn(person.peer_id, person.signing_key, person.exchange_key, person.nick)
+            self._step(conversation, now)
+        if announce:
+            self._notify(ev.DmOpened(conversation.channel, person.peer_id, person.nick))
+        return conversation
+
+    def send(self, target: str, text: str, kind: str, nick: str, now: int) -> str | None:
+        """Send ``text`` to ``target``; the message id (hex), or None and an error event."""
+        if target.startswith("@") and target[1:] in self.conversations:
+            conversation = self.conversations[target[1:]]
+        else:
+            conversation = self.open(target, now, announce=False)
+        if conversation is None:
+            return None
+        try:
+            payload = Payload(kind, nick, text, conversation.seq + 1, now)
+            mid = conversation.engine.send(conversation.person.peer_id, conversation.group, payload.encode(), now)
+        except (PayloadError, LocalProtocolError) as exc:
+            return self._error(str(exc))
+        conversation.seq += 1
+        stamp = conversation.engine.last_timestamp(conversation.group)
+        conversation.sent.append(stored(conversation, mid, self.peer_id, payload, stamp, now, own=True))
+        return mid.hex() if self._step(conversation, now) else None
+
+    def typing(self, channel: str, nick: str, now: int) -> None:
+        conversation = self.conversations.get(channel.removeprefix("@"))
+        if conversation is not None and self.typing_state.should_send(channel, now):
+            self._seal_and_send(conversation, bytes((TYPING,)) + Payload("typing", nick, sent_at=now).encode())
+
+    # ------------------------------------------------------------------- input
+
+    def received(self, opened: Opened, addr: Address | None, now: int) -> None:
+        """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr`` (None: through a mailbox)."""
+        signer = opened.signer
+        if opened.kind is Kind.EXCHANGE_KEY:
+            if addr is not None and (person := self.persons.learn(opened, addr, now)) is not None:
+                # we have their key now, or they lacked ours and could not read what we sent: resend now
+                self._comeback(person.peer_id, now)
+            return
+        person = self.persons.get(signer.sender_id)
+        if person is None or not person.exchange_key or person.signing_key != signer.public_key:
+            self.stats["dm_unknown_key"] += 1
+            if addr is not None:
+                self.persons.state_to(signer.sender_id, addr, now, force=True)
+            return
+        try:
+            plain = open_sealed(self.identity, person.signing_key, person.exchange_key, opened.payload)
+        except EnvelopeError as exc:
+            self.stats[f"dm_{exc.reason}"] += 1
+            self._notify(ev.DatagramRejected(exc.reason, str(exc)))
+            return
+        person.address = addr or person.address
+        if plain[:1] == bytes((TYPING,)):
+            self._typing_from(person, plain[1:], now)
+        elif plain[:1] == bytes((MVDS_PAYLOAD,)):
+            conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now, announce=False)
+            conversation.engine.receive(plain[1:], now, source=person.peer_id)
+            self._step(conversation, now)
+        else:
+            self.stats["dm_unknown_type"] += 1
+
+    def letter_for_us(self, data: bytes) -> bytes | None:
+        """The envelope inside ``data`` if it is a letter a mailbox kept for us."""
+        return opened_letter(data, self.mailbox_tag)
+
+    def from_mailbox(self, opened: Opened | object, now: int) -> None:
+        """A letter a mailbox handed us, its envelope verified (or refused):
+        its author wrote it, but it says nothing of where the author is."""
+        if isinstance(opened, Opened) and opened.kind is Kind.MVDS:
+            self.stats["dm_from_mailbox"] += 1
+            self.received(opened, None, now)
+        else:
+            self.stats["dm_bad_letter"] += 1
+
+    def heard(self, peer_id: str, addr: Address | None, now: int) -> None:
+        """A sign of life from ``peer_id``: where it is, and, back after a
+        silence, a backoff reset so what waits for it goes at once."""
+        person = self.persons.get(peer_id)
+        if person is None:
+            return
+        if addr is not None:
+            person.address = addr
+        silent = person.last_heard is None or now - person.last_heard >= COMEBACK_MS
+        person.last_heard = now
+        if silent:
+            self._comeback(peer_id, now)
+
+    def _comeback(self, peer_id: str, now: int) -> None:
+        conversation = self.conversations.get(peer_id)
+        if conversation is not None and conversation.engine.waiting(peer_id):
+            self.stats["comeback"] += 1
+            conversation.engine.peer_seen(peer_id, now)
+            self._step(conversation, now)
+
+    # -------------------------------------------------------------------- time
+
+    def get_timer(self) -> int | None:
+        deadlines = [d for c in self.conversations.values() if (d := c.engine.get_timer()) is not None]
+        return min(deadlines, default=None)
+
+    def handle_timer(self, now: int) -> None:
+        for conversation in self.conversations.values():
+            deadline = conversation.engine.get_timer()
+            if deadline is not None and deadline <= now:
+                conversation.engine.handle_timer(now)
+                self._step(conversation, now)
+
+    # ---------------------------------------------------------------- the step
+
+    def _step(self, conversation: Conversation, now: int) -> bool:
+        """Translate, commit, then send and notify; False if the commit failed (and the step was undone)."""
+        person, engine = conversation.person, conversation.engine
+        rows, acks, events = translate(conversation, engine.events(), now, self.stats)
+        rows[:0], conversation.sent = conversation.sent, []
+        for row in rows:
+            if not row.own:
+                person.nick = row.nick
+                self.typing_state.message_from(conversation.channel, person.peer_id)
+        datagrams = engine.datagrams_to_send(now)
+        try:
+            self.store.direct.commit(person.peer_id, engine.export_state(), [r.row() for r in rows], acks,
+                                     person.address, person.nick, now)
+        except Exception as exc:  # a full disk, say: back to what the store holds, and nothing of the step leaves
+            self.stats["dm_step_failed"] += 1
+            conversation.engine = self._stored_engine(person.peer_id, now)
+            conversation.seq = self.store.last_seq(conversation.channel, self.peer_id)
+            self._notify(ev.Error(f"direct message to {person.nick or person.peer_id}: could not store a step "
+                                  f"({exc.__class__.__name__}: {exc}); it was undone"))
+            return False
+        for out in datagrams:
+            self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data, now)
+        for row in rows:
+            self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
+                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
+        for event in events:
+            self._notify(event)
+        return True
+
+    # --------------------------------------------------------------- sealing
+
+    def _seal_and_send(self, conversation: Conversation, plaintext: bytes, now: int | None = None) -> None:
+        """Seal and send; to someone not heard from lately (``now`` given), a
+        copy goes to each mailbox too, as a letter filed under their tag."""
+        person = conversation.person
+        address = person.address or self._address_of(person.peer_id)
+        if not person.exchange_key:  # they will answer with theirs; retransmission brings the message
+            self.stats["dm_no_key"] += 1
+            if address is not None:
+                self.persons.state_to(person.peer_id, address, 0, force=True)
+            return
+        envelope = seal(self.identity, Kind.MVDS, seal_to(self.identity, person.signing_key, person.exchange_key,
+                                                         plaintext))
+        if address is not None:
+            self._send(envelope, address)
+            self.stats["dm_datagrams_out"] += 1
+        else:
+            self.stats["dm_no_address"] += 1
+        if now is not None and (person.last_heard is None or now - person.last_heard >= COMEBACK_MS):
+            for mailbox in self._mailboxes():
+                self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
+                self.stats["dm_letters_out"] += 1
+
+    def _typing_from(self, person: Person, body: bytes, now: int) -> None:
+        payload = Payload.try_decode(body)
+        if payload is None or payload.kind != "typing":
+            self.stats["dm_undecodable"] += 1
+            return
+        typing = self.typing_state.seen(channel_of(person.peer_id), person.peer_id, payload.nick, now)
+        if typing is not None:
+            self._notify(typing)
+
+    def _error(self, reason: str) -> None:
+        self._notify(ev.Error(reason))
+        return None
+
+
+def translate(conversation: Conversation, engine_events, now: int,
+              stats: Counter) -> tuple[list[StoredMessage], list[tuple[str, str, int]], list[ev.AppEvent]]:
+    """The engine's events as rows to store, acknowledgements to record and
+    events to report (no side effects but counting what is refused)."""
+    rows, acks, events = [], [], []
+    peer_id = conversation.person.peer_id
+    for event in engine_events:
+        if isinstance(event, DmDelivered):
+            payload = Payload.try_decode(event.body)
+            if event.group_id != conversation.group:
+                stats["dm_wrong_group"] += 1
+            elif payload is None or payload.kind not in ("text", "me"):
+                stats["dm_undecodable"] += 1
+            else:
+                rows.append(stored(conversation, event.message_id, peer_id, payload, event.timestamp, now, own=False))
+        elif isinstance(event, DmAcknowledged):
+            acks.append((event.message_id.hex(), "acknowledged", 1))
+            events.append(ev.DmAcknowledged(conversation.channel, peer_id, event.message_id.hex()))
+        elif isinstance(event, Rejected):
+            stats[f"dm_{event.kind}"] += 1
+    return rows, acks, events
+
+
+def stored(conversation: Conversation, mid: bytes, sender: str, payload: Payload, stamp: int, now: int,
+           own: bool) -> StoredMessage:
+    """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
+    return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
+                         payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
+                         ack="unacknowledged" if own else None)

@@ -1,0 +1,40 @@
+"""The sidebar's "Direct" part: one line per direct conversation, with its
+unread count; selecting one switches to it as a channel would."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from chat_app.tui.widgets.channel_list import ChannelList
+
+
+class DirectList(OptionList):
+    DEFAULT_CSS = """
+    DirectList {
+        height: auto;
+        max-height: 30%;
+        border: none;
+        border-top: hkey $primary 30%;
+        border-title-color: $text-muted;
+        padding: 0;
+        background: $panel;
+    }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "Direct"
+
+    def update_conversations(self, rows: list[tuple[str, str, int]], current: str | None) -> None:
+        """``rows``: (conversation, the other person's nick, unread), in sidebar order."""
+        self.clear_options()
+        self.display = bool(rows)
+        for channel, nick, unread in rows:
+            label = f"@{nick}" + (f"  [b red]{unread}[/]" if unread else "")
+            self.add_option(Option(label, id=channel))
+        names = [channel for channel, _, _ in rows]
+        self.highlighted = names.index(current) if current in names else None
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(ChannelList.Selected(event.option.id))

@@ -1,0 +1,55 @@
+"""Direct conversations in the client, against real nodes on loopback."""
+
+import pytest
+
+from chat_app.tui.widgets.direct_list import DirectList
+
+from .conftest import until
+from .test_app import SIZE, screen_text, started, texts, type_line
+
+
+def direct_labels(app) -> list[str]:
+    listing = app.query_one(DirectList)
+    return [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+
+
+@pytest.mark.asyncio
+async def test_a_direct_conversation_in_the_sidebar_with_delivery_state_and_unread_counts(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi all")  # alice learns bob's nick and key from it
+        await until(pilot, lambda: texts(app) == ["hi all"])
+        assert not app.query_one(DirectList).display  # no direct conversation yet: no Direct part
+        await type_line(pilot, "/query bob")
+        dm = f"@{bob.node.peer_id}"
+        await until(pilot, lambda: app.chat.current == dm)
+        assert app.title.endswith("@bob") and direct_labels(app) == ["@bob"]
+        await type_line(pilot, "just between us")
+        bob.wait_for(lambda e: e["event"] == "dm_delivered" and e["text"] == "just between us")
+        await until(pilot, lambda: app.chat.models[dm].entries[-1].ack == "acknowledged")
+        assert "just between us" in screen_text(app)
+        assert texts(app) == ["hi all"]  # nothing of it in the channel
+        app.chat.switch_to("general")
+        bob.call(bob.node.msg, "alice", "got it")
+        await until(pilot, lambda: app.chat.models[dm].unread == 1)
+        assert app.chat.models[dm].mentions == 1 and "1" in direct_labels(app)[0]
+        app.chat.switch_to(dm)
+        await pilot.pause(0.1)
+        assert direct_labels(app) == ["@bob"] and texts(app, dm) == ["just between us", "got it"]
+
+
+@pytest.mark.asyncio
+async def test_msg_from_any_channel_leaves_the_channel_on_screen(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi all")
+        await until(pilot, lambda: texts(app) == ["hi all"])
+        await type_line(pilot, "/msg bob are you there?")
+        bob.wait_for(lambda e: e["event"] == "dm_delivered" and e["text"] == "are you there?")
+        dm = f"@{bob.node.peer_id}"
+        await until(pilot, lambda: dm in app.chat.models and len(app.chat.models[dm]) == 1)
+        assert app.chat.current == "general" and direct_labels(app) == ["@bob"]
