@@ -104,6 +104,24 @@ class Channel:
         self._remember(producer, seq, content)
         self._out.append(Outgoing(packets.encode_publication(self.group, producer, seq, content), to))
 
+    def delivered_elsewhere(self, node: Name | str, seq: int) -> bool:
+        """The runtime holds ``node``'s publications 1..``seq`` from another
+        source (replication over TCP): they need no fetching, and this member
+        may announce them. Applies to the node's latest bootstrap known here;
+        False (nothing changes) for a node no vector has named yet."""
+        node = Name.of(node)
+        bootstraps = self._by_node.get(node)
+        if not bootstraps or seq < 1:
+            return False
+        producer = Producer(node, max(bootstraps))
+        if seq > self.vector.get(producer, 0):
+            self._set_entry(producer, seq)
+        for ready, content in self._fetch.settle(producer, seq):
+            self._remember(producer, ready, content)
+            self._events.append(Delivered(str(producer.node), producer.bootstrap, ready, content))
+        self.stats["delivered_elsewhere"] += 1
+        return True
+
     # ----------------------------------------------------------- inputs
 
     def receive(self, data: bytes, now: int, source: Hashable | None = None) -> None:

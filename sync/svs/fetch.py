@@ -123,6 +123,24 @@ class Fetcher:
         self.delivered[producer] = max(seq, self.delivered.get(producer, 0))
         self.next_request[producer] = max(self.next_request.get(producer, 1), seq + 1)
 
+    def settle(self, producer: Producer, seq: int) -> list[tuple[int, bytes]]:
+        """``producer``'s publications up to ``seq`` came another way: stop
+        asking for them (what is in flight is at most ``fetch_window``); return
+        those that were waiting for them, now deliverable, in order."""
+        self.skip_to(producer, seq)
+        for request in [r for r, _ in self.in_flight.items() if r[0] == producer and r[1] <= seq]:
+            self.in_flight.discard(request)
+            self.attempts.pop(request, None)
+        for request in [r for r in self.arrived if r[0] == producer and r[1] <= seq]:
+            del self.arrived[request]
+        ready = []
+        nxt = self.delivered[producer] + 1
+        while (producer, nxt) in self.arrived:
+            ready.append((nxt, self.arrived.pop((producer, nxt))))
+            nxt += 1
+        self.delivered[producer] = nxt - 1
+        return ready
+
     # -------------------------------------------------------------- state
 
     def export(self, plain_address) -> dict:
