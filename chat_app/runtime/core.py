@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from chat_app import events as ev
-from chat_app.channel_names import BadChannelName, channel_name
+from chat_app.channel_names import SVS_MARK, BadChannelName, channel_spec
 from chat_app.crypto import Identity, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
@@ -38,6 +38,7 @@ from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.people import People
+from chat_app.runtime.protocols import ProtocolMismatch, open_conversation, protocol_for
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
@@ -61,7 +62,8 @@ class Runtime:
         self.peer_id = self.identity.sender_id
         self.envelopes = Envelopes(self.identity)
         self._rekey = self.envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
-        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
+        # private channels to join at start (keys derived there); a name may carry the SVS mark
+        self.passphrases = {c.removesuffix(SVS_MARK): p for c, p in (passphrases or {}).items()}
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
@@ -75,6 +77,7 @@ class Runtime:
         self.away: str | None = None  # our reason for being away
         self.people = People(store)
         self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
+        self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
         self.stats: Counter[str] = Counter()
         self._out: list[tuple[bytes, Address]] = []
         self._events: list[ev.AppEvent] = []
@@ -105,7 +108,7 @@ class Runtime:
         return min(deadlines) if deadlines else None
 
     def _conversation(self, channel: str, now: int) -> Conversation:
-        return Conversation(channel, self.store, self.peer_id, self.config, now, self.envelopes.stored_wire)
+        return open_conversation(channel, self.store, self.envelopes, self.config, now)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -117,6 +120,11 @@ class Runtime:
         return (*(self.envelopes.link_name(c) for c in self.conversations),
                 *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
 
+    @property
+    def svs_channels(self) -> tuple[str, ...]:
+        """Which of ``announced_channels`` run on SVS (announced too, so joiners speak it)."""
+        return tuple(self.envelopes.link_name(c) for c, conv in self.conversations.items() if conv.protocol == "svs")
+
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
@@ -124,11 +132,13 @@ class Runtime:
         self.store.set_nick(self.nick)
         for channel, passphrase in self.passphrases.items():
             self._unlock(channel, passphrase)
-        for channel in dict.fromkeys([*channels, *self.passphrases]):
-            if channel.startswith("~"):
-                self._keep_blind(channel)
-            elif self._may_open(channel):
-                self.store.join(channel, now)
+        for spec in dict.fromkeys([*channels, *self.passphrases]):
+            if spec.startswith("~"):
+                self._keep_blind(spec)
+                continue
+            channel, asked = channel_spec(spec)
+            if self._may_open(channel) and (protocol := self._protocol(channel, asked)):
+                self.store.join(channel, now, protocol)
         for channel in self.store.joined_channels():
             if self._may_open(channel, quiet=True):
                 self.conversations[channel] = self._conversation(channel, now)
@@ -177,7 +187,7 @@ class Runtime:
         """True if the channel is new (the adapter then re-announces us).
         With a passphrase, the channel is private (its key takes ~100 ms)."""
         try:
-            channel = channel_name(channel)
+            channel, asked = channel_spec(channel)
         except BadChannelName as exc:
             return self._error(str(exc)) or False
         if channel in self.conversations:
@@ -187,9 +197,9 @@ class Runtime:
             return False
         if passphrase is not None:
             self._unlock(channel, passphrase)
-        if not self._may_open(channel):
+        if not self._may_open(channel) or not (protocol := self._protocol(channel, asked)):
             return False
-        self.store.join(channel, now)
+        self.store.join(channel, now, protocol)
         self.conversations[channel] = self._conversation(channel, now)
         self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None))
         self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
@@ -265,6 +275,12 @@ class Runtime:
                 self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
             return False
         return True
+
+    def _protocol(self, channel: str, asked: str | None) -> str | None:
+        try:
+            return protocol_for(channel, asked, self.store, self.envelopes.link_name(channel), self.announced_svs)
+        except ProtocolMismatch as exc:
+            return self._error(str(exc))
 
     def whois(self, nick: str, now: int) -> None:
         ours = [(a, self.port) for a in self.addresses]
@@ -352,7 +368,8 @@ class Runtime:
                 self._say_away(now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
-                       now: int, key: bytes = b"") -> None:
+                       now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
+        self.announced_svs.update(svs)
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
             event = replace(event, channels=tuple(self.envelopes.channel_of(c) or c for c in event.channels))
@@ -452,7 +469,7 @@ class Runtime:
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
         for out in datagrams:
-            data = self.envelopes.seal_sds(channel, out.data, lambda mid: self._envelope(channel, mid))
+            data = conversation.seal(self.envelopes, out.data, lambda mid: self._envelope(channel, mid))
             if data is None:
                 continue
             if out.to is BROADCAST:

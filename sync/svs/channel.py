@@ -104,16 +104,21 @@ class Channel:
         self._remember(producer, seq, content)
         self._out.append(Outgoing(packets.encode_publication(self.group, producer, seq, content), to))
 
-    def delivered_elsewhere(self, node: Name | str, seq: int) -> bool:
+    def delivered_elsewhere(self, node: Name | str, seq: int, bootstrap: int | None = None) -> bool:
         """The runtime holds ``node``'s publications 1..``seq`` from another
         source (replication over TCP): they need no fetching, and this member
-        may announce them. Applies to the node's latest bootstrap known here;
-        False (nothing changes) for a node no vector has named yet."""
+        may announce them. Without ``bootstrap``, for the node's latest
+        bootstrap known here - False (nothing changes) for a node no vector
+        has named yet."""
         node = Name.of(node)
-        bootstraps = self._by_node.get(node)
-        if not bootstraps or seq < 1:
+        if bootstrap is None:
+            bootstraps = self._by_node.get(node)
+            if not bootstraps:
+                return False
+            bootstrap = max(bootstraps)
+        producer = Producer(node, bootstrap)
+        if producer == self.me or seq < 1:
             return False
-        producer = Producer(node, max(bootstraps))
         if seq > self.vector.get(producer, 0):
             self._set_entry(producer, seq)
         for ready, content in self._fetch.settle(producer, seq):
