@@ -143,7 +143,8 @@ class Runtime:
             if self._may_open(channel, quiet=True):
                 self.conversations[channel] = self._conversation(channel, now)
         private = tuple(c for c in self.channels if c in self.envelopes.private)
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private))
+        svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private, svs))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -201,7 +202,8 @@ class Runtime:
             return False
         self.store.join(channel, now, protocol)
         self.conversations[channel] = self._conversation(channel, now)
-        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None))
+        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None,
+                                      svs=protocol == "svs"))
         self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
         self._step(channel, now)
         return True

@@ -59,6 +59,7 @@ class ChatScreen(Screen):
         self.show_typing = show_typing
         self.models: dict[str, ChannelModel] = {}
         self.private: set[str] = set()  # channels marked private in the sidebar
+        self.svs: set[str] = set()  # channels marked as running on State Vector Sync
         self.roster = Roster()
         self.current: str | None = None
         self.nick = ""
@@ -179,7 +180,7 @@ class ChatScreen(Screen):
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.models.items()]
-        self.channel_list.update_channels(rows, self.current, self.private)
+        self.channel_list.update_channels(rows, self.current, self.private, self.svs)
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:
