@@ -62,6 +62,8 @@ class Scenario:
     replication dials fail), leaving repair to SDS alone: resends, sync
     messages and SDS-R."""
     config: Config = field(default_factory=Config)
+    protocol: str = "sds"
+    """What the channel runs on: "sds", or "svs" (State Vector Sync; ``config`` is then unused)."""
     max_time_ms: int = 30 * MINUTE
     seed: int = 0
 
