@@ -248,6 +248,7 @@ class Simulator:
             return  # no network; or SDS alone, without the runtime's fetch requests (an envelope: version, kind)
         self.measured.datagrams += 1
         self.measured.bytes += len(data)
+        self.measured.largest = max(self.measured.largest, len(data))
         dst = self._by_address.get(address)
         link = self.scenario.link
         if dst is None or not self.linked(peer, dst) or self.rng.random() < link.loss:

@@ -85,6 +85,7 @@ class Report:
     elapsed_ms: int
     lost: int
     replication_bytes: int = 0  # of ``bytes_sent``, what replication streams carried
+    largest_datagram: int = 0
     logs: list[list[str]] = field(repr=False, default_factory=list)  # each peer's stored log, in order
 
     def summary(self) -> str:
