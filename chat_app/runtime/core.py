@@ -64,6 +64,7 @@ class Runtime:
         self._rekey = self.envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
         # private channels to join at start (keys derived there); a name may carry the SVS mark
         self.passphrases = {c.removesuffix(SVS_MARK): p for c, p in (passphrases or {}).items()}
+        self._private_specs = tuple(passphrases or ())  # as given, with the mark
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
@@ -132,7 +133,7 @@ class Runtime:
         self.store.set_nick(self.nick)
         for channel, passphrase in self.passphrases.items():
             self._unlock(channel, passphrase)
-        for spec in dict.fromkeys([*channels, *self.passphrases]):
+        for spec in dict.fromkeys([*channels, *self._private_specs]):
             if spec.startswith("~"):
                 self._keep_blind(spec)
                 continue

@@ -216,8 +216,9 @@ class Envelopes:
         return routed
 
     def open_record(self, envelope: bytes) -> SdsDatagram | Refused:
-        """An SVS publication's content: its author's envelope, in full form (as stored and served)."""
-        if not is_envelope(envelope):
+        """An SVS publication's content: its author's envelope as it travels
+        (full form; encrypted in a private channel, as a replication entry)."""
+        if not is_envelope(envelope) and envelope[1:2] != bytes((Kind.PRIVATE,)):
             return Refused("malformed", "not a signed SDS envelope in full form")
         return self.open_entry(envelope)
 

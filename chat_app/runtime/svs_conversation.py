@@ -33,6 +33,7 @@ from chat_app import events as ev
 from chat_app.payload import Payload
 from chat_app.runtime.conversation import StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
+from chat_app.runtime.routing import Refused
 from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
 from chat_app.runtime.svs_routing import group_name, node_name, sender_of
 from chat_app.runtime.translate import Translation, translate
@@ -88,7 +89,8 @@ class SvsConversation:
         message_id = compute_message_id(self.peer_id, self.channel, lamport, content)
         record = SdsMessage(sender_id=self.peer_id, message_id=message_id, channel_id=self.channel,
                             lamport_timestamp=lamport, content=content).SerializeToString()
-        self.engine.member.send(self.envelopes.stored_wire(self.channel, record, self.peer_id), now)
+        envelope = self.envelopes.stored_wire(self.channel, record, self.peer_id)
+        self.engine.member.send(self.envelopes.outgoing(self.channel, envelope), now)
         self.lamport = lamport
         return message_id
 
@@ -114,8 +116,8 @@ class SvsConversation:
         for author in replicated:
             self.engine.member.delivered_elsewhere(node_name(author), self._last(author))
         for event in self.engine.member.events():
-            if isinstance(event, Delivered):
-                self._admit(self._row(event.content, now, event.own), out)
+            if isinstance(event, Delivered) and (wire := self._stored_form(event.content)) is not None:
+                self._admit(self._row(wire, now, event.own), out)
             elif isinstance(event, DataWanted):
                 self._provide(event)
             elif isinstance(event, Missing):
@@ -137,6 +139,18 @@ class SvsConversation:
         if any(row.kind == "topic" for row in out.rows):
             out.events += self.topic_changes()
         return out, datagrams
+
+    def _stored_form(self, content: bytes) -> bytes | None:
+        """A publication's content as the store keeps it: the signed envelope
+        (a private channel's travels encrypted; opening it again is a cache
+        hit). None if it does not open - never for what routing let through."""
+        if is_envelope(content):
+            return content
+        record = self.envelopes.open_record(content)
+        if isinstance(record, Refused):
+            log.warning("#%s: a delivered publication does not open: %s", self.channel, record.reason)
+            return None
+        return self.envelopes.stored_wire(self.channel, record.data, record.sender_id)
 
     def _row(self, wire: bytes, now: int, own: bool) -> StoredMessage:
         record = SdsMessage.FromString(sds_bytes(wire))
@@ -181,7 +195,8 @@ class SvsConversation:
         """Answer a data interest for a publication no longer in memory, from the store."""
         wire = self.store.entry(self.channel, sender_of(wanted.node), wanted.seq)
         if wire is not None and is_envelope(wire):
-            self.engine.member.provide(wanted.node, wanted.bootstrap, wanted.seq, wire, wanted.requester)
+            self.engine.member.provide(wanted.node, wanted.bootstrap, wanted.seq,
+                                       self.envelopes.outgoing(self.channel, wire), wanted.requester)
 
     # --------------------------------------------------------------- state
 

@@ -167,3 +167,16 @@ def test_replicated_messages_are_stored_in_each_authors_order_and_not_fetched_ag
             alice.datagram_received(data, ("10.0.0.9", 7999), svs_net.now)
     assert texts(carol.store) == ["a0", "a1", "a2", "a3"]
     assert conv.engine.member.stats["data_interest_sent"] == 1  # seq 4 alone: 1-3 came by replication
+
+
+def test_a_private_svs_channel_is_encrypted_and_named_by_its_tag_only(svs_net):
+    alice = svs_net.add("alice", channels=(), passphrases={"hideout+svs": "correct horse battery staple"})
+    bob = svs_net.add("bob", channels=(), passphrases={"hideout+svs": "correct horse battery staple"})
+    assert alice.conversations["hideout"].protocol == "svs"
+    assert alice.svs_channels == (alice.envelopes.link_name("hideout"),)  # announced by its tag
+    alice.say("hideout", "whisper", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(bob.store, "hideout") == ["whisper"]
+    sent = [data for _, data, _ in svs_net.sent]
+    assert sent and not any(b"hideout" in d or b"whisper" in d for d in sent)
+    assert all(d[1] == Kind.PRIVATE for d in sent)
