@@ -52,10 +52,11 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-scenarios", action="store_true", help="skip the churn and partition runs")
+    parser.add_argument("--only-scenarios", action="store_true", help="only the churn and partition runs")
     args = parser.parse_args()
     print(HEADER)
     print("|---:|---:|---|---:|:---:|---:|---:|---:|---:|---:|")
-    for n in args.members:
+    for n in [] if args.only_scenarios else args.members:
         for loss in args.loss:
             for protocol in ("sds", "svs"):
                 run(f"{n} | {loss:.0%}", protocol, Scenario(

@@ -30,9 +30,12 @@ from chat_app.runtime.svs_routing import sender_of
 from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
 
-CONFIG = Config(cache_size=32)
+CONFIG = Config(cache_size=32, keepalive_ms=20_000)
 """Publications kept in memory to answer data interests; older ones are read
-from the store (``DataWanted``). Small, since the state is saved each step."""
+from the store (``DataWanted``): few, since the state is saved each step.
+And a sign of life from each member at least every 20 s: the peer table
+lets a peer go after 45 s without a datagram from it (``chat_app.peers``),
+and SVS alone leaves all but one member of a quiet group silent."""
 
 
 class SvsEngine:

@@ -180,3 +180,18 @@ def test_a_private_svs_channel_is_encrypted_and_named_by_its_tag_only(svs_net):
     sent = [data for _, data, _ in svs_net.sent]
     assert sent and not any(b"hideout" in d or b"whisper" in d for d in sent)
     assert all(d[1] == Kind.PRIVATE for d in sent)
+
+
+def test_members_of_a_quiet_svs_channel_stay_present(svs_net):
+    """SVS suppresses all but one periodic sync interest in a quiet group; the
+    peer table drops a peer silent for 45 s - so each member keeps speaking."""
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    carol = svs_net.add("carol", channels=("general+svs",))
+    svs_net.run(150_000)
+    for rt in (alice, bob, carol):
+        assert not of(svs_net.seen(rt), ev.PeerLeft)
+        assert len(rt.peers.targets("general")) == 2
+    bob.say("general", "still here", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(alice.store) == texts(carol.store) == ["still here"]
