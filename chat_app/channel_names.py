@@ -7,6 +7,11 @@ and its unread count on one line of the sidebar, and far below what the
 SDS engine takes as a channel id (256 characters); the characters are
 ones every terminal draws one column wide and that cannot be mistaken for
 the commas separating channels in a discovery record.
+
+A channel runs on one sync protocol, chosen when it is created: SDS unless
+the name ends in ``+svs`` (``/join #name+svs``, ``--channel name+svs``),
+which makes it a State Vector Sync channel. ``+`` is never part of a name,
+so the mark cannot be mistaken for one.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import re
 
 MAX_LENGTH = 24
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
+PROTOCOLS = ("sds", "svs")
+SVS_MARK = "+svs"
 
 
 class BadChannelName(ValueError):
@@ -33,3 +40,13 @@ def channel_name(text: str) -> str:
         bad = next(c for c in name if not _NAME.fullmatch(c))
         raise BadChannelName(f"{bad!r} is not allowed in a channel name (letters, digits, - _ . only)")
     return name
+
+
+def channel_spec(text: str) -> tuple[str, str | None]:
+    """The channel ``text`` names and the protocol it asks for: ``"svs"``
+    for ``#name+svs``, None for a plain name (whatever the channel already
+    runs on, else SDS). Raises ``BadChannelName``."""
+    name = text.strip()
+    if name.endswith(SVS_MARK):
+        return channel_name(name.removesuffix(SVS_MARK)), "svs"
+    return channel_name(name), None

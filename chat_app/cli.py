@@ -18,7 +18,7 @@ import socket
 import sys
 from pathlib import Path
 
-from chat_app.channel_names import BadChannelName, channel_name
+from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
 from chat_app.net.addresses import normalize
 
 
@@ -80,13 +80,18 @@ def _channel(text: str) -> str:
 
 def _channel_to_join(text: str) -> str:
     """NAME or NAME:PASSPHRASE (a private channel; the passphrase may hold
-    spaces and colons): the name checked and without its ``#``."""
+    spaces and colons), NAME possibly marked ``+svs`` (a State Vector Sync
+    channel): the name checked and without its ``#``."""
     name, colon, passphrase = text.partition(":")
     if name.startswith("~") and not colon:  # serve: a private channel kept blind, by its tag
         if re.fullmatch(r"~[0-9a-f]{32}", name) is None:
             raise argparse.ArgumentTypeError("a blind channel is ~ and its 32-digit hex tag")
         return name
-    return _channel(name) + colon + passphrase
+    try:
+        name, protocol = channel_spec(name)
+    except BadChannelName as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name + (SVS_MARK if protocol == "svs" else "") + colon + passphrase
 
 
 def default_data_dir() -> Path:
@@ -109,9 +114,9 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
         option("--headless", action="store_true",
                help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
     option("--nick", help="your name in the channels (default: the last one used, else your login)")
-    option("--channel", action="append", type=_channel_to_join, dest="channels", metavar="NAME[:PASSPHRASE]",
+    option("--channel", action="append", type=_channel_to_join, dest="channels", metavar="NAME[+svs][:PASSPHRASE]",
            help="join this channel (repeatable; default: the channels joined last time, else general); "
-                "NAME:PASSPHRASE joins a private channel")
+                "NAME:PASSPHRASE joins a private channel; NAME+svs creates it as a State Vector Sync channel")
     option("--data-dir", type=Path, default=None,
            help="where history and identity live (default: $XDG_DATA_HOME/sds-chat)")
     option("--port", type=_port, default=0, help="UDP port to listen on (default: any free port)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from chat_app.channel_names import BadChannelName, channel_name
+from chat_app.channel_names import BadChannelName, channel_name, channel_spec
 
 Surface = Literal["tui", "headless"]
 BOTH: tuple[Surface, ...] = ("tui", "headless")
@@ -130,8 +130,8 @@ def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
     if command.name == "msg" and not argument.partition(" ")[2].strip():
         return Invalid(f"/msg needs a nick and text: {command.usage}")
     if command.name in ("join", "part") and argument:
-        try:
-            channel_name(argument.partition(" ")[0])  # after the name: a private channel's passphrase
+        try:  # after the name: a private channel's passphrase; /join's name may carry the SVS mark
+            (channel_spec if command.name == "join" else channel_name)(argument.partition(" ")[0])
         except BadChannelName as exc:
             return Invalid(str(exc))
     return Invocation(command, argument)

@@ -84,13 +84,14 @@ class Ready(AppEvent):
     """Listening; ``addresses`` are the ones we announce (others reach us there)."""
 
     name: ClassVar[str] = "ready"
-    _optional: ClassVar[tuple[str, ...]] = ("private",)
+    _optional: ClassVar[tuple[str, ...]] = ("private", "svs")
     peer_id: str
     nick: str
     port: int
     addresses: tuple[str, ...]
     channels: tuple[str, ...]
     private: tuple[str, ...] = ()  # which of ``channels`` are private (encrypted, known outside by a tag)
+    svs: tuple[str, ...] = ()  # which of ``channels`` run on State Vector Sync (the others: SDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +100,11 @@ class Joined(AppEvent):
     (``/join`` of a joined channel switches to it; nothing is announced)."""
 
     name: ClassVar[str] = "joined"
-    _optional: ClassVar[tuple[str, ...]] = ("private", "already")
+    _optional: ClassVar[tuple[str, ...]] = ("private", "already", "svs")
     channel: str
     private: bool | None = None  # True for a private channel (left out of the JSON otherwise)
     already: bool = False  # joined before: the user interface switches to it
+    svs: bool = False  # the channel runs on State Vector Sync (left out of the JSON otherwise)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ Columns (the schema ``sds-chat verify`` reads):
     content            string         the message text (null if undecodable)
     received_at_ms     int64
     delivered_at_ms    int64
+    seq                int64          the author's sequence number in the channel (null if undecodable)
 
 Direct conversations are exported too, as the channel ``@`` and the other
 person's id, ordered by their MVDS timestamps, with no causal history.
@@ -44,6 +45,7 @@ SCHEMA = pa.schema([
     ("content", pa.string()),
     ("received_at_ms", pa.int64()),
     ("delivered_at_ms", pa.int64()),
+    ("seq", pa.int64()),
 ])
 FORMATS = ("parquet", "jsonl")
 
@@ -78,6 +80,7 @@ def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
                 "peer_id": peer_id, "channel_id": channel, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,
                 "content": m.text, "received_at_ms": m.received_at, "delivered_at_ms": m.delivered_at,
+                "seq": m.seq,
             }
 
 

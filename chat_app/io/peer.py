@@ -56,7 +56,7 @@ class AsyncPeer:
         if self._use_discovery:
             rt = self.runtime
             me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.discovery_names,
-                          rt.identity.public_key)
+                          rt.identity.public_key, rt.svs_channels)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -96,7 +96,8 @@ class AsyncPeer:
 
     async def announce(self) -> None:
         if self._discovery is not None:
-            await self._discovery.update(self.runtime.nick, self.runtime.discovery_names)
+            await self._discovery.update(self.runtime.nick, self.runtime.discovery_names,
+                                         self.runtime.svs_channels)
 
     # ------------------------------------------------------------------ inputs
 
@@ -106,7 +107,7 @@ class AsyncPeer:
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,
-                  info.channels, key=info.key)
+                  info.channels, key=info.key, svs=info.svs)
 
     def _on_peer_gone(self, peer_id: str) -> None:
         self.call(lambda now: self.runtime.peer_gone(peer_id))

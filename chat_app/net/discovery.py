@@ -42,6 +42,7 @@ class PeerInfo:
     port: int
     channels: tuple[str, ...]
     key: bytes = b""  # the public signing key the id is the hash of
+    svs: tuple[str, ...] = ()  # which of ``channels`` run on State Vector Sync (the rest: SDS)
 
 
 class Discovery:
@@ -71,7 +72,8 @@ class Discovery:
             port=me.port,
             server=f"{me.peer_id}.local.",
             properties={"id": me.peer_id, "key": me.key.hex(), "fp": fingerprint(me.key).replace(" ", ""),
-                        "nick": me.nick, "ch": ",".join(me.channels), "v": PROTOCOL_VERSION},
+                        "nick": me.nick, "ch": ",".join(me.channels), "svs": ",".join(me.svs),
+                        "v": PROTOCOL_VERSION},
         )
 
     async def start(self) -> None:
@@ -82,9 +84,9 @@ class Discovery:
         self._keep(await self._zc.async_register_service(self._info))
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
 
-    async def update(self, nick: str, channels: tuple[str, ...]) -> None:
+    async def update(self, nick: str, channels: tuple[str, ...], svs: tuple[str, ...] = ()) -> None:
         """Announce a new nick or channel list."""
-        self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels, self.me.key)
+        self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels, self.me.key, svs)
         if self._zc is not None:
             self._info = self._service_info()
             self._keep(await self._zc.async_update_service(self._info))
@@ -142,7 +144,8 @@ class Discovery:
             return
         self._names[name] = props["id"]
         channels = tuple(c for c in props.get("ch", "").split(",") if c)
-        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels, key))
+        svs = tuple(c for c in props.get("svs", "").split(",") if c in channels)
+        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels, key, svs))
 
 
 def _key_of(props: dict[str, str]) -> bytes | None:

@@ -55,6 +55,8 @@ def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes 
 
 
 class Conversation:
+    protocol = "sds"
+
     def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int,
                  stored_wire: Callable[[str, bytes, str], bytes] | None = None) -> None:
         self.channel = channel
@@ -120,6 +122,10 @@ class Conversation:
 
     def send_ephemeral(self, payload: Payload, now: int) -> None:
         self.engine.send_ephemeral(payload.encode(), now)
+
+    def seal(self, envelopes, data: bytes, wire_of: Callable[[str], bytes | None]) -> bytes | None:
+        """The datagram to send for what the engine produced (see ``Envelopes.seal_sds``)."""
+        return envelopes.seal_sds(self.channel, data, wire_of)
 
     def step(self, now: int, release_all: bool = False) -> tuple[Translation, list[Outgoing]]:
         released = self._release(now, release_all)

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from chat_app import events as ev
-from chat_app.channel_names import BadChannelName, channel_name
+from chat_app.channel_names import BadChannelName, channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
@@ -46,6 +46,7 @@ from chat_app.runtime.mailbox import MAILBOX_LINK
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
+from chat_app.runtime.protocols import ProtocolMismatch, open_conversation, protocol_for
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.private import PrivateChannels
 from chat_app.runtime.routing import FetchRequest, Refused
@@ -82,6 +83,7 @@ class Runtime:
         self.away: str | None = None  # our reason for being away
         self.people = People(store)
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
+        self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
         self.stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
         self.direct = Direct(store, self.identity, self.typing_state, send=self.outbox.send,
@@ -116,7 +118,7 @@ class Runtime:
         return min(deadlines) if deadlines else None
 
     def _conversation(self, channel: str, now: int) -> Conversation:
-        return Conversation(channel, self.store, self.peer_id, self.config, now, self.envelopes.stored_wire)
+        return open_conversation(channel, self.store, self.envelopes, self.config, now)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -132,18 +134,25 @@ class Runtime:
         """What mDNS announces: the channels, and the tag a mailbox files our direct messages under."""
         return (*self.announced_channels, self.direct.mailbox_link)
 
+    @property
+    def svs_channels(self) -> tuple[str, ...]:
+        """Which of ``announced_channels`` run on SVS (announced too, so joiners speak it)."""
+        return tuple(self.envelopes.link_name(c) for c, conv in self.conversations.items() if conv.protocol == "svs")
+
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
         self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
-        for channel in self.private.opening(channels):
-            self.store.join(channel, now)
+        for channel, asked in self.private.opening(channels):
+            if protocol := self._protocol(channel, asked):
+                self.store.join(channel, now, protocol)
         for channel in self.store.joined_channels():
             if self.private.may_open(channel, quiet=True):
                 self.conversations[channel] = self._conversation(channel, now)
         private = tuple(c for c in self.channels if c in self.envelopes.private)
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private))
+        svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private, svs))
         for channel in self.channels:
             self._step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -188,7 +197,7 @@ class Runtime:
         """True if the channel is new (the adapter then re-announces us).
         With a passphrase, the channel is private (its key takes ~100 ms)."""
         try:
-            channel = channel_name(channel)
+            channel, asked = channel_spec(channel)
         except BadChannelName as exc:
             return self._error(str(exc)) or False
         if channel in self.conversations:
@@ -198,11 +207,12 @@ class Runtime:
             return False
         if passphrase is not None:
             self.private.unlock(channel, passphrase)
-        if not self.private.may_open(channel):
+        if not self.private.may_open(channel) or not (protocol := self._protocol(channel, asked)):
             return False
-        self.store.join(channel, now)
+        self.store.join(channel, now, protocol)
         self.conversations[channel] = self._conversation(channel, now)
-        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None))
+        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None,
+                                      svs=protocol == "svs"))
         self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
         self._step(channel, now)
         return True
@@ -247,6 +257,12 @@ class Runtime:
         for channel, conversation in self.conversations.items():
             conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
             self._step(channel, now)
+
+    def _protocol(self, channel: str, asked: str | None) -> str | None:
+        try:
+            return protocol_for(channel, asked, self.store, self.envelopes.link_name(channel), self.announced_svs)
+        except ProtocolMismatch as exc:
+            return self._error(str(exc))
 
     def whois(self, nick: str, now: int) -> None:
         ours = [(a, self.port) for a in self.addresses]
@@ -327,7 +343,8 @@ class Runtime:
                 self._say_away(now)
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
-                       now: int, key: bytes = b"") -> None:
+                       now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
+        self.announced_svs.update(svs)
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
         if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
             event = replace(event, channels=self.private.names(event.channels))
@@ -408,7 +425,7 @@ class Runtime:
             self.stats["step_failed"] += 1
             self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
             return False
-        self.outbox.engine(channel, datagrams)
+        self.outbox.engine(channel, conversation.seal, datagrams)
         self.stats["rejected"] += step.rejected
         if step.missing:
             self._ask_for(channel, step.missing, now)

@@ -52,6 +52,7 @@ from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION
 from chat_app.net.frames import CONTROL
 from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
+from chat_app.runtime.svs_routing import SvsDatagram, route_svs
 from proto.sds_pb2 import SdsMessage
 
 _FULL_HEADER, _SIGNATURE = 3 + 32, 64
@@ -160,6 +161,11 @@ class Envelopes:
             return None  # the statement names another key (keys passed in): not ours to announce
         return self.gate.seal(Kind.REKEY, statement)
 
+    def seal_svs(self, channel: str, data: bytes) -> bytes:
+        """An SVS packet our engine produced (a publication inside holds its
+        author's envelope, whoever sends it)."""
+        return self.gate.seal(Kind.SVS, data, self.private.get(channel))
+
     def seal_fetch(self, channel: str, data: bytes) -> bytes:
         key = self.private.get(channel)
         return key.seal(self.identity, Kind.FETCH, data) if key is not None else self.gate.seal(Kind.FETCH, data)
@@ -182,7 +188,8 @@ class Envelopes:
 
     # --------------------------------------------------------------- receiving
 
-    def open(self, data: bytes, source: Hashable, now: int) -> SdsDatagram | FetchRequest | Rekey | Opened | Refused:
+    def open(self, data: bytes, source: Hashable, now: int
+             ) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
         """Verify and route one datagram."""
         try:
             opened = self.gate.open(data, source, now)
@@ -208,7 +215,14 @@ class Envelopes:
             return Refused("kind", "a replication entry must be an SDS message")
         return routed
 
-    def _route(self, opened: Opened) -> SdsDatagram | FetchRequest | Rekey | Opened | Refused:
+    def open_record(self, envelope: bytes) -> SdsDatagram | Refused:
+        """An SVS publication's content: its author's envelope as it travels
+        (full form; encrypted in a private channel, as a replication entry)."""
+        if not is_envelope(envelope) and envelope[1:2] != bytes((Kind.PRIVATE,)):
+            return Refused("malformed", "not a signed SDS envelope in full form")
+        return self.open_entry(envelope)
+
+    def _route(self, opened: Opened) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
         if opened.kind is Kind.REKEY and not opened.context:  # a legacy id moving to this key
             try:
                 return verify_rekey(opened.payload, opened.signer.public_key)
@@ -222,6 +236,8 @@ class Envelopes:
             if opened.payload[:1] != bytes((CONTROL,)):
                 return Refused("kind", "a fetch envelope must hold a control frame")
             routed = route(opened.payload)
+        elif opened.kind is Kind.SVS:
+            routed = route_svs(opened.payload, opened.signer.sender_id, self.channel_of, self.open_record)
         else:
             return Refused("kind", f"{opened.kind.name.lower()} envelopes are not spoken here")
         if isinstance(routed, Refused):

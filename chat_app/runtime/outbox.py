@@ -9,7 +9,7 @@ peer table. The I/O adapter takes the queue with ``Runtime.datagrams_to_send``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from chat_app.net.udp import Address
 from chat_app.runtime.envelopes import Envelopes, is_envelope
@@ -17,6 +17,9 @@ from chat_app.runtime.fetching import Send
 from chat_app.runtime.peers import PeerTracker
 from chat_app.store import Store
 from sync.core import BROADCAST, Outgoing
+
+Seal = Callable[[Envelopes, bytes, Callable[[str], "bytes | None"]], "bytes | None"]
+"""A conversation's way of putting what its engine produced in an envelope (None: nothing to send)."""
 
 
 class Outbox:
@@ -47,10 +50,10 @@ class Outbox:
             self._out.append((self._rekey, address))
         self._out += [(statement, address) for statement in self.introductions]
 
-    def engine(self, channel: str, datagrams: Iterable[Outgoing]) -> None:
-        """What ``channel``'s engine sends: SDS bytes, each in its envelope."""
+    def engine(self, channel: str, seal: Seal, datagrams: Iterable[Outgoing]) -> None:
+        """What ``channel``'s engine sends, each in its envelope (``seal``: the conversation's, for its protocol)."""
         for out in datagrams:
-            data = self.envelopes.seal_sds(channel, out.data, lambda mid: self.stored(channel, mid))
+            data = seal(self.envelopes, out.data, lambda mid: self.stored(channel, mid))
             if data is None:
                 continue
             if out.to is BROADCAST:

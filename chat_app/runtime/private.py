@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+from chat_app.channel_names import SVS_MARK, channel_spec
 from chat_app.crypto import channel_tag_of
 from chat_app.net.udp import Address
 from chat_app.runtime.blind import BlindStore
@@ -25,21 +26,24 @@ class PrivateChannels:
                  error: Callable[[str], None]) -> None:
         self.store = store
         self.envelopes = envelopes
-        self.passphrases = dict(passphrases or {})  # private channels to join at start (keys derived there)
+        # private channels to join at start (keys derived there); a name may carry the SVS mark
+        self.passphrases = {c.removesuffix(SVS_MARK): p for c, p in (passphrases or {}).items()}
+        self._specs = tuple(passphrases or ())  # as given, with the mark
         self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
         self._error = error  # reports a refusal to the user
 
-    def opening(self, channels: Iterable[str]) -> list[str]:
+    def opening(self, channels: Iterable[str]) -> list[tuple[str, str | None]]:
         """The channels to join at start, of ``channels`` and those with a
-        passphrase: private ones unlocked first, ``~tag`` ones kept blind instead."""
+        passphrase, each with the protocol it asks for (see ``channel_spec``):
+        private ones unlocked first, ``~tag`` ones kept blind instead."""
         for channel, passphrase in self.passphrases.items():
             self.unlock(channel, passphrase)
         joining = []
-        for channel in dict.fromkeys([*channels, *self.passphrases]):
-            if channel.startswith("~"):
-                self.keep_blind(channel)
-            elif self.may_open(channel):
-                joining.append(channel)
+        for spec in dict.fromkeys([*channels, *self._specs]):
+            if spec.startswith("~"):
+                self.keep_blind(spec)
+            elif self.may_open((opening := channel_spec(spec))[0]):
+                joining.append(opening)
         return joining
 
     def unlock(self, channel: str, passphrase: str) -> None:

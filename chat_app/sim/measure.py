@@ -17,6 +17,7 @@ class Measurements:
         self.lost = 0
         self.datagrams = 0
         self.bytes = 0
+        self.largest = 0  # the largest datagram sent
 
     def observe(self, index: int, event: ev.AppEvent, now: int) -> None:
         if isinstance(event, ev.MessageDelivered):
@@ -58,5 +59,6 @@ class Measurements:
             elapsed_ms=elapsed_ms,
             lost=self.lost,
             replication_bytes=replication_bytes,
+            largest_datagram=self.largest,
             logs=logs,
         )

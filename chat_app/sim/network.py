@@ -38,6 +38,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
+from chat_app.channel_names import SVS_MARK
 from chat_app.crypto import Identity, Kind
 from chat_app.net.udp import Address
 from chat_app.runtime import Runtime
@@ -190,7 +191,8 @@ class Simulator:
         peer.incarnation += 1
         peer.armed_at = None
         peer.runtime = Runtime(peer.store, nick=peer.nick, config=self.scenario.config, identity=peer.identity)
-        peer.runtime.start([self.channel_id], peer.address[1], [peer.address[0]], self.now)
+        spec = self.channel_id + (SVS_MARK if self.scenario.protocol == "svs" else "")
+        peer.runtime.start([spec], peer.address[1], [peer.address[0]], self.now)
         self.touch(peer)
 
     def _discover(self, a: SimPeer, b: SimPeer) -> None:
@@ -199,7 +201,8 @@ class Simulator:
             return
         for one, other in ((a, b), (b, a)):
             host, port = other.address
-            one.runtime.peer_announced(other.id, other.nick, [host], port, (self.channel_id,), self.now)
+            one.runtime.peer_announced(other.id, other.nick, [host], port, (self.channel_id,), self.now,
+                                       svs=other.runtime.svs_channels)
             self.touch(one)
 
     def _settle(self) -> None:
@@ -245,6 +248,7 @@ class Simulator:
             return  # no network; or SDS alone, without the runtime's fetch requests (an envelope: version, kind)
         self.measured.datagrams += 1
         self.measured.bytes += len(data)
+        self.measured.largest = max(self.measured.largest, len(data))
         dst = self._by_address.get(address)
         link = self.scenario.link
         if dst is None or not self.linked(peer, dst) or self.rng.random() < link.loss:

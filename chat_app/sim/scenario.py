@@ -62,6 +62,8 @@ class Scenario:
     replication dials fail), leaving repair to SDS alone: resends, sync
     messages and SDS-R."""
     config: Config = field(default_factory=Config)
+    protocol: str = "sds"
+    """What the channel runs on: "sds", or "svs" (State Vector Sync; ``config`` is then unused)."""
     max_time_ms: int = 30 * MINUTE
     seed: int = 0
 
@@ -83,6 +85,7 @@ class Report:
     elapsed_ms: int
     lost: int
     replication_bytes: int = 0  # of ``bytes_sent``, what replication streams carried
+    largest_datagram: int = 0
     logs: list[list[str]] = field(repr=False, default_factory=list)  # each peer's stored log, in order
 
     def summary(self) -> str:

@@ -4,7 +4,7 @@ One file per data directory, in WAL mode. Tables:
 
     meta          key -> value: nick; the legacy identity secret until it is
                   migrated to a key, then the rekey statement
-    channels      joined channels
+    channels      joined channels, and the sync protocol each runs on (sds, svs)
     messages      every delivered message: channel, message_id, lamport,
                   sender_id, the decoded payload (nick, kind, text, seq,
                   sent_at), the exact SDS wire bytes, received/delivered
@@ -110,6 +110,10 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE direct (peer_id TEXT PRIMARY KEY, signing_key BLOB NOT NULL, exchange_key BLOB NOT NULL,
                          nick TEXT, host TEXT, port INTEGER, state BLOB, opened_at INTEGER);
+    """,
+    # 8: the sync protocol each channel runs on, chosen when it is created ('sds' or 'svs')
+    """
+    ALTER TABLE channels ADD COLUMN protocol TEXT NOT NULL DEFAULT 'sds';
     """,
 ]
 
@@ -273,8 +277,17 @@ class Store:
     def joined_channels(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT name FROM channels ORDER BY joined_at, name")]
 
-    def join(self, channel: str, now: int) -> None:
-        self._conn.execute("INSERT OR IGNORE INTO channels (name, joined_at) VALUES (?, ?)", (channel, now))
+    def join(self, channel: str, now: int, protocol: str = "sds") -> None:
+        self._conn.execute("INSERT OR IGNORE INTO channels (name, joined_at, protocol) VALUES (?, ?, ?)",
+                           (channel, now, protocol))
+
+    def protocol(self, channel: str) -> str | None:
+        """The sync protocol ``channel`` runs on here: joined, or with a saved SVS state; None if unknown."""
+        row = self._conn.execute("SELECT protocol FROM channels WHERE name = ?", (channel,)).fetchone()
+        if row is not None:
+            return row[0]
+        svs = self._conn.execute("SELECT 1 FROM state_part WHERE channel = ? AND name = 'svs'", (channel,)).fetchone()
+        return "svs" if svs else ("sds" if self.count(channel) else None)
 
     def part(self, channel: str) -> None:
         self._conn.execute("DELETE FROM channels WHERE name = ?", (channel,))
@@ -421,6 +434,12 @@ class Store:
         return [r[0] for r in self._conn.execute(
             "SELECT wire FROM messages WHERE channel = ? AND sender_id = ? AND seq > ? ORDER BY seq",
             (channel, author, seq))]
+
+    def entry(self, channel: str, author: str, seq: int) -> bytes | None:
+        """The author's datagram with sequence number ``seq`` in the channel (an index lookup)."""
+        row = self._conn.execute("SELECT wire FROM messages WHERE channel = ? AND sender_id = ? AND seq = ? LIMIT 1",
+                                 (channel, author, seq)).fetchone()
+        return row[0] if row else None
 
     def all_channels(self) -> list[str]:
         """Every channel with history, joined or not."""

@@ -64,6 +64,7 @@ class ChatScreen(Screen):
         self.show_typing = show_typing
         self.models: dict[str, ChannelModel] = {}
         self.private: set[str] = set()  # channels marked private in the sidebar
+        self.svs: set[str] = set()  # channels marked as running on State Vector Sync
         self.roster = Roster()
         self.current: str | None = None
         self.nick = ""

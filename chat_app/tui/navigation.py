@@ -49,7 +49,7 @@ class Navigator:
 
     def refresh_channels(self) -> None:
         rows = [(name, m.unread, m.mentions) for name, m in self.chat.models.items() if not is_direct(name)]
-        self.chat.channel_list.update_channels(rows, self.chat.current, self.chat.private)
+        self.chat.channel_list.update_channels(rows, self.chat.current, self.chat.private, self.chat.svs)
         self.chat.direct.refresh()
 
     def cycle(self, step: int) -> None:

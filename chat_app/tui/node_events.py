@@ -26,9 +26,11 @@ class NodeEvents:
         match event:
             case ev.Ready() as e:
                 self.started(e)
-            case ev.Joined(channel=channel, private=private):
+            case ev.Joined(channel=channel, private=private, svs=svs):
                 if private:
                     self.chat.private.add(channel)
+                if svs:
+                    self.chat.svs.add(channel)
                 self.chat.add_channel(channel)
                 self.chat.switch_to(channel)
             case ev.Parted(channel=channel):
@@ -103,6 +105,7 @@ class NodeEvents:
         self.chat.peer_id = event.peer_id
         self.set_nick(event.nick)
         self.chat.private.update(event.private)
+        self.chat.svs.update(event.svs)
         for channel in event.channels:
             self.chat.add_channel(channel)
         if event.channels:

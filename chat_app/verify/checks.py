@@ -14,8 +14,9 @@ Theory of operation: the full rows are shuffled only twice.
 
 * ``messages``: one group per (channel, message) - which peers hold it,
   how many rows it has, its payload versions, one holder's copy.
-  Missing and minority messages, payload conflicts, duplicates and Lamport
-  clocks are read from these (rows / peers of them), not from every row.
+  Missing and minority messages, payload conflicts, duplicates, Lamport
+  clocks and gaps in an author's sequence numbers are read from these
+  (rows / peers of them), not from every row.
 * ``flagged``: one window over each peer's log, sorted by position, keeping
   only rows out of place (a gap, a collision, out of (lamport, id) order).
   Position and order checks read these few rows; disagreements are looked
@@ -85,16 +86,17 @@ def messages(rows: DataFrame) -> DataFrame:
 
     Versions are told apart by a 64-bit hash of the payload, so the
     aggregation compares and collects numbers, not strings and arrays."""
-    payloads = rows.selectExpr("channel_id", "message_id", "peer_id",
+    payloads = rows.selectExpr("channel_id", "message_id", "peer_id", "seq",
                                "struct(sender_id, lamport_timestamp, causal_history AS history) AS v",
                                "xxhash64(sender_id, lamport_timestamp, causal_history) AS h")
     return (_agg(payloads.groupBy("channel_id", "message_id"),
                  "count(*) AS n_rows", "array_sort(collect_set(peer_id)) AS holders",
-                 "size(collect_set(h)) AS versions", "min_by(v, h) AS a", "max_by(v, h) AS b",
+                 "size(collect_set(h)) AS versions", "min_by(v, h) AS a", "max_by(v, h) AS b", "min(seq) AS seq",
                  # the witness peers: ties among a version's holders go by peer id, so the
                  # choice does not depend on the order rows arrive in
                  "min(struct(h, peer_id)).peer_id AS pa", "max(struct(h, peer_id)).peer_id AS pb")
-            .selectExpr("*", "a.history AS history", "a.lamport_timestamp AS lamport", "size(holders) AS n_holders"))
+            .selectExpr("*", "a.history AS history", "a.lamport_timestamp AS lamport", "a.sender_id AS author",
+                        "size(holders) AS n_holders"))
 
 
 OUT_OF_ORDER = "prev_lamport > lamport_timestamp OR (prev_lamport = lamport_timestamp AND prev_id > message_id)"
@@ -174,6 +176,22 @@ def lamport_clock_violations(pairs: DataFrame) -> DataFrame:
         _say("message ", _short("message_id"), " (lamport ", _s("lamport"), ") depends on ", _short("dep"),
              " (lamport ", _s("dep_lamport"), ")"),
         peer="holder", message="message_id", other_message="dep")
+
+
+def sequence_gaps(msgs: DataFrame) -> DataFrame:
+    """An author's sequence numbers in a channel skip some: messages it sent
+    that no exporting peer holds - lost everywhere, which no check comparing
+    peers can see - or numbers its peer skipped. Every channel numbers each
+    author's messages from 1 (the payload's ``seq``; SVS's own sequence
+    number in an SVS channel). Rows without a number are left out."""
+    w = "OVER (PARTITION BY channel_id, author ORDER BY seq, message_id)"
+    numbered = msgs.where("seq IS NOT NULL").selectExpr(
+        "channel_id", "author", "seq", "message_id", f"lag(seq) {w} AS prev_seq", f"lag(message_id) {w} AS prev_id")
+    return anomalies(
+        numbered.where("seq > coalesce(prev_seq, 0) + 1"), "sequence_gap",
+        _say("author ", _short("author"), " skips sequence numbers ", _s("coalesce(prev_seq, 0) + 1"), "..",
+             _s("seq - 1"), " (before ", _short("message_id"), "): no peer holds them"),
+        message="message_id", other_message="prev_id", other_peer="author")
 
 
 # ------------------------------------------------------------------ per log
@@ -294,5 +312,6 @@ def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda d
         ("causal gaps", causal_gaps(msgs, missing)),
         ("causal inversions", causal_inversions(rows, flags, pairs)),
         ("Lamport clocks", lamport_clock_violations(pairs)),
+        ("sequence gaps", sequence_gaps(msgs)),
         ("order disagreements", order_disagreements(rows, flags)),
     ]

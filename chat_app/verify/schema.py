@@ -13,6 +13,7 @@ EXPORT = StructType([
     StructField("content", StringType()),
     StructField("received_at_ms", LongType()),
     StructField("delivered_at_ms", LongType()),
+    StructField("seq", LongType()),  # the author's sequence number (exports from before it: null)
 ])
 REQUIRED = ("peer_id", "channel_id", "pos", "message_id", "sender_id", "lamport_timestamp")
 

@@ -64,6 +64,7 @@ class Channel:
         self.stats: Counter[str] = Counter()
         self._jitter = Jitter(seed or seed_for(self.me))
         self._sync_due = now  # a fresh member announces itself at once
+        self._last_emit = now  # when this member last sent its vector (``Config.keepalive_ms``)
         self._aggregate: dict[Producer, int] = {}
         self._aggregate_spans: list[vector.Span] = []  # what the aggregated vectors spoke for
         self._fetch = Fetcher(self.config)
@@ -104,6 +105,29 @@ class Channel:
         self._remember(producer, seq, content)
         self._out.append(Outgoing(packets.encode_publication(self.group, producer, seq, content), to))
 
+    def delivered_elsewhere(self, node: Name | str, seq: int, bootstrap: int | None = None) -> bool:
+        """The runtime holds ``node``'s publications 1..``seq`` from another
+        source (replication over TCP): they need no fetching, and this member
+        may announce them. Without ``bootstrap``, for the node's latest
+        bootstrap known here - False (nothing changes) for a node no vector
+        has named yet."""
+        node = Name.of(node)
+        if bootstrap is None:
+            bootstraps = self._by_node.get(node)
+            if not bootstraps:
+                return False
+            bootstrap = max(bootstraps)
+        producer = Producer(node, bootstrap)
+        if producer == self.me or seq < 1:
+            return False
+        if seq > self.vector.get(producer, 0):
+            self._set_entry(producer, seq)
+        for ready, content in self._fetch.settle(producer, seq):
+            self._remember(producer, ready, content)
+            self._events.append(Delivered(str(producer.node), producer.bootstrap, ready, content))
+        self.stats["delivered_elsewhere"] += 1
+        return True
+
     # ----------------------------------------------------------- inputs
 
     def receive(self, data: bytes, now: int, source: Hashable | None = None) -> None:
@@ -130,6 +154,10 @@ class Channel:
             else:
                 self.stats["suppressed"] += 1
             self._enter_steady(now)
+        keepalive = self.config.keepalive_ms
+        if keepalive and now >= self._last_emit + keepalive:
+            self.stats["keepalive"] += 1
+            self._emit(now)
         self._request(now)
 
     # ---------------------------------------------------------- outputs
@@ -143,8 +171,11 @@ class Channel:
         return out
 
     def get_timer(self) -> int | None:
+        due = self._sync_due
+        if self.config.keepalive_ms:
+            due = min(due, self._last_emit + self.config.keepalive_ms)
         fetch = self._fetch.next_due()
-        return self._sync_due if fetch is None else min(self._sync_due, fetch)
+        return due if fetch is None else min(due, fetch)
 
     # -------------------------------------------------------- sync state
 
@@ -211,6 +242,7 @@ class Channel:
 
     def _emit(self, now: int, excerpt: bool = False) -> None:
         """Send the vector: whole if it fits, else in parts or as an excerpt (see ``split``)."""
+        self._last_emit = now
         budget = self.config.max_datagram_bytes - packets.sync_interest_overhead(self.group, self.node)
         if excerpt:
             recent = sorted(self._by_node, key=lambda node: (-self._touched[node], node.canonical_key()))

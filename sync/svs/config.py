@@ -21,6 +21,10 @@ class Config:
     cache_size: int = 256  # publications kept (and exported) to answer data interests; older: DataWanted
     holders_per_producer: int = 4  # members remembered, per producer, as having its latest data
     future_bootstrap_s: int = 86_400  # v3: a vector whose bootstrap time is further ahead is ignored
+    # Not in the spec (0: off): the longest a member stays silent. In a quiet group the periodic sync
+    # interest is suppressed for all but one member; an application that tells who is present by their
+    # datagrams sets this, and a member that sent no sync interest for this long sends its vector.
+    keepalive_ms: int = 0
 
     def __post_init__(self) -> None:
         if not (0 <= self.sync_jitter < 1 and 0 <= self.suppression_jitter < 1):

@@ -3,10 +3,14 @@
 Each producer's publications are requested in sequence order, at most
 ``fetch_window`` at once over all producers (taken round-robin, so one
 producer with a long backlog does not starve the others). The first request
-goes to the producer itself; retries alternate between the producer and the
-members known to hold the publication (any member whose state vector showed
-that sequence number, or who sent us a later one), each waiting twice as long
-as the one before, up to ``fetch_backoff_max_ms``. With no address known at
+goes to the producer itself; each retry goes to the producer *and* to one of
+the members known to hold the publication (any member whose state vector
+showed that sequence number, or who sent us a later one), taken in turn, each
+retry waiting twice as long as the one before, up to ``fetch_backoff_max_ms``.
+(A vector shows what a member has heard of, not necessarily fetched: asking a
+holder alone, every other retry, left a publication the producer could have
+served waiting a whole backoff more - at 30% loss a channel took a minute to
+converge.) With no address known at
 all, the data interest is broadcast.
 Nothing here scans all producers: the work queue holds only producers with
 something left to request, and deadlines live in a ``Schedule``.
@@ -62,7 +66,7 @@ class Fetcher:
         out = []
         for request in self.in_flight.pop_due(now):
             attempt = self.attempts[request] = self.attempts[request] + 1
-            out.append((*request, self._target(*request, attempt)))
+            out += [(*request, to) for to in self._targets(*request, attempt)]
             self._schedule(request, now, attempt)
         while len(self.in_flight) < self.config.fetch_window and self.queue:
             producer = self.queue.popleft()
@@ -76,7 +80,7 @@ class Fetcher:
                 self._queued.add(producer)
             request = (producer, seq)
             self.attempts[request] = 0
-            out.append((producer, seq, self._target(producer, seq, 0)))
+            out += [(producer, seq, to) for to in self._targets(producer, seq, 0)]
             self._schedule(request, now, 0)
         return out
 
@@ -84,17 +88,15 @@ class Fetcher:
         wait = min(self.config.fetch_timeout_ms << min(attempt, 30), self.config.fetch_backoff_max_ms)
         self.in_flight.set(request, now + max(wait, self.config.fetch_timeout_ms))
 
-    def _target(self, producer: Producer, seq: int, attempt: int) -> Hashable | Broadcast:
-        """Even attempts go to the producer, odd ones to the members known to
-        hold the publication in turn. (A vector shows what a member has heard
-        of, not necessarily fetched, so the producer stays the surest bet.)"""
+    def _targets(self, producer: Producer, seq: int, attempt: int) -> list[Hashable | Broadcast]:
+        """The first attempt goes to the producer; a retry to the producer and
+        to the next of the members known to hold the publication."""
         own = self.addresses.get(producer.node)
         holders = [h for h, s in self.holders.get(producer, {}).items() if s >= seq and h != own]
-        if own is not None and (attempt % 2 == 0 or not holders):
-            return own
-        if holders:
-            return holders[(attempt // 2) % len(holders)]
-        return BROADCAST
+        targets: list[Hashable | Broadcast] = [] if own is None else [own]
+        if holders and (attempt > 0 or own is None):
+            targets.append(holders[(attempt - 1) % len(holders)] if attempt > 0 else holders[0])
+        return targets or [BROADCAST]
 
     def next_due(self) -> int | None:
         return self.in_flight.next_due()
@@ -122,6 +124,24 @@ class Fetcher:
         """Our own publications up to ``seq`` need no fetching."""
         self.delivered[producer] = max(seq, self.delivered.get(producer, 0))
         self.next_request[producer] = max(self.next_request.get(producer, 1), seq + 1)
+
+    def settle(self, producer: Producer, seq: int) -> list[tuple[int, bytes]]:
+        """``producer``'s publications up to ``seq`` came another way: stop
+        asking for them (what is in flight is at most ``fetch_window``); return
+        those that were waiting for them, now deliverable, in order."""
+        self.skip_to(producer, seq)
+        for request in [r for r, _ in self.in_flight.items() if r[0] == producer and r[1] <= seq]:
+            self.in_flight.discard(request)
+            self.attempts.pop(request, None)
+        for request in [r for r in self.arrived if r[0] == producer and r[1] <= seq]:
+            del self.arrived[request]
+        ready = []
+        nxt = self.delivered[producer] + 1
+        while (producer, nxt) in self.arrived:
+            ready.append((nxt, self.arrived.pop((producer, nxt))))
+            nxt += 1
+        self.delivered[producer] = nxt - 1
+        return ready
 
     # -------------------------------------------------------------- state
 

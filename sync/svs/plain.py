@@ -64,6 +64,7 @@ def export_channel(channel: Channel) -> dict:
         "clock": channel._clock,
         "state": channel.state,
         "sync_due": channel._sync_due,
+        "last_emit": channel._last_emit,
         "aggregate": _entries(channel._aggregate),
         "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in channel._aggregate_spans],
         "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._cache.items()],
@@ -84,6 +85,7 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
     channel._clock = state["clock"]
     channel.state = state["state"]
     channel._sync_due = state["sync_due"]
+    channel._last_emit = state.get("last_emit", 0)
     channel._aggregate = _vector(state["aggregate"])
     channel._aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
     for n, b, seq, content in state["cache"]:

@@ -22,10 +22,11 @@ def publication(seq, content=None):
     return packets.encode_publication(Name.parse(GROUP), ALICE, seq, content or f"m{seq}".encode())
 
 
-def test_an_unanswered_fetch_is_retried_with_backoff_alternating_producer_and_holders():
+def test_an_unanswered_fetch_is_retried_with_backoff_to_the_producer_and_a_holder():
     ch = member()
     ch.receive(sync_interest("/alice", {ALICE: 1}), T0, "A")
     ch.receive(sync_interest("/carol", {ALICE: 1}), T0, "C")  # carol has heard of it too
+    ch.receive(sync_interest("/dave", {ALICE: 1}), T0, "D")  # and dave
     assert requests(ch, T0) == [(1, "A")]
     now, waits, targets = T0, [], []
     for _ in range(6):
@@ -34,12 +35,11 @@ def test_an_unanswered_fetch_is_retried_with_backoff_alternating_producer_and_ho
             due = ch.get_timer()
             ch.handle_timer(due)
             sent = requests(ch, due)
-        [(seq, to)] = sent
         waits.append(due - now)
-        targets.append(to)
+        targets.append([to for _, to in sent])
         now = due
     assert waits == [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]  # doubling, capped
-    assert targets == ["C", "A", "C", "A", "C", "A"]
+    assert targets == [["A", "C"], ["A", "D"]] * 3  # the producer each time, the holders in turn
     ch.receive(publication(1), now + 10, "A")
     assert Delivered("/alice", BOOT, 1, b"m1") in list(ch.events())
     assert ch.get_timer() > now + 20_000  # no more retries: only the periodic timer
@@ -134,3 +134,20 @@ def test_a_member_that_lost_its_state_restarts_under_a_new_bootstrap_time():
     bob.receive([o for o in again.datagrams_to_send(later)][-1].data, later, "ME")
     assert bob.vector[first.me] == 1 and bob.vector[again.me] == 1  # ...that collides with nothing
     assert first.me != again.me
+
+
+def test_publications_delivered_elsewhere_are_no_longer_fetched_and_release_those_waiting():
+    ch = member()
+    assert not ch.delivered_elsewhere("/alice", 2)  # no vector named alice yet: nothing changes
+    ch.receive(sync_interest("/alice", {ALICE: 4}), T0, "A")
+    assert sorted(seq for seq, _ in requests(ch, T0)) == [1, 2, 3, 4]
+    list(ch.events())
+    ch.receive(publication(3), T0 + 1, "A")  # waits for 1 and 2
+    assert not [e for e in ch.events() if isinstance(e, Delivered)]
+    assert ch.delivered_elsewhere("/alice", 2)  # replication brought 1 and 2
+    assert [e.seq for e in ch.events() if isinstance(e, Delivered)] == [3]
+    ch.receive(publication(1), T0 + 2, "A")  # a late answer is a duplicate, not a second delivery
+    assert not [e for e in ch.events() if isinstance(e, Delivered)]
+    due = T0 + 1_000
+    ch.handle_timer(due)
+    assert [seq for seq, _ in requests(ch, due)] == [4]  # only what is still missing is asked again

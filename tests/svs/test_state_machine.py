@@ -214,3 +214,21 @@ def test_outgoing_sync_interests_are_broadcast():
     ch = member()
     ch.send(b"x", T0)
     assert all(o.to is BROADCAST for o in ch.datagrams_to_send(T0))
+
+
+def test_with_a_keepalive_a_member_whose_periodic_sync_is_suppressed_still_speaks():
+    quiet = Channel(GROUP, "/quiet", T0, Config(keepalive_ms=20_000))
+    quiet.datagrams_to_send(T0)  # its first vector
+    now = T0
+    for _ in range(10):  # someone else's up-to-date vector every 10 s keeps resetting the periodic timer
+        now += 10_000
+        quiet.receive(sync_interest("/other", {}), now, "O")
+        if quiet.get_timer() <= now:
+            quiet.handle_timer(now)
+    sent = quiet.datagrams_to_send(now)
+    assert len(sent) == 5 and quiet.stats["keepalive"] == 5  # one vector per 20 s, though always suppressed
+    plain = Channel(GROUP, "/plain", T0)  # the spec: no keepalive, the timer reset each time
+    plain.datagrams_to_send(T0)
+    for k in range(1, 11):
+        plain.receive(sync_interest("/other", {}), T0 + k * 10_000, "O")
+        assert plain.get_timer() > T0 + k * 10_000 + 20_000

@@ -110,6 +110,21 @@ async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
 
 
 @pytest.mark.asyncio
+async def test_an_svs_channel_is_marked_in_the_sidebar(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await type_line(pilot, "/join #ops+svs")
+        await until(pilot, lambda: app.chat.current == "ops")
+        await type_line(pilot, "/join #random")
+        await until(pilot, lambda: app.chat.current == "random")
+        sidebar = app.chat.channel_list
+        labels = {str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)}
+        assert any(label.startswith("#ops") and "svs" in label for label in labels)
+        assert any(label.startswith("#random") and "svs" not in label for label in labels)
+
+
+@pytest.mark.asyncio
 async def test_commands(make_app, bob_for, tmp_path):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

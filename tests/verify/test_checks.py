@@ -185,3 +185,27 @@ def test_lamport_clock_violation(spark, logs):
                 row["lamport_timestamp"] = dep_lamport  # not above its dependency
     found = [e for e in examples(verify(spark, logs), "lamport_clock_violation") if e["other_message_id"] == dep]
     assert found and found[0]["message_id"] == victim["message_id"]
+
+
+def test_sequence_gap_a_message_every_peer_lost(spark, logs):
+    rows = logs["peer000"]
+    by_author = {}
+    for r in rows:
+        by_author.setdefault(r["sender_id"], []).append(r)
+    author, theirs = next((a, sorted(rs, key=lambda r: r["seq"])) for a, rs in by_author.items() if len(rs) >= 3)
+    lost, after = theirs[1], theirs[2]
+    for peer, log in logs.items():
+        logs[peer] = renumber([r for r in log if r["message_id"] != lost["message_id"]])
+    report = verify(spark, logs)
+    assert "missing_message" not in report["anomalies"]  # nobody holds it: comparing peers cannot see it
+    [gap] = examples(report, "sequence_gap")
+    assert (gap["message_id"], gap["other_message_id"], gap["other_peer_id"]) == \
+        (after["message_id"], theirs[0]["message_id"], author)
+    assert f"skips sequence numbers {lost['seq']}..{lost['seq']}" in gap["explanation"]
+
+
+def test_exports_without_sequence_numbers_are_checked_as_before(spark, logs):
+    for log in logs.values():
+        for row in log:
+            row["seq"] = None
+    assert verify(spark, logs)["verdict"] == "consistent"

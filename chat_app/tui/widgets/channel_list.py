@@ -24,11 +24,12 @@ class ChannelList(OptionList):
             self.channel = channel
 
     def update_channels(self, channels: list[tuple[str, int, int]], current: str | None,
-                        private: set[str] = frozenset()) -> None:
-        """``channels``: (name, unread, mentions), in sidebar order; ``private`` ones are marked."""
+                        private: set[str] = frozenset(), svs: set[str] = frozenset()) -> None:
+        """``channels``: (name, unread, mentions), in sidebar order; ``private``
+        ones are marked, and so are ``svs`` ones (State Vector Sync)."""
         self.clear_options()
         for name, unread, mentions in channels:
-            label = f"#{name}" + ("  [dim]🔒[/]" if name in private else "")
+            label = f"#{name}" + ("  [dim]🔒[/]" if name in private else "") + ("  [dim]svs[/]" if name in svs else "")
             if mentions:
                 label += f"  [b red]@{mentions}[/]"
             if unread:

@@ -1,0 +1,221 @@
+"""One SVS channel's conversation: the surface of ``Conversation``, over
+State Vector Sync.
+
+What travels: each chat message is one SVS publication whose content is
+its author's signed envelope of a *chat record* - an SDS message with
+sender, id, channel, Lamport timestamp and the chat payload, and no causal
+history or bloom filter. So an SVS channel keeps the same log as an SDS one
+(ordered by Lamport timestamp, then message id), stores the same rows and
+envelopes, and replication, export and ``verify`` read it alike; and a
+publication fetched from any member still verifies as its author's.
+
+The payload's per-author sequence number *is* the SVS sequence number of
+the publication: the author's engine numbers it, the routing refuses a
+record whose number differs, and the step commits the engine state (its
+vector, so its own number) with the message before any datagram leaves -
+a restart never reuses a number.
+
+Each author's messages are stored in sequence order: SVS delivers them so,
+and what replication brings (possibly past a hole of the serving peer) waits
+here until the messages before it are stored. A replicated message also
+tells the SVS member it need not fetch it (``delivered_elsewhere``).
+
+Nothing is held back: SVS has no acknowledgements to wait for, so there is
+no backpressure (``held`` stays empty).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+
+from chat_app import events as ev
+from chat_app.payload import Payload
+from chat_app.runtime.conversation import StepFailed
+from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
+from chat_app.runtime.routing import Refused
+from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
+from chat_app.runtime.svs_routing import group_name, node_name, sender_of
+from chat_app.runtime.translate import Translation, translate
+from chat_app.store import Store, StoredMessage
+from proto.sds_pb2 import SdsMessage
+from sync.core import Outgoing
+from sync.sds.ids import compute_message_id
+from sync.svs import Channel, DataWanted, Delivered, Missing, Rejected
+
+log = logging.getLogger(__name__)
+
+PENDING_PER_AUTHOR = 4096
+"""Replicated messages kept waiting for an earlier one of their author."""
+
+
+class SvsConversation:
+    protocol = "svs"
+
+    def __init__(self, channel: str, store: Store, envelopes: Envelopes, now: int) -> None:
+        self.channel = channel
+        self.store = store
+        self.envelopes = envelopes
+        self.peer_id = envelopes.peer_id
+        self.held: deque = deque()  # never used: nothing waits for acknowledgements
+        self.retry_at: int | None = None
+        self.topic_id: str | None = None
+        self.engine = self._load(now)
+        self._count_from_store()
+
+    def _load(self, now: int) -> SvsEngine:
+        state = self.store.channel_state(self.channel)
+        if state is not None and state.get("svs") is not None:
+            member = Channel.restore(state["svs"], CONFIG)
+        else:
+            group = group_name(self.envelopes.link_name(self.channel))
+            member = Channel(group, node_name(self.peer_id), now, CONFIG)
+        self.store.save_state(self.channel, {"svs": _saved(member)})
+        return SvsEngine(member, self.channel, self.peer_id, self._last)
+
+    def _count_from_store(self) -> None:
+        self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
+        self._pending: dict[str, dict[int, StoredMessage]] = {}
+        last = self.store.messages(self.channel, limit=1)
+        self.lamport = last[0].lamport if last else 0
+        self.length = self.store.count(self.channel)
+
+    # ------------------------------------------------------------ commands
+
+    def send(self, nick: str, text: str, kind: str, now: int) -> str:
+        """Publish a chat message: its id. Raises PayloadError or LocalProtocolError."""
+        content = Payload(kind, nick, text, self.engine.member.seq + 1, now).encode()
+        lamport = max(now, self.lamport + 1)
+        message_id = compute_message_id(self.peer_id, self.channel, lamport, content)
+        record = SdsMessage(sender_id=self.peer_id, message_id=message_id, channel_id=self.channel,
+                            lamport_timestamp=lamport, content=content).SerializeToString()
+        envelope = self.envelopes.stored_wire(self.channel, record, self.peer_id)
+        self.engine.member.send(self.envelopes.outgoing(self.channel, envelope), now)
+        self.lamport = lamport
+        return message_id
+
+    def send_ephemeral(self, payload: Payload, now: int) -> None:
+        self.engine.send_ephemeral(payload.encode(), now)
+
+    def seal(self, envelopes: Envelopes, data: bytes, wire_of) -> bytes | None:
+        if is_svs_packet(data):
+            return envelopes.seal_svs(self.channel, data)
+        return envelopes.seal_sds(self.channel, data, wire_of)  # an ephemeral message
+
+    # ---------------------------------------------------------------- step
+
+    def step(self, now: int, release_all: bool = False) -> tuple[Translation, list[Outgoing]]:
+        out = Translation()
+        records, ephemeral = self.engine.take_inputs()
+        other: list[object] = list(ephemeral)
+        replicated: set[str] = set()
+        for message, data in records:
+            wire = self.envelopes.stored_wire(self.channel, data, message.sender_id)
+            if is_envelope(wire) and self._admit(self._row(wire, now, own=False), out):
+                replicated.add(message.sender_id)
+        for author in replicated:
+            self.engine.member.delivered_elsewhere(node_name(author), self._last(author))
+        for event in self.engine.member.events():
+            if isinstance(event, Delivered) and (wire := self._stored_form(event.content)) is not None:
+                self._admit(self._row(wire, now, event.own), out)
+            elif isinstance(event, DataWanted):
+                self._provide(event)
+            elif isinstance(event, Missing):
+                out.events.append(ev.MessagesMissing(self.channel, event.high - event.low + 1, ()))
+            elif isinstance(event, Rejected):
+                other.append(event)
+        side = translate(self.channel, other, now)
+        out.typists, out.leavers, out.away, out.rejected = side.typists, side.leavers, side.away, side.rejected
+        out.events += side.events
+        datagrams = self.engine.datagrams_to_send(now)
+        try:
+            self.store.commit_step(self.channel, {"parts": {"svs": _saved(self.engine.member)}, "entries": {}},
+                                   out.rows, now)
+        except Exception as exc:
+            self.rollback(now)
+            log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
+                        self.channel, exc)
+            raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        if any(row.kind == "topic" for row in out.rows):
+            out.events += self.topic_changes()
+        return out, datagrams
+
+    def _stored_form(self, content: bytes) -> bytes | None:
+        """A publication's content as the store keeps it: the signed envelope
+        (a private channel's travels encrypted; opening it again is a cache
+        hit). None if it does not open - never for what routing let through."""
+        if is_envelope(content):
+            return content
+        record = self.envelopes.open_record(content)
+        if isinstance(record, Refused):
+            log.warning("#%s: a delivered publication does not open: %s", self.channel, record.reason)
+            return None
+        return self.envelopes.stored_wire(self.channel, record.data, record.sender_id)
+
+    def _row(self, wire: bytes, now: int, own: bool) -> StoredMessage:
+        record = SdsMessage.FromString(sds_bytes(wire))
+        payload = Payload.decode(record.content)  # checked when the record was opened
+        return StoredMessage(self.channel, record.message_id, record.lamport_timestamp, record.sender_id,
+                             payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at, wire,
+                             now, now, own)
+
+    def _last(self, author: str) -> int:
+        if author not in self._last_seq:
+            self._last_seq[author] = self.store.last_seq(self.channel, author)
+        return self._last_seq[author]
+
+    def _admit(self, row: StoredMessage, out: Translation) -> bool:
+        """Store ``row`` if it is its author's next message (and any that
+        waited for it); keep it waiting if an earlier one is missing."""
+        author, last = row.sender_id, self._last(row.sender_id)
+        if row.seq <= last:
+            return False  # had it already (fetched, and replicated too)
+        if row.seq > last + 1:
+            waiting = self._pending.setdefault(author, {})
+            if len(waiting) < PENDING_PER_AUTHOR:
+                waiting[row.seq] = row
+            return False
+        self._append(row, out)
+        waiting = self._pending.get(author, {})
+        while (row := waiting.pop(self._last_seq[author] + 1, None)) is not None:
+            self._append(row, out)
+        return True
+
+    def _append(self, row: StoredMessage, out: Translation) -> None:
+        self._last_seq[row.sender_id] = row.seq
+        self.lamport = max(self.lamport, row.lamport)
+        out.rows.append(row)
+        out.authors.append((row.sender_id, row.nick))
+        # position: where it lands when it is the newest, the usual case (finding it exactly would count the log)
+        out.events.append(ev.MessageDelivered(self.channel, self.length, row.message_id, row.sender_id, row.lamport,
+                                              row.nick, row.kind, row.text, row.seq, row.own))
+        self.length += 1
+
+    def _provide(self, wanted: DataWanted) -> None:
+        """Answer a data interest for a publication no longer in memory, from the store."""
+        wire = self.store.entry(self.channel, sender_of(wanted.node), wanted.seq)
+        if wire is not None and is_envelope(wire):
+            self.engine.member.provide(wanted.node, wanted.bootstrap, wanted.seq,
+                                       self.envelopes.outgoing(self.channel, wire), wanted.requester)
+
+    # --------------------------------------------------------------- state
+
+    def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:
+        latest = self.store.topic(self.channel)
+        if latest is None or (latest.message_id == self.topic_id and not always):
+            return []
+        self.topic_id = latest.message_id
+        return [ev.TopicChanged(self.channel, latest.text or "", latest.nick, latest.message_id)]
+
+    def rollback(self, now: int) -> None:
+        self.engine = self._load(now)
+        self._count_from_store()
+
+
+def _saved(member: Channel) -> dict:
+    """The member's state as saved with each step, without its cache of
+    publications (the store holds them: a data interest for one is
+    answered from there)."""
+    state = member.export_state()
+    state["cache"] = []
+    return state

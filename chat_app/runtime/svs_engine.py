@@ -1,0 +1,96 @@
+"""An SVS group member as the runtime's engine of a channel.
+
+The runtime feeds every conversation's engine the same way
+(``receive_message``, ``get_timer``, ``handle_timer``), whatever protocol it
+speaks. This wraps ``sync.svs.Channel`` to take what reaches an SVS channel:
+
+* SVS packets (sync interests, data interests, publications): to the SVS
+  member;
+* SDS ephemeral messages (typing, leave, away): SVS has no ephemeral
+  publications, and these are not synced by any protocol, so every channel
+  speaks them alike; reported as ``EphemeralReceived``;
+* chat records (an author's signed SDS chat message): what replication
+  brings - kept for the conversation, which stores them in each author's
+  sequence order and tells the member it need not fetch them;
+* SDS sync messages: a peer that runs this channel on SDS; counted, dropped.
+
+It stays sans-I/O like the engines: bytes and ``now`` in, events and
+datagrams out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable
+
+from sync.core import BROADCAST, Outgoing
+from sync.sds import EphemeralReceived
+from sync.sds.ids import compute_message_id
+from chat_app.runtime.svs_routing import sender_of
+from sync.svs import Channel, Config, packets
+from proto.sds_pb2 import SdsMessage
+
+CONFIG = Config(cache_size=32, keepalive_ms=20_000)
+"""Publications kept in memory to answer data interests; older ones are read
+from the store (``DataWanted``): few, since the state is saved each step.
+And a sign of life from each member at least every 20 s: the peer table
+lets a peer go after 45 s without a datagram from it (``chat_app.peers``),
+and SVS alone leaves all but one member of a quiet group silent."""
+
+
+class SvsEngine:
+    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int]) -> None:
+        self.member = member
+        self.held = held  # author -> how many of its messages (1..n) the store holds
+        self.channel = channel
+        self.sender_id = sender_id
+        self.records: list[tuple[SdsMessage, bytes]] = []  # replicated chat records (message, its SDS bytes)
+        self.ephemeral: list[EphemeralReceived] = []
+        self.stats: Counter[str] = Counter()
+        self._out: list[Outgoing] = []
+
+    def receive_message(self, message: object, data: bytes, now: int, source: Hashable | None = None) -> None:
+        if isinstance(message, packets.SyncInterest):
+            self._settle_new_producers(message)
+            self.member.receive(data, now, source)
+        elif isinstance(message, (packets.DataInterest, packets.Publication)):
+            self.member.receive(data, now, source)
+        elif not isinstance(message, SdsMessage):
+            self.stats["unknown"] += 1
+        elif message.HasField("lamport_timestamp") and message.content:
+            self.records.append((message, data))
+        elif message.content and not message.HasField("lamport_timestamp"):
+            self.ephemeral.append(EphemeralReceived(message.sender_id, message.content, now))
+        else:
+            self.stats["sds_sync_dropped"] += 1  # someone runs this channel on SDS
+
+    def _settle_new_producers(self, interest: packets.SyncInterest) -> None:
+        """A producer the member meets for the first time may have messages in
+        the store already (replication came first): those are not fetched."""
+        for producer in interest.vector:
+            if producer not in self.member.vector and (held := self.held(sender_of(str(producer.node)))):
+                self.member.delivered_elsewhere(producer.node, held, producer.bootstrap)
+
+    def send_ephemeral(self, content: bytes, now: int) -> None:
+        message_id = compute_message_id(self.sender_id, self.channel, None, content)
+        msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel, content=content)
+        self._out.append(Outgoing(msg.SerializeToString(), BROADCAST))
+
+    def get_timer(self) -> int | None:
+        return self.member.get_timer()
+
+    def handle_timer(self, now: int) -> None:
+        self.member.handle_timer(now)
+
+    def datagrams_to_send(self, now: int) -> list[Outgoing]:
+        out, self._out = self._out, []
+        return out + self.member.datagrams_to_send(now)
+
+    def take_inputs(self) -> tuple[list[tuple[SdsMessage, bytes]], list[EphemeralReceived]]:
+        records, ephemeral, self.records, self.ephemeral = self.records, self.ephemeral, [], []
+        return records, ephemeral
+
+
+def is_svs_packet(data: bytes) -> bool:
+    """An NDN Interest (5) or Data (6) packet; an SDS message starts with a protobuf tag (0x0a)."""
+    return data[:1] in (bytes((packets.INTEREST,)), bytes((packets.DATA,)))

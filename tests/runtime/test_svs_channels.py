@@ -1,0 +1,199 @@
+"""SVS channels in the runtime: real engines, real SQLite files, an
+in-memory network with a fake clock (``conftest.Net``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat_app import events as ev
+from chat_app.crypto import Kind
+from chat_app.runtime import Runtime
+from chat_app.runtime.svs_conversation import SvsConversation
+from chat_app.store import Store
+from sync.svs import Producer, packets
+
+from .conftest import Net, texts
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def log_of(rt: Runtime, channel: str = "general") -> list[tuple[int, str, str]]:
+    return [(m.lamport, m.message_id, m.text) for m in rt.store.messages(channel)]
+
+
+@pytest.fixture
+def svs_net(tmp_path):
+    return Net(tmp_path)
+
+
+def test_a_channel_marked_svs_runs_on_svs_and_its_datagrams_are_svs_envelopes(svs_net):
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    assert isinstance(alice.conversations["general"], SvsConversation)
+    assert alice.store.protocol("general") == "svs" and alice.svs_channels == ("general",)
+    alice.say("general", "hello over svs", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(bob.store) == ["hello over svs"]
+    kinds = {data[1] for src, data, _ in svs_net.sent}
+    assert Kind.SVS in kinds and Kind.SDS not in kinds  # no SDS sync or chat message: only SVS packets
+
+
+@pytest.mark.slow
+def test_members_hold_the_same_log_in_lamport_order_under_loss(tmp_path):
+    net = Net(tmp_path, loss=0.3, seed=7)
+    peers = [net.add(name, channels=("general+svs",)) for name in ("alice", "bob", "carol")]
+    for i in range(30):
+        peers[i % 3].say("general", f"m{i}", "text", net.now)
+        net.run(300)
+    # A gap shows at the author's next publication or the next periodic sync interest (30 s), then is
+    # fetched with retries backing off to 8 s; at 30% loss each way a fetch takes a few tries.
+    for _ in range(36):
+        if all(rt.store.count("general") == 30 for rt in peers):
+            break
+        net.run(5_000)
+    logs = [log_of(rt) for rt in peers]
+    assert len(logs[0]) == 30
+    assert logs[0] == logs[1] == logs[2]
+    assert logs[0] == sorted(logs[0])  # (lamport, message id) order
+    for rt in peers:  # each author's messages stored in sequence order, numbered from 1 without a gap
+        for author in {m.sender_id for m in rt.store.messages("general")}:
+            seqs = [m.seq for m in sorted(rt.store.messages("general"), key=lambda m: m.delivered_at)
+                    if m.sender_id == author]
+            assert seqs == list(range(1, len(seqs) + 1))
+
+
+def test_sequence_numbers_survive_a_restart_and_are_stored_before_the_publication_leaves(tmp_path):
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    net.add("bob", channels=("general+svs",))
+    alice.say("general", "one", "text", net.now)
+    queued = alice.datagrams_to_send()
+    assert queued and alice.store.last_seq("general", alice.peer_id) == 1  # stored before it is sent
+    saved = alice.store.channel_state("general")["svs"]["vector"]
+    assert [seq for node, _, seq in saved if node.endswith(alice.peer_id.encode())] == [1]
+    alice.say("general", "two", "text", net.now)
+    net.pump()
+    store_path = alice.store.path
+    alice.store.close()
+    del net.nodes[net.address(alice)]
+    again = Runtime(Store(store_path), nick="alice")
+    again.start([], 7100, ["10.0.0.1"], net.now)  # joined channels come back with their protocol
+    assert isinstance(again.conversations["general"], SvsConversation)
+    again.say("general", "three", "text", net.now)
+    assert [m.seq for m in again.store.messages("general")] == [1, 2, 3]
+
+
+def test_typing_travels_in_an_svs_channel(svs_net):
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    alice.typing("general", svs_net.now)
+    svs_net.pump()
+    assert [t.nick for t in of(svs_net.seen(bob), ev.Typing)] == ["alice"]
+
+
+def test_a_joiner_uses_the_protocol_the_channel_was_announced_with(svs_net):
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=())
+    bob.peer_announced(alice.peer_id, "alice", ["10.0.0.1"], 7000, ("general",), svs_net.now, svs=alice.svs_channels)
+    assert bob.join("#general", svs_net.now)
+    assert bob.store.protocol("general") == "svs"
+    alice.say("general", "found you", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(bob.store) == ["found you"]
+
+
+def test_a_channel_with_history_cannot_change_protocol(svs_net):
+    alice = svs_net.add("alice")
+    alice.say("general", "sds history", "text", svs_net.now)
+    alice.part("general")
+    assert not alice.join("#general+svs", svs_net.now)
+    assert "runs on SDS here" in of(alice.events(), ev.Error)[-1].reason
+
+
+def test_an_svs_and_an_sds_channel_side_by_side(svs_net):
+    alice = svs_net.add("alice", channels=("general", "ops+svs"))
+    bob = svs_net.add("bob", channels=("general", "ops+svs"))
+    alice.say("general", "over sds", "text", svs_net.now)
+    alice.say("ops", "over svs", "text", svs_net.now)
+    svs_net.run(2_000)
+    assert texts(bob.store, "general") == ["over sds"] and texts(bob.store, "ops") == ["over svs"]
+    assert bob.conversations["general"].protocol == "sds" and bob.conversations["ops"].protocol == "svs"
+
+
+def test_a_forged_publication_is_refused_before_the_engine_sees_it(svs_net):
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    alice.say("general", "genuine", "text", svs_net.now)
+    svs_net.run(1_000)
+    conv = alice.conversations["general"]
+    # mallory (bob's key) serves a publication of alice's seq 2 holding bob's own record
+    bob.say("general", "bob's", "text", svs_net.now)
+    svs_net.run(1_000)
+    bob_wire = bob.store.messages("general")[-1].wire
+    forged = packets.encode_publication(conv.engine.member.group, Producer(conv.engine.member.node,
+                                        conv.engine.member.bootstrap), 2, bob_wire)
+    sealed = bob.envelopes.seal_svs("general", forged)
+    carol = svs_net.add("carol", channels=("general+svs",))
+    carol.datagram_received(sealed, svs_net.address(bob), svs_net.now)
+    rejected = of(carol.events(), ev.DatagramRejected)
+    assert [r.kind for r in rejected] == ["publication"]
+    assert "another author" in rejected[0].reason
+    assert carol.store.count("general") == 0
+
+
+def test_replicated_messages_are_stored_in_each_authors_order_and_not_fetched_again(svs_net):
+    alice = svs_net.add("alice", channels=("general+svs",))
+    for i in range(3):
+        alice.say("general", f"a{i}", "text", svs_net.now)
+    wires = [m.wire for m in alice.store.messages("general")]
+    carol = Runtime(Store(svs_net.tmp_path / "carol.sqlite3"), nick="carol")
+    carol.start(["general+svs"], 7999, ["10.0.0.9"], svs_net.now)
+    conv = carol.conversations["general"]
+    for wire in (wires[2], wires[0], wires[1]):  # as a link with a hole might bring them
+        routed = carol.envelopes.open_entry(wire)
+        conv.engine.receive_message(routed.message, routed.data, svs_net.now, ("10.0.0.1", 7000))
+        carol._step("general", svs_net.now)
+    assert [d.seq for d in of(carol.events(), ev.MessageDelivered)] == [1, 2, 3]
+    assert texts(carol.store) == ["a0", "a1", "a2"]
+    alice.datagrams_to_send()
+    alice.peers.static.append(("10.0.0.9", 7999))  # now alice and carol hear each other
+    alice.say("general", "a3", "text", svs_net.now)  # its sync interest shows carol seq 4
+    for _ in range(3):
+        for data, _ in alice.datagrams_to_send():
+            carol.datagram_received(data, ("10.0.0.1", 7000), svs_net.now)
+        for data, _ in carol.datagrams_to_send():
+            alice.datagram_received(data, ("10.0.0.9", 7999), svs_net.now)
+    assert texts(carol.store) == ["a0", "a1", "a2", "a3"]
+    assert conv.engine.member.stats["data_interest_sent"] == 1  # seq 4 alone: 1-3 came by replication
+
+
+def test_a_private_svs_channel_is_encrypted_and_named_by_its_tag_only(svs_net):
+    alice = svs_net.add("alice", channels=(), passphrases={"hideout+svs": "correct horse battery staple"})
+    bob = svs_net.add("bob", channels=(), passphrases={"hideout+svs": "correct horse battery staple"})
+    assert alice.conversations["hideout"].protocol == "svs"
+    assert alice.svs_channels == (alice.envelopes.link_name("hideout"),)  # announced by its tag
+    alice.say("hideout", "whisper", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(bob.store, "hideout") == ["whisper"]
+    sent = [data for _, data, _ in svs_net.sent]
+    assert sent and not any(b"hideout" in d or b"whisper" in d for d in sent)
+    # every channel datagram is encrypted; the one thing in the clear is each peer's exchange key statement
+    assert all(d[1] == Kind.PRIVATE for d in sent if d[1] != Kind.EXCHANGE_KEY)
+    assert any(d[1] == Kind.PRIVATE for d in sent)
+
+
+def test_members_of_a_quiet_svs_channel_stay_present(svs_net):
+    """SVS suppresses all but one periodic sync interest in a quiet group; the
+    peer table drops a peer silent for 45 s - so each member keeps speaking."""
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    carol = svs_net.add("carol", channels=("general+svs",))
+    svs_net.run(150_000)
+    for rt in (alice, bob, carol):
+        assert not of(svs_net.seen(rt), ev.PeerLeft)
+        assert len(rt.peers.targets("general")) == 2
+    bob.say("general", "still here", "text", svs_net.now)
+    svs_net.run(1_000)
+    assert texts(alice.store) == texts(carol.store) == ["still here"]
