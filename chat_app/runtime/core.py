@@ -42,7 +42,7 @@ from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes
-from chat_app.runtime.mailbox import MAILBOX_LINK
+from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
@@ -345,7 +345,10 @@ class Runtime:
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
         self.announced_svs.update(svs)
-        event, peer, new = self.peers.announced(peer_id, nick, addresses, port, channels, now)
+        # its own mailbox tag is no channel it is in: only a mailbox store needs it (``private.announced``)
+        mail = f"~{mailbox_tag(key).hex()}" if key else None
+        in_channels = tuple(c for c in channels if c != mail)
+        event, peer, new = self.peers.announced(peer_id, nick, addresses, port, in_channels, now)
         if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
             event = replace(event, channels=self.private.names(event.channels))
         self._events.append(event)

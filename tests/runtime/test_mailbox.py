@@ -75,3 +75,15 @@ def test_a_letter_is_not_served_back_to_its_sender_nor_to_anyone_else(net):
     served = [dst for src, data, dst in net.sent if src == store_address and data[:2] == bytes((1, 0x50))]
     assert served == []
     assert not of(net.seen(carol), ev.DatagramRejected) and not of(net.seen(alice), ev.DatagramRejected)
+
+
+def test_a_peers_own_mailbox_tag_is_not_listed_among_its_channels(net):
+    """Every peer announces where its letters are filed; that is no channel
+    it is in, so neither the peer list nor the join event shows it."""
+    alice, bob = net.add("alice", channels=("general",)), net.add("bob", channels=("general",))
+    assert bob.direct.mailbox_link in bob.discovery_names
+    announce(net, alice, bob)
+    listed = {p["peer_id"]: p["channels"] for p in alice.peer_snapshot().peers}
+    assert tuple(listed[bob.peer_id]) == ("general",)
+    joined = [e for e in net.seen(alice) if isinstance(e, (ev.PeerJoined, ev.PeerUpdated)) and e.peer_id == bob.peer_id]
+    assert joined and all(bob.direct.mailbox_link not in (e.channels or ()) for e in joined)
