@@ -97,9 +97,10 @@ class Gate:
         self._recent.clear()  # nothing opened with that key may come out of the cache
         self.keyring.leave(key)
 
-    def open(self, data: bytes, source: Hashable, now: int) -> Opened:
-        """Verify one datagram from ``source``. Raises ``EnvelopeError`` only, after counting it."""
-        digest = hashlib.sha256(data).digest()
+    def open(self, data: bytes, source: Hashable, now: int, digest: bytes | None = None) -> Opened:
+        """Verify one datagram from ``source``. Raises ``EnvelopeError`` only, after counting it.
+        ``digest``: ``data``'s SHA-256, if the caller has it already."""
+        digest = digest or hashlib.sha256(data).digest()
         opened = self._recent.get(digest)
         if opened is not None:
             self._recent.move_to_end(digest)
@@ -111,7 +112,7 @@ class Gate:
         try:
             opened = open_datagram(data, self.known_keys, self.keyring)
             if opened.kind is Kind.SDS:
-                check_sds(opened)
+                opened = opened.with_message(check_sds(opened))
         except EnvelopeError as exc:
             self.stats[exc.reason] += 1
             self.budget.punish(source, now)

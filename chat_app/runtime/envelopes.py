@@ -32,7 +32,13 @@ must not be about a channel that is private here.
 Datagrams pass the ``Gate``: a per-source verification budget, so a flood
 of bad signatures from one address is dropped for the cost of a hash, and a
 cache of recently verified bytes, so resends and repeats are not verified
-again. Replication entries arrive over a TCP link we accepted or dialled,
+again. In front of it, ``_routed`` remembers where recently verified bytes
+were routed: a duplicate datagram (a resend, a repair several peers
+rebroadcast, a relayed copy) costs one SHA-256 and one lookup - no
+signature, no parsing - and reaches its engine as the first copy did, which
+drops it by message id. The SDS message is parsed once, when verified
+(``check_sds``), and that parse is what routing and the engine use.
+Replication entries arrive over a TCP link we accepted or dialled,
 one per frame by the thousand; they are verified without the per-source
 budget but through a cache of their own, since the link validates an entry
 and the runtime then feeds it.
@@ -94,6 +100,7 @@ class Envelopes:
         self.stats = self.gate.stats
         self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
         self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
+        self._routed = _Lru(_REMEMBERED)     # digest of a datagram that verified -> (where it went, envelope)
 
     def key_of(self, sender_id: str) -> bytes | None:
         """The public key behind ``sender_id``, if one of its envelopes verified lately."""
@@ -108,12 +115,16 @@ class Envelopes:
         """Derive (slowly, on purpose) the key of ``channel`` under ``passphrase``."""
         key = self.gate.join(channel, passphrase)
         self.private[channel] = key
+        self._routed.clear()  # where a datagram may go depends on which channels are private
+        self._entries.clear()
         self._by_link[self.link_name(channel)] = channel
         return key
 
     def leave_private(self, channel: str) -> None:
         key = self.private.pop(channel, None)
         if key is not None:
+            self._routed.clear()
+            self._entries.clear()
             self._by_link.pop(self.link_name(channel, key), None)
             self.gate.leave(key)
 
@@ -191,11 +202,24 @@ class Envelopes:
     def open(self, data: bytes, source: Hashable, now: int
              ) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
         """Verify and route one datagram."""
+        digest = hashlib.sha256(data).digest()
+        known = self._routed.get(digest)
+        if known is not None:
+            self._routed.move_to_end(digest)
+            self.stats["repeated"] += 1
+            routed, envelope = known
+            if envelope is not None:  # kept for the store until the message is delivered, as on first sight
+                self._envelopes.put(routed.data, envelope)
+            return routed
         try:
-            opened = self.gate.open(data, source, now)
+            opened = self.gate.open(data, source, now, digest)
         except EnvelopeError as exc:
             return Refused(exc.reason, str(exc))
-        return self._route(opened)
+        routed = self._route(opened)
+        if isinstance(routed, (SdsDatagram, FetchRequest)):
+            self._routed.put(digest, (routed, self._envelopes.get(routed.data) if isinstance(routed, SdsDatagram)
+                                      and routed.chat else None))
+        return routed
 
     def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
         """Verify and route one replication entry (an author's envelope)."""
@@ -205,7 +229,7 @@ class Envelopes:
             try:
                 opened = open_datagram(entry, self.gate.known_keys, self.gate.keyring)
                 if opened.kind is Kind.SDS:
-                    check_sds(opened)
+                    opened = opened.with_message(check_sds(opened))
             except EnvelopeError as exc:
                 self.stats[f"entry_{exc.reason}"] += 1
                 return Refused(exc.reason, str(exc))
@@ -231,7 +255,7 @@ class Envelopes:
         if opened.kind in (Kind.MVDS, Kind.EXCHANGE_KEY):  # direct messages: the runtime's ``Direct`` opens them
             return opened
         if opened.kind is Kind.SDS:
-            routed = route(opened.payload)
+            routed = route(opened.payload, opened.message)
         elif opened.kind is Kind.FETCH:
             if opened.payload[:1] != bytes((CONTROL,)):
                 return Refused("kind", "a fetch envelope must hold a control frame")

@@ -40,7 +40,8 @@ class Refused:
     reason: str
 
 
-def route(data: bytes) -> SdsDatagram | FetchRequest | Refused:
+def route(data: bytes, msg: SdsMessage | None = None) -> SdsDatagram | FetchRequest | Refused:
+    """Where ``data`` goes; ``msg`` is its SDS message if the caller parsed it already."""
     if data[:1] == bytes((CONTROL,)):
         if data[1:2] == bytes((FETCH,)):
             fetch = decode_fetch(data)
@@ -48,10 +49,11 @@ def route(data: bytes) -> SdsDatagram | FetchRequest | Refused:
                 return FetchRequest(*fetch)
             return Refused("malformed", "fetch request is not a CBOR [tag, channel, ids]")
         return Refused("malformed", f"unknown control frame type {data[1:2].hex() or 'none'}")
-    try:
-        msg = SdsMessage.FromString(data)
-    except (DecodeError, ValueError, RuntimeError):
-        return Refused("malformed", "not an SDS message")
+    if msg is None:
+        try:
+            msg = SdsMessage.FromString(data)
+        except (DecodeError, ValueError, RuntimeError):
+            return Refused("malformed", "not an SDS message")
     if msg.HasField("lamport_timestamp"):
         if msg.lamport_timestamp > MAX_INT64:
             return Refused("malformed", "lamport timestamp does not fit a signed 64-bit integer")

@@ -27,7 +27,10 @@ message, so causal gaps come from the (small) missing set. And in a log in
 (lamport, id) order a dependency can come later only if its timestamp is not
 below the message's - a Lamport clock violation - so inversions come from
 those pairs, plus a full check restricted to the few logs out of order.
-Joins against every row always broadcast the small side.
+Joins against every row broadcast the small side, except on tiny inputs
+(``all_checks(..., broadcast=False)``): there every broadcast is a Spark job
+of its own, and sort-merge joins inside the one query cost less than the
+jobs' fixed cost.
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def _say(*parts: str) -> Sql:
 
 def _agg(df, *expressions: str):
     return df.agg(*map(F.expr, expressions))
+
+
+def _hinted(df: DataFrame) -> DataFrame:
+    return F.broadcast(df)
+
+
+def _plain(df: DataFrame) -> DataFrame:
+    return df
 
 
 def anomalies(df: DataFrame, kind: str, explanation: str, peer=None, message=None,
@@ -115,9 +126,9 @@ def flagged(rows: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------- per message
 
-def missing_messages(msgs: DataFrame, peers: DataFrame) -> DataFrame:
+def missing_messages(msgs: DataFrame, peers: DataFrame, hint=_hinted) -> DataFrame:
     """A peer of the channel lacks a message other peers hold."""
-    lacking = (msgs.join(F.broadcast(peers), "channel_id").where("n_holders < size(all_peers)")
+    lacking = (msgs.join(hint(peers), "channel_id").where("n_holders < size(all_peers)")
                .selectExpr("channel_id", "message_id", "n_holders", "size(all_peers) AS peers",
                            "holders[0] AS a_holder", "explode(array_except(all_peers, holders)) AS peer_id"))
     return anomalies(
@@ -127,9 +138,9 @@ def missing_messages(msgs: DataFrame, peers: DataFrame) -> DataFrame:
         peer="peer_id", message="message_id", other_peer="a_holder")
 
 
-def minority_messages(msgs: DataFrame, peers: DataFrame) -> DataFrame:
+def minority_messages(msgs: DataFrame, peers: DataFrame, hint=_hinted) -> DataFrame:
     """A message that fewer than half of the channel's peers hold."""
-    few = (msgs.join(F.broadcast(peers), "channel_id").where("n_holders * 2 < size(all_peers)")
+    few = (msgs.join(hint(peers), "channel_id").where("n_holders * 2 < size(all_peers)")
            .selectExpr("*", "size(all_peers) AS peers", "holders[0] AS a_holder"))
     return anomalies(
         few, "minority_message",
@@ -149,10 +160,10 @@ def payload_conflicts(msgs: DataFrame) -> DataFrame:
         peer="pa", message="message_id", other_peer="pb")
 
 
-def duplicate_deliveries(rows: DataFrame, msgs: DataFrame) -> DataFrame:
+def duplicate_deliveries(rows: DataFrame, msgs: DataFrame, hint=_hinted) -> DataFrame:
     """A peer delivered a message more than once (a message with more rows
     than holders; only those are looked up among the rows)."""
-    twice = F.broadcast(msgs.where("n_rows > n_holders").select("channel_id", "message_id"))
+    twice = hint(msgs.where("n_rows > n_holders").select("channel_id", "message_id"))
     dups = _agg(rows.join(twice, ["channel_id", "message_id"]).groupBy(*LOG, "message_id"),
                 "count(*) AS times", "min(pos) AS first_pos", "max(pos) AS last_pos").where("times > 1")
     return anomalies(
@@ -221,7 +232,7 @@ def lamport_order_violations(flags: DataFrame) -> DataFrame:
         peer="peer_id", message="message_id", other_message="prev_id")
 
 
-def order_disagreements(rows: DataFrame, flags: DataFrame) -> DataFrame:
+def order_disagreements(rows: DataFrame, flags: DataFrame, hint=_hinted) -> DataFrame:
     """Two peers hold messages a and b in opposite orders.
 
     Two logs in (lamport, id) order agree, so a disagreement needs a log p
@@ -234,7 +245,7 @@ def order_disagreements(rows: DataFrame, flags: DataFrame) -> DataFrame:
     disordered = flags.where("disorder").select(*LOG).distinct()
     if disordered.isEmpty():  # flags are persisted and small: the common, clean case costs nothing
         return anomalies(rows.limit(0).select("channel_id"), "order_disagreement", "''")
-    walked = rows.join(F.broadcast(disordered), LOG).selectExpr(
+    walked = rows.join(hint(disordered), LOG).selectExpr(
         "channel_id", "peer_id AS p", "message_id", "pos AS pos_p")
     others = rows.selectExpr("channel_id", "peer_id AS q", "message_id", "pos AS pos_q")
     w = "OVER (PARTITION BY channel_id, p, q ORDER BY pos_p, message_id)"
@@ -251,14 +262,14 @@ def order_disagreements(rows: DataFrame, flags: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------- causal
 
-def causal_gaps(msgs: DataFrame, missing: DataFrame) -> DataFrame:
+def causal_gaps(msgs: DataFrame, missing: DataFrame, hint=_hinted) -> DataFrame:
     """A peer delivered a message but never one of its dependencies: either
     nobody holds the dependency, or this peer is missing it."""
     deps = msgs.selectExpr("channel_id", "message_id", "holders", "explode(history) AS dep")
     known = msgs.selectExpr("channel_id", "message_id AS dep")
     unheld = (deps.join(known, ["channel_id", "dep"], "left_anti")
               .selectExpr("channel_id", "message_id", "dep", "explode(holders) AS peer_id"))
-    lacked = F.broadcast(missing.selectExpr("channel_id", "peer_id", "message_id AS dep"))
+    lacked = hint(missing.selectExpr("channel_id", "peer_id", "message_id AS dep"))
     lacking = (deps.join(lacked, ["channel_id", "dep"]).where("array_contains(holders, peer_id)")
                .select("channel_id", "message_id", "dep", "peer_id"))
     return anomalies(
@@ -268,20 +279,20 @@ def causal_gaps(msgs: DataFrame, missing: DataFrame) -> DataFrame:
         peer="peer_id", message="message_id", other_message="dep")
 
 
-def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame) -> DataFrame:
+def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame, hint=_hinted) -> DataFrame:
     """A peer has a message before one of its dependencies."""
-    suspicious = F.broadcast(flags.where("disorder OR collision").select(*LOG).distinct())
+    suspicious = hint(flags.where("disorder OR collision").select(*LOG).distinct())
     # logs out of (lamport, id) order: check every dependency
     odd = rows.join(suspicious, LOG).select(*LOG, "message_id", "pos", "causal_history")
     deps = odd.selectExpr(*LOG, "message_id", "pos", "explode(causal_history) AS dep")
     own = odd.selectExpr(*LOG, "message_id AS dep", "pos AS dep_pos")
     in_odd = deps.join(own, [*LOG, "dep"]).where("dep_pos > pos")
     # ordered logs: a later dependency must be a clock violation sorting after its message
-    late = F.broadcast(pairs.where("dep_lamport > lamport OR (dep_lamport = lamport AND dep > message_id)")
+    late = hint(pairs.where("dep_lamport > lamport OR (dep_lamport = lamport AND dep > message_id)")
                        .select("channel_id", "message_id", "dep"))
     at_m = rows.select(*LOG, "message_id", "pos").join(late, ["channel_id", "message_id"])
     at_d = rows.selectExpr(*LOG, "message_id AS dep", "pos AS dep_pos")
-    in_ordered = (at_d.join(F.broadcast(at_m), [*LOG, "dep"]).join(suspicious, LOG, "left_anti")
+    in_ordered = (at_d.join(hint(at_m), [*LOG, "dep"]).join(suspicious, LOG, "left_anti")
                   .where("dep_pos > pos"))
     both = in_odd.unionByName(in_ordered.select(in_odd.columns))
     return anomalies(
@@ -291,27 +302,31 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame) -> Da
         peer="peer_id", message="message_id", other_message="dep")
 
 
-def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df) -> list[tuple[str, DataFrame]]:
+def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df,
+               broadcast: bool = True) -> list[tuple[str, DataFrame]]:
     """Every check, in report order: (name, anomalies). ``peers`` is
     ``channel_peers(rows)`` when the caller already knows it (then it need
     not be computed again); ``persist`` caches the shared intermediate
-    results (the caller owns the storage level)."""
+    results (the caller owns the storage level); ``broadcast`` hints that
+    the small side of each join be broadcast (off: Spark plans the joins
+    itself, as sort-merge joins when broadcasting is switched off)."""
+    hint = _hinted if broadcast else _plain
     peers = persist(channel_peers(rows)) if peers is None else peers
     msgs = persist(messages(rows))
     flags = persist(flagged(rows))
-    missing = persist(missing_messages(msgs, peers))
+    missing = persist(missing_messages(msgs, peers, hint))
     pairs = persist(clock_pairs(msgs))
     return [
         ("missing messages", missing),
-        ("minority messages", minority_messages(msgs, peers)),
-        ("duplicate deliveries", duplicate_deliveries(rows, msgs)),
+        ("minority messages", minority_messages(msgs, peers, hint)),
+        ("duplicate deliveries", duplicate_deliveries(rows, msgs, hint)),
         ("position gaps", position_gaps(flags)),
         ("position collisions", position_collisions(flags)),
         ("payload conflicts", payload_conflicts(msgs)),
         ("Lamport order", lamport_order_violations(flags)),
-        ("causal gaps", causal_gaps(msgs, missing)),
-        ("causal inversions", causal_inversions(rows, flags, pairs)),
+        ("causal gaps", causal_gaps(msgs, missing, hint)),
+        ("causal inversions", causal_inversions(rows, flags, pairs, hint)),
         ("Lamport clocks", lamport_clock_violations(pairs)),
         ("sequence gaps", sequence_gaps(msgs)),
-        ("order disagreements", order_disagreements(rows, flags)),
+        ("order disagreements", order_disagreements(rows, flags, hint)),
     ]
