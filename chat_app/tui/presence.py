@@ -19,6 +19,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from chat_app import events as ev
+from chat_app.tui.direct import is_direct
 from chat_app.tui.model import MessageRow
 
 if TYPE_CHECKING:
@@ -41,7 +42,11 @@ class PresenceLines:
     def where(self, peer_id: str) -> list[str]:
         """Our channels ``peer_id`` is known to be in."""
         channels = set(self.chat.roster.channels.get(peer_id) or ()) | self.spoke_in.get(peer_id, set())
-        return [c for c in self.chat.models if c in channels]
+        return [c for c in self.channels() if c in channels]
+
+    def channels(self) -> list[str]:
+        """Our channels: a direct conversation is no channel anyone joins or parts."""
+        return [c for c in self.chat.models if not is_direct(c)]
 
     def peer_changed(self, event: ev.PeerJoined, now: int) -> None:
         """Call before the roster takes in ``event``: it compares with what the roster knew."""
@@ -55,9 +60,9 @@ class PresenceLines:
                 self.add(channel, "nick", event.peer_id, f"{member.nick} is now known as {event.nick}", now)
         if event.channels is None:
             return
-        after = {c for c in self.chat.models if c in event.channels}
+        after = {c for c in self.channels() if c in event.channels}
         quiet = not was_here and self.started_at is not None and now - self.started_at < ALREADY_HERE_MS
-        for channel in self.chat.models:
+        for channel in self.channels():
             if channel in after and channel not in before and not quiet:
                 self.add(channel, "join", event.peer_id, f"{nick} ({event.peer_id[:8]}) has joined #{channel}", now)
             elif channel in before and channel not in after:
@@ -84,7 +89,8 @@ class PresenceLines:
         if newest and member is not None and member.present and member.nick and nick and member.nick != nick:
             for where in self.where(peer_id) or [channel]:
                 self.add(where, "nick", peer_id, f"{member.nick} is now known as {nick}", now)
-        self.spoke_in.setdefault(peer_id, set()).add(channel)
+        if not is_direct(channel):
+            self.spoke_in.setdefault(peer_id, set()).add(channel)
 
     def my_nick(self, old: str, nick: str, now: int) -> None:
         for channel in self.chat.models:

@@ -2,6 +2,8 @@
 
 import pytest
 
+from chat_app import events as ev
+
 from chat_app.tui.widgets.direct_list import DirectList
 
 from .conftest import until
@@ -38,6 +40,10 @@ async def test_a_direct_conversation_in_the_sidebar_with_delivery_state_and_unre
         app.chat.switch_to(dm)
         await pilot.pause(0.1)
         assert direct_labels(app) == ["@bob"] and texts(app, dm) == ["just between us", "got it"]
+        # bob announces his channels: a direct conversation is not one he could have left
+        app.chat.node_event(ev.PeerJoined(bob.node.peer_id, "bob", ("127.0.0.1", 1), channels=("general",)))
+        await pilot.pause(0.1)
+        assert texts(app, dm) == ["just between us", "got it"]
 
 
 @pytest.mark.asyncio
