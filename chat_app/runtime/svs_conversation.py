@@ -31,7 +31,7 @@ from collections import deque
 
 from chat_app import events as ev
 from chat_app.payload import Payload
-from chat_app.runtime.conversation import StepFailed
+from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
 from chat_app.runtime.routing import Refused
 from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
@@ -200,12 +200,7 @@ class SvsConversation:
 
     # --------------------------------------------------------------- state
 
-    def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:
-        latest = self.store.topic(self.channel)
-        if latest is None or (latest.message_id == self.topic_id and not always):
-            return []
-        self.topic_id = latest.message_id
-        return [ev.TopicChanged(self.channel, latest.text or "", latest.nick, latest.message_id)]
+    topic_changes = Conversation.topic_changes  # the same store, the same rule
 
     def rollback(self, now: int) -> None:
         self.engine = self._load(now)
