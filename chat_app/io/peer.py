@@ -182,11 +182,14 @@ class AsyncPeer:
         await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False)
 
     async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
+        if self._stopping:  # connected just as we quit: asyncio.wait_for can swallow the cancellation
+            writer.close()
+            return
         conn = self.runtime.open_link(address, initiator=initiator, now=self._now())
         self._writers[conn] = writer
         try:
             self._flush()
-            while conn.closed is None:
+            while conn.closed is None and not self._stopping:  # (a swallowed cancellation, again)
                 deadline = conn.get_timer()
                 timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
                 try:
