@@ -33,7 +33,7 @@ chat: $(STAMP)
 	$(BIN)/sds-chat $(ARGS)
 
 test: $(STAMP) tools
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q --durations=25 $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m 'not slow' $(PYTEST_ARGS)
