@@ -61,6 +61,7 @@ def write_exports(out: Path, rows: int, peers: int) -> list[Path]:
         "message_id": pa.array(ids), "sender_id": pa.array([f"peer{i % peers:03d}" for i in range(n)]),
         "lamport_timestamp": pa.array(sent, pa.int64()), "causal_history": history,
         "content": pa.array([f"message {i}" for i in range(n)]),
+        "seq": pa.array([i // peers + 1 for i in range(n)], pa.int64()),  # each author counts from 1
     }
     files = []
     for p in range(peers):
