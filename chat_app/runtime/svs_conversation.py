@@ -15,6 +15,13 @@ record whose number differs, and the step commits the engine state (its
 vector, so its own number) with the message before any datagram leaves -
 a restart never reuses a number.
 
+The member's state is saved with a step that stores messages or
+acknowledgements or that grew the vector (so our own number is stored
+before a publication leaves); the rest of it - timers, fetches in flight,
+which members hold what - changes with nearly every datagram, and a restart
+that loses it learns it again from the next vectors. (Saving it at every
+datagram was most of the cost of a 100-member group.)
+
 Each author's messages are stored in sequence order: SVS delivers them so,
 and what replication brings (possibly past a hole of the serving peer) waits
 here until the messages before it are stored. A replicated message also
@@ -81,6 +88,7 @@ class SvsConversation:
             group = group_name(self.envelopes.link_name(self.channel))
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.save_state(self.channel, {"svs": _saved(member)})
+        self._saved_version = member.vector_version
         return SvsEngine(member, self.channel, self.peer_id, self._last)
 
     def _count_from_store(self) -> None:
@@ -141,17 +149,24 @@ class SvsConversation:
         out.typists, out.leavers, out.away, out.rejected = side.typists, side.leavers, side.away, side.rejected
         out.events += side.events
         datagrams = self.engine.datagrams_to_send(now)
+        member = self.engine.member
+        if not (out.rows or out.acks or member.vector_version != self._saved_version):
+            return self._finish(out), datagrams  # only timers, fetches in flight, holders: re-learned if lost
         try:
-            self.store.commit_step(self.channel, {"parts": {"svs": _saved(self.engine.member)}, "entries": {}},
+            self.store.commit_step(self.channel, {"parts": {"svs": _saved(member)}, "entries": {}},
                                    out.rows, now, out.acks)
+            self._saved_version = member.vector_version
         except Exception as exc:
             self.rollback(now)
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
                         self.channel, exc)
             raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        return self._finish(out), datagrams
+
+    def _finish(self, out: Translation) -> Translation:
         if any(row.kind == "topic" for row in out.rows):
             out.events += self.topic_changes()
-        return out, datagrams
+        return out
 
     def _stored_form(self, content: bytes) -> bytes | None:
         """A publication's content as the store keeps it: the signed envelope

@@ -76,6 +76,11 @@ class Channel:
     def state(self) -> str:
         return self._timer.state
 
+    @property
+    def vector_version(self) -> int:
+        """Grows whenever an entry of the vector does (ours included)."""
+        return self._announcer.clock
+
     # --------------------------------------------------------- commands
 
     def send(self, content: bytes, now: int) -> int:
