@@ -32,14 +32,13 @@ from sync.core import BROADCAST, LocalProtocolError, Outgoing, RemoteProtocolErr
 
 from . import packets
 from .announce import Announcer
-from .cache import PublicationCache
 from .config import Config
-from .events import DataWanted, Delivered, Event, Known, Missing, Rejected
-from .fetch import Fetcher
+from .events import Delivered, Event, Known, Missing, Rejected
 from .jitter import Jitter
 from .names import Name
 from .plain import export_channel, restore_channel, seed_for
 from .receipts import Receipts
+from .retrieval import Retrieval
 from .suppression import STEADY, SUPPRESSION, SyncTimer
 from .vector import Producer
 
@@ -62,8 +61,7 @@ class Channel:
         self._timer = SyncTimer(self.config, self._jitter, now)
         self._announcer = Announcer(self.group, self.node, self.config.max_datagram_bytes)
         self._receipts = Receipts()
-        self._fetch = Fetcher(self.config)
-        self._cache = PublicationCache(self.config.cache_size)
+        self._data = Retrieval(self.group, self.config, self.stats)
         self._events: list[Event] = []
         self._out: list[Outgoing] = []
 
@@ -89,8 +87,8 @@ class Channel:
             raise LocalProtocolError("content must be non-empty bytes")
         seq = self.seq + 1
         self._set_entry(self.me, seq)
-        self._fetch.skip_to(self.me, seq)
-        self._cache.remember(self.me, seq, content)
+        self._data.fetch.skip_to(self.me, seq)
+        self._data.cache.remember(self.me, seq, content)
         self._events.append(Delivered(str(self.node), self.bootstrap, seq, content, own=True))
         self.stats["published"] += 1
         self._emit(now, excerpt=True)
@@ -100,9 +98,9 @@ class Channel:
     def provide(self, node: Name | str, bootstrap: int, seq: int, content: bytes, to: Hashable) -> None:
         """Answer a ``DataWanted`` with the publication from the runtime's store."""
         producer = Producer(Name.of(node), bootstrap)
-        if not self._fetch.has(producer, seq) and not (producer == self.me and seq <= self.seq):
+        if not self._data.fetch.has(producer, seq) and not (producer == self.me and seq <= self.seq):
             raise LocalProtocolError(f"{producer} #{seq} was never delivered here")
-        self._cache.remember(producer, seq, content)
+        self._data.cache.remember(producer, seq, content)
         self._out.append(Outgoing(packets.encode_publication(self.group, producer, seq, content), to))
 
     def delivered_elsewhere(self, node: Name | str, seq: int, bootstrap: int | None = None) -> bool:
@@ -122,8 +120,8 @@ class Channel:
             return False
         if seq > self.vector.get(producer, 0):
             self._set_entry(producer, seq)
-        for ready, content in self._fetch.settle(producer, seq):
-            self._deliver(producer, ready, content)
+        self._events += [self._data.delivered(producer, ready, content)
+                         for ready, content in self._data.fetch.settle(producer, seq)]
         self.stats["delivered_elsewhere"] += 1
         return True
 
@@ -138,7 +136,7 @@ class Channel:
             elif isinstance(packet, packets.DataInterest):
                 self._on_data_interest(packet, source)
             else:
-                self._on_publication(packet, source)
+                self._events += self._data.take(packet, source, self.me, self.vector)
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             self._events.append(Rejected(exc.kind, str(exc)))
@@ -169,7 +167,7 @@ class Channel:
 
     def get_timer(self) -> int | None:
         due = self._timer.next_due()
-        fetch = self._fetch.next_due()
+        fetch = self._data.fetch.next_due()
         return due if fetch is None else min(due, fetch)
 
     # -------------------------------------------------------- sync state
@@ -183,10 +181,10 @@ class Channel:
             raise RemoteProtocolError("future_bootstrap", "a bootstrap time more than 24 h ahead")
         self.stats["sync_received"] += 1
         if source is not None:
-            self._fetch.addresses[interest.sender] = source
+            self._data.fetch.addresses[interest.sender] = source
         for producer, seq in interest.vector.items():
             if source is not None:
-                self._fetch.saw(source, producer, seq)
+                self._data.fetch.saw(source, producer, seq)
             if seq > self.vector.get(producer, 0):
                 self._learn(producer, seq)
         if (ours := interest.vector.get(self.me)) is not None:
@@ -198,11 +196,11 @@ class Channel:
         if producer == self.me:  # restored from a stale state: never reuse a number
             self.stats["own_seq_advanced"] += 1
             self._set_entry(producer, seq)
-            self._fetch.skip_to(producer, seq)
+            self._data.fetch.skip_to(producer, seq)
             return
-        low = max(self.vector.get(producer, 0), self._fetch.delivered.get(producer, 0)) + 1
+        low = max(self.vector.get(producer, 0), self._data.fetch.delivered.get(producer, 0)) + 1
         self._set_entry(producer, seq)
-        self._fetch.learn(producer, seq)
+        self._data.fetch.learn(producer, seq)
         if low <= seq:
             self._events.append(Missing(str(producer.node), producer.bootstrap, low, seq))
 
@@ -220,41 +218,14 @@ class Channel:
     # ------------------------------------------------------------- data
 
     def _on_data_interest(self, interest: packets.DataInterest, source: Hashable | None) -> None:
-        key = (interest.producer, interest.seq)
-        to = BROADCAST if source is None else source
-        if (content := self._cache.take(*key)) is not None:
-            self._out.append(Outgoing(packets.encode_publication(self.group, *key, content), to))
-            self.stats["data_answered"] += 1
-        elif self._fetch.has(*key) and interest.seq <= self._fetch.delivered.get(interest.producer, 0):
-            self._events.append(DataWanted(str(interest.producer.node), interest.producer.bootstrap,
-                                           interest.seq, to))
-            self.stats["data_wanted"] += 1
-        else:
-            self.stats["data_not_here"] += 1  # as in NDN: no answer; the requester retries elsewhere
-
-    def _on_publication(self, publication: packets.Publication, source: Hashable | None) -> None:
-        producer, seq = publication.producer, publication.seq
-        if producer == self.me or self._fetch.has(producer, seq):
-            self.stats["duplicate"] += 1
-            return
-        if seq > self.vector.get(producer, 0):
-            self.stats["unsolicited"] += 1  # not announced in any vector we heard: NDN drops it too
-            return
-        self.stats["fetched"] += 1
-        if source is not None:
-            self._fetch.saw(source, producer, seq)
-        for ready, content in self._fetch.arrive(producer, seq, publication.content):
-            self._deliver(producer, ready, content)
-
-    def _deliver(self, producer: Producer, seq: int, content: bytes) -> None:
-        self._cache.remember(producer, seq, content)
-        self._events.append(Delivered(str(producer.node), producer.bootstrap, seq, content))
+        reply = self._data.answer(interest, source)
+        if isinstance(reply, Outgoing):
+            self._out.append(reply)
+        elif reply is not None:
+            self._events.append(reply)
 
     def _request(self, now: int) -> None:
-        for producer, seq, to in self._fetch.requests(now, self.vector):
-            data = packets.encode_data_interest(self.group, producer, seq, self._jitter.nonce())
-            self._out.append(Outgoing(data, to))
-            self.stats["data_interest_sent"] += 1
+        self._out += self._data.requests(now, self.vector, self._jitter.nonce)
 
     # ------------------------------------------------------------ state
 

@@ -8,7 +8,6 @@ lists (CBOR has no tuples) and turned back on restore.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -69,8 +68,8 @@ def export_channel(channel: Channel) -> dict:
         "last_emit": timer.last_emit,
         "aggregate": _entries(timer.aggregate),
         "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in timer.aggregate_spans],
-        "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._cache.items()],
-        "fetch": channel._fetch.export(address_to_plain),
+        "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._data.cache.items()],
+        "fetch": channel._data.fetch.export(address_to_plain),
         "receipts": channel._receipts.export(Name.encode),
         "stats": dict(channel.stats),
     }
@@ -93,8 +92,8 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
     timer.aggregate = _vector(state["aggregate"])
     timer.aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
     for n, b, seq, content in state["cache"]:
-        channel._cache[(Producer(Name.decode(n), b), seq)] = content
-    channel._fetch = Fetcher.restore(state["fetch"], config, address_from_plain)
+        channel._data.cache[(Producer(Name.decode(n), b), seq)] = content
+    channel._data.fetch = Fetcher.restore(state["fetch"], config, address_from_plain)
     channel._receipts = Receipts.restore(state.get("receipts", []), Name.decode)  # absent before receipts
-    channel.stats = Counter(state["stats"])
+    channel.stats.update(state["stats"])  # the parts count into the same Counter
     return channel
