@@ -246,3 +246,22 @@ def test_a_restarted_member_remembers_who_showed_its_messages(tmp_path):
 
 def own_row(store: Store, message_id: str, channel: str = "general"):
     return next(m for m in store.messages(channel) if m.message_id == message_id)
+
+
+def test_a_member_that_missed_a_publication_fetches_it_as_soon_as_any_vector_shows_it(tmp_path):
+    """The spec lets nothing reveal a missed publication sooner than the next
+    vector heard; the data interest then goes out in the same step, with no
+    time passing."""
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    carol = net.add("carol", channels=("general+svs",))
+    alice.say("general", "bob misses this", "text", net.now)
+    for data, dst in alice.datagrams_to_send():  # alice's sync interest reaches carol alone
+        if dst == net.address(carol):
+            carol.datagram_received(data, net.address(alice), net.now)
+    net.pump()
+    assert texts(carol.store) == ["bob misses this"] and texts(bob.store) == []
+    carol.say("general", "carol speaks", "text", net.now)  # her sync interest shows alice's number too
+    net.pump()
+    assert sorted(texts(bob.store)) == ["bob misses this", "carol speaks"]
