@@ -1,7 +1,7 @@
 """SDS and SVS channels side by side through the real runtime, in the simulator.
 
     python benchmarks/protocols_runtime.py [--members 5 20 100] [--loss 0 0.1 0.3 0.5]
-                                           [--messages 30] [--seed 1]
+                                           [--messages 30] [--seed 1] [--protocols sds svs]
 
 Unlike ``benchmarks/protocols.py`` (the two engines alone), every peer here
 is the runtime that ships (``chat_app.sim``): signed envelopes, SQLite
@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.1, 0.3, 0.5])
     parser.add_argument("--messages", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--protocols", nargs="+", choices=("sds", "svs"), default=["sds", "svs"])
     parser.add_argument("--no-scenarios", action="store_true", help="skip the churn and partition runs")
     parser.add_argument("--only-scenarios", action="store_true", help="only the churn and partition runs")
     args = parser.parse_args()
@@ -58,7 +59,7 @@ def main() -> None:
     print("|---:|---:|---|---:|:---:|---:|---:|---:|---:|---:|")
     for n in [] if args.only_scenarios else args.members:
         for loss in args.loss:
-            for protocol in ("sds", "svs"):
+            for protocol in args.protocols:
                 run(f"{n} | {loss:.0%}", protocol, Scenario(
                     peers=n, messages=args.messages, send_window_ms=30 * SECOND, link=Link(loss=loss),
                     protocol=protocol, max_time_ms=600 * SECOND, seed=args.seed))
@@ -66,11 +67,11 @@ def main() -> None:
         return
     churn = (Outage(1, 5_000, 30_000), Outage(2, 10_000, 60_000), Outage(3, 15_000, 25_000, restart=False))
     halves = (frozenset(range(5)), frozenset(range(5, 10)))
-    for protocol in ("sds", "svs"):
+    for protocol in args.protocols:
         run("10, churn | 30%", protocol, Scenario(
             peers=10, messages=args.messages, send_window_ms=30 * SECOND, link=Link(loss=0.3), outages=churn,
             protocol=protocol, max_time_ms=600 * SECOND, seed=args.seed))
-    for protocol in ("sds", "svs"):
+    for protocol in args.protocols:
         run("10, partition | 5%", protocol, Scenario(
             peers=10, messages=args.messages, send_window_ms=30 * SECOND, link=Link(loss=0.05),
             partitions=(Partition(5_000, 45_000, halves),), protocol=protocol, max_time_ms=600 * SECOND,

@@ -15,19 +15,32 @@ record whose number differs, and the step commits the engine state (its
 vector, so its own number) with the message before any datagram leaves -
 a restart never reuses a number.
 
+The member's state is saved with a step that stores messages or
+acknowledgements or that grew the vector (so our own number is stored
+before a publication leaves); the rest of it - timers, fetches in flight,
+which members hold what - changes with nearly every datagram, and a restart
+that loses it learns it again from the next vectors. (Saving it at every
+datagram was most of the cost of a 100-member group.)
+
 Each author's messages are stored in sequence order: SVS delivers them so,
 and what replication brings (possibly past a hole of the serving peer) waits
 here until the messages before it are stored. A replicated message also
 tells the SVS member it need not fetch it (``delivered_elsewhere``).
 
-Nothing is held back: SVS has no acknowledgements to wait for, so there is
-no backpressure (``held`` stays empty).
+SVS has no acknowledgements, but every member's vector carries our own
+entry: a member whose vector shows our number n has heard of our message n
+and holds it or fetches it until it does. Our message then shows as
+possibly received by that many members (◐ n, "possibly_acknowledged", via
+"state_vector") - not ● acknowledged, which in an SDS channel means a peer
+*delivered* it: a vector says nothing of whether the fetch is done yet.
+Nothing is held back: there is nothing to wait for, so there is no
+backpressure (``held`` stays empty).
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 
 from chat_app import events as ev
 from chat_app.payload import Payload
@@ -41,12 +54,16 @@ from chat_app.store import Store, StoredMessage
 from proto.sds_pb2 import SdsMessage
 from sync.core import Outgoing
 from sync.sds.ids import compute_message_id
-from sync.svs import Channel, DataWanted, Delivered, Missing, Rejected
+from sync.svs import Channel, DataWanted, Delivered, Known, Missing, Rejected
 
 log = logging.getLogger(__name__)
 
 PENDING_PER_AUTHOR = 4096
 """Replicated messages kept waiting for an earlier one of their author."""
+
+OWN_IDS_KEPT = 1024
+"""Our latest messages' ids, by sequence number, for the vectors that show
+them (older ones are read from the store)."""
 
 
 class SvsConversation:
@@ -71,11 +88,13 @@ class SvsConversation:
             group = group_name(self.envelopes.link_name(self.channel))
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.save_state(self.channel, {"svs": _saved(member)})
+        self._saved_version = member.vector_version
         return SvsEngine(member, self.channel, self.peer_id, self._last)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
         self._pending: dict[str, dict[int, StoredMessage]] = {}
+        self._own_ids: OrderedDict[int, str] = OrderedDict()  # our latest messages: seq -> message id
         last = self.store.messages(self.channel, limit=1)
         self.lamport = last[0].lamport if last else 0
         self.length = self.store.count(self.channel)
@@ -120,6 +139,8 @@ class SvsConversation:
                 self._admit(self._row(wire, now, event.own), out)
             elif isinstance(event, DataWanted):
                 self._provide(event)
+            elif isinstance(event, Known):
+                self._known(event, out)
             elif isinstance(event, Missing):
                 out.events.append(ev.MessagesMissing(self.channel, event.high - event.low + 1, ()))
             elif isinstance(event, Rejected):
@@ -128,17 +149,24 @@ class SvsConversation:
         out.typists, out.leavers, out.away, out.rejected = side.typists, side.leavers, side.away, side.rejected
         out.events += side.events
         datagrams = self.engine.datagrams_to_send(now)
+        member = self.engine.member
+        if not (out.rows or out.acks or member.vector_version != self._saved_version):
+            return self._finish(out), datagrams  # only timers, fetches in flight, holders: re-learned if lost
         try:
-            self.store.commit_step(self.channel, {"parts": {"svs": _saved(self.engine.member)}, "entries": {}},
-                                   out.rows, now)
+            self.store.commit_step(self.channel, {"parts": {"svs": _saved(member)}, "entries": {}},
+                                   out.rows, now, out.acks)
+            self._saved_version = member.vector_version
         except Exception as exc:
             self.rollback(now)
             log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
                         self.channel, exc)
             raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        return self._finish(out), datagrams
+
+    def _finish(self, out: Translation) -> Translation:
         if any(row.kind == "topic" for row in out.rows):
             out.events += self.topic_changes()
-        return out, datagrams
+        return out
 
     def _stored_form(self, content: bytes) -> bytes | None:
         """A publication's content as the store keeps it: the signed envelope
@@ -157,7 +185,7 @@ class SvsConversation:
         payload = Payload.decode(record.content)  # checked when the record was opened
         return StoredMessage(self.channel, record.message_id, record.lamport_timestamp, record.sender_id,
                              payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at, wire,
-                             now, now, own)
+                             now, now, own, ack="unacknowledged" if own else None)
 
     def _last(self, author: str) -> int:
         if author not in self._last_seq:
@@ -183,6 +211,10 @@ class SvsConversation:
 
     def _append(self, row: StoredMessage, out: Translation) -> None:
         self._last_seq[row.sender_id] = row.seq
+        if row.own:
+            self._own_ids[row.seq] = row.message_id
+            if len(self._own_ids) > OWN_IDS_KEPT:
+                self._own_ids.popitem(last=False)
         self.lamport = max(self.lamport, row.lamport)
         out.rows.append(row)
         out.authors.append((row.sender_id, row.nick))
@@ -190,6 +222,19 @@ class SvsConversation:
         out.events.append(ev.MessageDelivered(self.channel, self.length, row.message_id, row.sender_id, row.lamport,
                                               row.nick, row.kind, row.text, row.seq, row.own))
         self.length += 1
+
+    def _known(self, known: Known, out: Translation) -> None:
+        """Members' vectors show our message ``known.seq``: ◐ by that many."""
+        message_id = self._own_ids.get(known.seq) or self._own_id(known.seq)
+        if message_id is not None:
+            out.acks.append((message_id, "possibly_acknowledged", known.members))
+            out.events.append(ev.MessageAcknowledged(self.channel, message_id, "possibly_acknowledged",
+                                                     known.members, "state_vector"))
+
+    def _own_id(self, seq: int) -> str | None:
+        """Our message ``seq`` from before this session (an index lookup)."""
+        wire = self.store.entry(self.channel, self.peer_id, seq)
+        return SdsMessage.FromString(sds_bytes(wire)).message_id if wire is not None and is_envelope(wire) else None
 
     def _provide(self, wanted: DataWanted) -> None:
         """Answer a data interest for a publication no longer in memory, from the store."""

@@ -69,16 +69,20 @@ class Streams:
         sim.touch(other)
 
     def flush(self, peer: SimPeer) -> None:
-        """Send what ``peer``'s open links queued, and arm their timers."""
+        """Send what ``peer``'s open links queued, and arm their timers. A
+        link's timer moves only when it writes, reads or is answered: one
+        that wrote nothing was armed where that happened (a peer of a large
+        group has a link to each other member, and this runs at every step)."""
         for stream, side in list(self._of.get(peer.index, {}).values()):
             end = stream[side]
-            if end.open and end.alive:
+            if end.open and end.alive and end.conn.has_output:
                 self._send_queued(stream, side)
                 self._arm(stream, side)
 
     def answered(self, conn: Connection, hang_up: bool) -> None:
         """``Runtime.link_answer`` returned ``hang_up`` for ``conn``."""
         if conn in self._ends:
+            self._arm(*self._ends[conn])
             self._after(*self._ends[conn], hang_up)
 
     def arrive(self, stream: Stream, side: int, item: tuple) -> None:
@@ -100,6 +104,7 @@ class Streams:
                 return
             end.armed = None
             hang_up = rt.link_timer(end.conn, now)
+        self._arm(stream, side)
         self.sim.touch(end.peer)
         self._after(stream, side, hang_up)
 

@@ -97,6 +97,11 @@ class Connection:
             self._last_activity = now
         return [Outgoing(data, self.peer) for data in out]
 
+    @property
+    def has_output(self) -> bool:
+        """Stream messages wait to be written (``datagrams_to_send``)."""
+        return bool(self._out)
+
     def events(self) -> Iterator[Event]:
         events, self._events = self._events, []
         return iter(events)

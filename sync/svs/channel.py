@@ -1,23 +1,16 @@
-"""One member of an SVS sync group: the state machine of spec section 4.
+"""One member of an SVS sync group (spec section 4), put together from parts.
 
 Theory of operation
 -------------------
 
 The member keeps a *state vector*: for every producer it knows, the latest
 sequence number it has seen announced. It announces its vector in sync
-interests; a larger number in someone else's vector means publications to
-fetch (``fetch.Fetcher``); a smaller one means someone is behind.
-
-One timer drives the sync interests. In **steady** state it is the Sync
-Interest Timer, 30 s +-10%: when it fires the member sends its vector; an
-incoming vector that is up to date or newer resets it (someone else just
-said what we would say). An incoming vector that is *outdated* (it lacks
-something we have) moves the member to **suppression**: the timer becomes
-200 ms +-50%, incoming vectors are merged into an aggregate, and when it
-fires the member sends its vector only if the aggregate is still outdated -
-if another member answered first, it stays quiet. Either way it returns to
-steady with a fresh 30 s timer. A new publication sends a sync interest at
-once and resets the timer. Sync interests are never acknowledged.
+interests (``announce.Announcer`` encodes and splits it; ``suppression``
+decides when: every 30 s +-10%, or after 200 ms +-50% of suppression when
+someone is behind, and at once on a new publication); a larger number in
+someone else's vector means publications to fetch (``fetch.Fetcher``); our
+own entry in someone else's vector says they have heard of our publications
+(``receipts``). Sync interests are never acknowledged.
 
 A fresh member sends its (empty) vector at once: it is outdated to everyone,
 so someone answers within a suppression interval with the whole state.
@@ -32,21 +25,24 @@ meets its own producer with a higher number in a vector, it jumps past it.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Hashable, Iterator
 
 from sync.core import BROADCAST, LocalProtocolError, Outgoing, RemoteProtocolError
 
-from . import packets, split, vector
+from . import packets
+from .announce import Announcer
 from .config import Config
-from .events import DataWanted, Delivered, Event, Missing, Rejected
-from .fetch import Fetcher
+from .events import Delivered, Event, Known, Missing, Rejected
 from .jitter import Jitter
 from .names import Name
 from .plain import export_channel, restore_channel, seed_for
+from .receipts import Receipts
+from .retrieval import Retrieval
+from .suppression import STEADY, SUPPRESSION, SyncTimer
 from .vector import Producer
 
-STEADY, SUPPRESSION = "steady", "suppression"
+__all__ = ["STEADY", "SUPPRESSION", "Channel"]
 
 
 class Channel:
@@ -60,19 +56,12 @@ class Channel:
         self.bootstrap = now // 1000 if bootstrap_time is None else bootstrap_time
         self.me = Producer(self.node, self.bootstrap)
         self.vector: dict[Producer, int] = {}
-        self.state = STEADY
         self.stats: Counter[str] = Counter()
         self._jitter = Jitter(seed or seed_for(self.me))
-        self._sync_due = now  # a fresh member announces itself at once
-        self._last_emit = now  # when this member last sent its vector (``Config.keepalive_ms``)
-        self._aggregate: dict[Producer, int] = {}
-        self._aggregate_spans: list[vector.Span] = []  # what the aggregated vectors spoke for
-        self._fetch = Fetcher(self.config)
-        self._cache: OrderedDict[tuple[Producer, int], bytes] = OrderedDict()
-        self._by_node: dict[Name, dict[int, int]] = {}
-        self._encoded: dict[Name, bytes] = {}  # node -> its encoded StateVectorEntry
-        self._touched: dict[Name, int] = {}  # node -> when its entry last grew (a counter)
-        self._clock = 0
+        self._timer = SyncTimer(self.config, self._jitter, now)
+        self._announcer = Announcer(self.group, self.node, self.config.max_datagram_bytes)
+        self._receipts = Receipts()
+        self._data = Retrieval(self.group, self.config, self.stats)
         self._events: list[Event] = []
         self._out: list[Outgoing] = []
 
@@ -80,6 +69,15 @@ class Channel:
     def seq(self) -> int:
         """This member's latest sequence number (0 before its first publication)."""
         return self.vector.get(self.me, 0)
+
+    @property
+    def state(self) -> str:
+        return self._timer.state
+
+    @property
+    def vector_version(self) -> int:
+        """Grows whenever an entry of the vector does (ours included)."""
+        return self._announcer.clock
 
     # --------------------------------------------------------- commands
 
@@ -89,20 +87,20 @@ class Channel:
             raise LocalProtocolError("content must be non-empty bytes")
         seq = self.seq + 1
         self._set_entry(self.me, seq)
-        self._fetch.skip_to(self.me, seq)
-        self._remember(self.me, seq, content)
+        self._data.fetch.skip_to(self.me, seq)
+        self._data.cache.remember(self.me, seq, content)
         self._events.append(Delivered(str(self.node), self.bootstrap, seq, content, own=True))
         self.stats["published"] += 1
         self._emit(now, excerpt=True)
-        self._enter_steady(now)
+        self._timer.steady(now)
         return seq
 
     def provide(self, node: Name | str, bootstrap: int, seq: int, content: bytes, to: Hashable) -> None:
         """Answer a ``DataWanted`` with the publication from the runtime's store."""
         producer = Producer(Name.of(node), bootstrap)
-        if not self._fetch.has(producer, seq) and not (producer == self.me and seq <= self.seq):
+        if not self._data.fetch.has(producer, seq) and not (producer == self.me and seq <= self.seq):
             raise LocalProtocolError(f"{producer} #{seq} was never delivered here")
-        self._remember(producer, seq, content)
+        self._data.cache.remember(producer, seq, content)
         self._out.append(Outgoing(packets.encode_publication(self.group, producer, seq, content), to))
 
     def delivered_elsewhere(self, node: Name | str, seq: int, bootstrap: int | None = None) -> bool:
@@ -113,7 +111,7 @@ class Channel:
         has named yet."""
         node = Name.of(node)
         if bootstrap is None:
-            bootstraps = self._by_node.get(node)
+            bootstraps = self._announcer.by_node.get(node)
             if not bootstraps:
                 return False
             bootstrap = max(bootstraps)
@@ -122,9 +120,8 @@ class Channel:
             return False
         if seq > self.vector.get(producer, 0):
             self._set_entry(producer, seq)
-        for ready, content in self._fetch.settle(producer, seq):
-            self._remember(producer, ready, content)
-            self._events.append(Delivered(str(producer.node), producer.bootstrap, ready, content))
+        self._events += [self._data.delivered(producer, ready, content)
+                         for ready, content in self._data.fetch.settle(producer, seq)]
         self.stats["delivered_elsewhere"] += 1
         return True
 
@@ -139,23 +136,21 @@ class Channel:
             elif isinstance(packet, packets.DataInterest):
                 self._on_data_interest(packet, source)
             else:
-                self._on_publication(packet, source)
+                self._events += self._data.take(packet, source, self.me, self.vector)
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             self._events.append(Rejected(exc.kind, str(exc)))
         self._request(now)
 
     def handle_timer(self, now: int) -> None:
-        if now >= self._sync_due:
-            if self.state == STEADY:
-                self._emit(now)
-            elif vector.is_outdated(self._aggregate, self.vector, self._aggregate_spans):
-                self._emit(now)
-            else:
-                self.stats["suppressed"] += 1
-            self._enter_steady(now)
-        keepalive = self.config.keepalive_ms
-        if keepalive and now >= self._last_emit + keepalive:
+        send = self._timer.fire(now, self.vector)
+        if send:
+            self._emit(now)
+        elif send is False:
+            self.stats["suppressed"] += 1
+        if send is not None:
+            self._timer.steady(now)
+        if self._timer.keepalive_due(now):
             self.stats["keepalive"] += 1
             self._emit(now)
         self._request(now)
@@ -171,10 +166,8 @@ class Channel:
         return out
 
     def get_timer(self) -> int | None:
-        due = self._sync_due
-        if self.config.keepalive_ms:
-            due = min(due, self._last_emit + self.config.keepalive_ms)
-        fetch = self._fetch.next_due()
+        due = self._timer.next_due()
+        fetch = self._data.fetch.next_due()
         return due if fetch is None else min(due, fetch)
 
     # -------------------------------------------------------- sync state
@@ -188,129 +181,51 @@ class Channel:
             raise RemoteProtocolError("future_bootstrap", "a bootstrap time more than 24 h ahead")
         self.stats["sync_received"] += 1
         if source is not None:
-            self._fetch.addresses[interest.sender] = source
+            self._data.fetch.addresses[interest.sender] = source
         for producer, seq in interest.vector.items():
             if source is not None:
-                self._fetch.saw(source, producer, seq)
+                self._data.fetch.saw(source, producer, seq)
             if seq > self.vector.get(producer, 0):
                 self._learn(producer, seq)
-        spans = interest.spans()
-        if self.state == SUPPRESSION:
-            for producer, seq in interest.vector.items():
-                self._aggregate[producer] = max(seq, self._aggregate.get(producer, 0))
-            self._aggregate_spans += [s for s in spans if s not in self._aggregate_spans]
-        elif vector.is_outdated(interest.vector, self.vector, spans):
-            self.state = SUPPRESSION
-            self._sync_due = now + self._suppression()
-            self._aggregate = dict(interest.vector)
-            self._aggregate_spans = spans
-        else:
-            self._sync_due = now + self._periodic()  # up to date or newer: ours can wait
+        if (ours := interest.vector.get(self.me)) is not None:
+            for seq, members in self._receipts.saw(interest.sender, min(ours, self.seq)):
+                self._events.append(Known(seq, members))
+        self._timer.heard(interest.vector, interest.spans(), self.vector, now)
 
     def _learn(self, producer: Producer, seq: int) -> None:
         if producer == self.me:  # restored from a stale state: never reuse a number
             self.stats["own_seq_advanced"] += 1
             self._set_entry(producer, seq)
-            self._fetch.skip_to(producer, seq)
+            self._data.fetch.skip_to(producer, seq)
             return
-        low = max(self.vector.get(producer, 0), self._fetch.delivered.get(producer, 0)) + 1
+        low = max(self.vector.get(producer, 0), self._data.fetch.delivered.get(producer, 0)) + 1
         self._set_entry(producer, seq)
-        self._fetch.learn(producer, seq)
+        self._data.fetch.learn(producer, seq)
         if low <= seq:
             self._events.append(Missing(str(producer.node), producer.bootstrap, low, seq))
 
-    def _enter_steady(self, now: int) -> None:
-        self.state = STEADY
-        self._aggregate = {}
-        self._aggregate_spans = []
-        self._sync_due = now + self._periodic()
-
-    def _suppression(self) -> int:
-        if self.config.suppression_curve == "decaying":
-            return self._jitter.decaying(self.config.suppression_ms)
-        return self._jitter.around(self.config.suppression_ms, self.config.suppression_jitter)
-
-    def _periodic(self) -> int:
-        return self._jitter.around(self.config.sync_interval_ms, self.config.sync_jitter)
-
     def _set_entry(self, producer: Producer, seq: int) -> None:
         self.vector[producer] = seq
-        self._by_node.setdefault(producer.node, {})[producer.bootstrap] = seq
-        self._encoded.pop(producer.node, None)
-        self._clock += 1
-        self._touched[producer.node] = self._clock
+        self._announcer.set(producer, seq)
 
     def _emit(self, now: int, excerpt: bool = False) -> None:
         """Send the vector: whole if it fits, else in parts or as an excerpt (see ``split``)."""
-        self._last_emit = now
-        budget = self.config.max_datagram_bytes - packets.sync_interest_overhead(self.group, self.node)
-        if excerpt:
-            recent = sorted(self._by_node, key=lambda node: (-self._touched[node], node.canonical_key()))
-            chosen = split.excerpt([(node, self._entry(node)) for node in recent], budget)
-            if len(chosen) < len(recent):
-                self._send_vector(sorted(chosen, key=lambda e: e[0].canonical_key()), part=0)
-                return
-        canonical = sorted(self._by_node, key=Name.canonical_key)
-        parts = split.pack([(node, self._entry(node)) for node in canonical], budget)
-        for index, part in enumerate(parts):
-            self._send_vector(part, *((None, None) if len(parts) == 1 else (index, len(parts) - 1)))
-
-    def _send_vector(self, entries: list[tuple[Name, bytes]], part: int | None = None,
-                     last: int | None = None) -> None:
-        data = packets.encode_sync_interest(self.group, self.node, [entry for _, entry in entries],
-                                            self._jitter.nonce(), part, last)
-        self._out.append(Outgoing(data, BROADCAST))
-        self.stats["sync_sent"] += 1
-
-    def _entry(self, node: Name) -> bytes:
-        entry = self._encoded.get(node)
-        if entry is None:
-            entry = self._encoded[node] = vector.encode_entry(node, self._by_node[node])
-        return entry
+        self._timer.last_emit = now
+        for data in self._announcer.sync_interests(self._jitter.nonce, excerpt):
+            self._out.append(Outgoing(data, BROADCAST))
+            self.stats["sync_sent"] += 1
 
     # ------------------------------------------------------------- data
 
     def _on_data_interest(self, interest: packets.DataInterest, source: Hashable | None) -> None:
-        key = (interest.producer, interest.seq)
-        to = BROADCAST if source is None else source
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            content = self._cache[key]
-            self._out.append(Outgoing(packets.encode_publication(self.group, *key, content), to))
-            self.stats["data_answered"] += 1
-        elif self._fetch.has(*key) and interest.seq <= self._fetch.delivered.get(interest.producer, 0):
-            self._events.append(DataWanted(str(interest.producer.node), interest.producer.bootstrap,
-                                           interest.seq, to))
-            self.stats["data_wanted"] += 1
-        else:
-            self.stats["data_not_here"] += 1  # as in NDN: no answer; the requester retries elsewhere
-
-    def _on_publication(self, publication: packets.Publication, source: Hashable | None) -> None:
-        producer, seq = publication.producer, publication.seq
-        if producer == self.me or self._fetch.has(producer, seq):
-            self.stats["duplicate"] += 1
-            return
-        if seq > self.vector.get(producer, 0):
-            self.stats["unsolicited"] += 1  # not announced in any vector we heard: NDN drops it too
-            return
-        self.stats["fetched"] += 1
-        if source is not None:
-            self._fetch.saw(source, producer, seq)
-        for ready, content in self._fetch.arrive(producer, seq, publication.content):
-            self._remember(producer, ready, content)
-            self._events.append(Delivered(str(producer.node), producer.bootstrap, ready, content))
-
-    def _remember(self, producer: Producer, seq: int, content: bytes) -> None:
-        self._cache[(producer, seq)] = content
-        self._cache.move_to_end((producer, seq))
-        while len(self._cache) > self.config.cache_size:
-            self._cache.popitem(last=False)
+        reply = self._data.answer(interest, source)
+        if isinstance(reply, Outgoing):
+            self._out.append(reply)
+        elif reply is not None:
+            self._events.append(reply)
 
     def _request(self, now: int) -> None:
-        for producer, seq, to in self._fetch.requests(now, self.vector):
-            data = packets.encode_data_interest(self.group, producer, seq, self._jitter.nonce())
-            self._out.append(Outgoing(data, to))
-            self.stats["data_interest_sent"] += 1
+        self._out += self._data.requests(now, self.vector, self._jitter.nonce)
 
     # ------------------------------------------------------------ state
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sync.core.events import Event, Rejected
 
-__all__ = ["DataWanted", "Delivered", "Event", "Missing", "Rejected"]
+__all__ = ["DataWanted", "Delivered", "Event", "Known", "Missing", "Rejected"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +55,15 @@ class DataWanted(Event):
     bootstrap: int
     seq: int
     requester: Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class Known(Event):
+    """The state vectors of ``members`` other members show this member's own
+    publication ``seq``. A vector names what a member has *heard of* (spec
+    section 4.4: a node updates its state as a sync interest arrives, before
+    it fetches), so each of them holds the publication or is fetching it -
+    and keeps retrying until it holds it. Reported when the count grows."""
+
+    seq: int
+    members: int

@@ -11,6 +11,7 @@ every longer name it is a prefix of.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sync.core import RemoteProtocolError
 
@@ -46,7 +47,7 @@ class Name:
         return b"".join(tlv.tlv(type_, value) for type_, value in self.components)
 
     def encode(self) -> bytes:
-        return tlv.tlv(NAME, self.encode_components())
+        return _encoded(self)
 
     @classmethod
     def decode_value(cls, value: bytes) -> Name:
@@ -63,6 +64,11 @@ class Name:
 
     def __add__(self, other: Name) -> Name:
         return Name(self.components + other.components)
+
+
+@lru_cache(maxsize=16_384)  # a member encodes the same few names (its group's nodes) at every save
+def _encoded(name: Name) -> bytes:
+    return tlv.tlv(NAME, name.encode_components())
 
 
 def decode_name_value(value: bytes) -> Name:

@@ -8,13 +8,13 @@ lists (CBOR has no tuples) and turned back on restore.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
 from .fetch import Fetcher
 from .jitter import Jitter
 from .names import Name
+from .receipts import Receipts
 from .vector import Producer, Span
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ def _unname(data: bytes | None) -> Name | None:
 
 
 def export_channel(channel: Channel) -> dict:
+    timer = channel._timer
     return {
         "version": VERSION,
         "group": channel.group.encode(),
@@ -60,15 +61,16 @@ def export_channel(channel: Channel) -> dict:
         "seed": channel._jitter.seed,
         "draws": channel._jitter.draws,
         "vector": _entries(channel.vector),
-        "touched": [[node.encode(), at] for node, at in channel._touched.items()],
-        "clock": channel._clock,
-        "state": channel.state,
-        "sync_due": channel._sync_due,
-        "last_emit": channel._last_emit,
-        "aggregate": _entries(channel._aggregate),
-        "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in channel._aggregate_spans],
-        "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._cache.items()],
-        "fetch": channel._fetch.export(address_to_plain),
+        "touched": [[node.encode(), at] for node, at in channel._announcer.touched.items()],
+        "clock": channel._announcer.clock,
+        "state": timer.state,
+        "sync_due": timer.due,
+        "last_emit": timer.last_emit,
+        "aggregate": _entries(timer.aggregate),
+        "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in timer.aggregate_spans],
+        "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._data.cache.items()],
+        "fetch": channel._data.fetch.export(address_to_plain),
+        "receipts": channel._receipts.export(Name.encode),
         "stats": dict(channel.stats),
     }
 
@@ -78,18 +80,20 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
         raise ValueError(f"unknown SVS state version {state.get('version')!r}")
     channel = cls(Name.decode(state["group"]), Name.decode(state["node"]), 0, config,
                   bootstrap_time=state["bootstrap"], seed=state["seed"])
-    channel._jitter = Jitter(state["seed"], state["draws"])
+    channel._jitter = channel._timer.jitter = Jitter(state["seed"], state["draws"])
     for producer, seq in _vector(state["vector"]).items():
         channel._set_entry(producer, seq)
-    channel._touched = {Name.decode(n): at for n, at in state["touched"]}
-    channel._clock = state["clock"]
-    channel.state = state["state"]
-    channel._sync_due = state["sync_due"]
-    channel._last_emit = state.get("last_emit", 0)
-    channel._aggregate = _vector(state["aggregate"])
-    channel._aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
+    channel._announcer.touched = {Name.decode(n): at for n, at in state["touched"]}
+    channel._announcer.clock = state["clock"]
+    timer = channel._timer
+    timer.state = state["state"]
+    timer.due = state["sync_due"]
+    timer.last_emit = state.get("last_emit", 0)
+    timer.aggregate = _vector(state["aggregate"])
+    timer.aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
     for n, b, seq, content in state["cache"]:
-        channel._cache[(Producer(Name.decode(n), b), seq)] = content
-    channel._fetch = Fetcher.restore(state["fetch"], config, address_from_plain)
-    channel.stats = Counter(state["stats"])
+        channel._data.cache[(Producer(Name.decode(n), b), seq)] = content
+    channel._data.fetch = Fetcher.restore(state["fetch"], config, address_from_plain)
+    channel._receipts = Receipts.restore(state.get("receipts", []), Name.decode)  # absent before receipts
+    channel.stats.update(state["stats"])  # the parts count into the same Counter
     return channel

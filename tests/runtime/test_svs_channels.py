@@ -10,6 +10,8 @@ from chat_app.crypto import Kind
 from chat_app.runtime import Runtime
 from chat_app.runtime.svs_conversation import SvsConversation
 from chat_app.store import Store
+from chat_app.tui.history import row_from_stored
+from chat_app.tui.widgets.message_lines import MessageRenderer
 from sync.svs import Producer, packets
 
 from .conftest import Net, texts
@@ -197,3 +199,69 @@ def test_members_of_a_quiet_svs_channel_stay_present(svs_net):
     bob.say("general", "still here", "text", svs_net.now)
     svs_net.run(1_000)
     assert texts(alice.store) == texts(carol.store) == ["still here"]
+
+
+def test_our_message_shows_as_possibly_received_by_each_member_whose_vector_names_it(svs_net):
+    """SVS has no acknowledgements; each member's vector showing our number
+    is the receipt (◐ n): counted once per member, stored, never ● (a vector
+    says a member heard of the message, not that its fetch is done)."""
+    alice = svs_net.add("alice", channels=("general+svs",))
+    bob = svs_net.add("bob", channels=("general+svs",))
+    svs_net.add("carol", channels=("general+svs",))
+    first = alice.say("general", "one", "text", svs_net.now)
+    second = alice.say("general", "two", "text", svs_net.now)
+    assert own_row(alice.store, first).ack == "unacknowledged"
+    svs_net.run(25_000)  # each member's vector goes out at least once (20 s keepalive)
+    for mid in (first, second):
+        acks = [e for e in of(svs_net.seen(alice), ev.MessageAcknowledged) if e.message_id == mid]
+        assert [(a.state, a.via) for a in acks] == [("possibly_acknowledged", "state_vector")] * len(acks)
+        assert sorted(a.peers for a in acks) == [1, 2]  # one event as each of the two members shows it
+        assert (own_row(alice.store, mid).ack, own_row(alice.store, mid).ack_peers) == ("possibly_acknowledged", 2)
+    assert own_row(bob.store, first).ack is None  # not bob's own message
+    shown = MessageRenderer("alice").render(row_from_stored(own_row(alice.store, first)), 80, False, None, None)
+    assert shown[0].text.rstrip().endswith("◐ 2")  # what the client draws from the stored row
+    svs_net.run(45_000)  # more vectors, the same members: the count stays
+    assert own_row(alice.store, first).ack_peers == 2
+    assert len([e for e in of(svs_net.seen(alice), ev.MessageAcknowledged) if e.message_id == first]) == 2
+
+
+def test_a_restarted_member_remembers_who_showed_its_messages(tmp_path):
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    net.add("bob", channels=("general+svs",))
+    mid = alice.say("general", "one", "text", net.now)
+    net.run(25_000)
+    path = alice.store.path
+    alice.store.close()
+    address = net.address(alice)
+    del net.nodes[address]
+    again = Runtime(Store(path), nick="alice", static_peers=[a for a in net.nodes])
+    net.nodes[address] = again
+    net.events[address] = []
+    again.start([], address[1], [address[0]], net.now)
+    net.run(45_000)  # bob's vectors keep showing alice's message 1: nothing new to report
+    assert not [e for e in of(net.seen(again), ev.MessageAcknowledged) if e.message_id == mid]
+    assert own_row(again.store, mid).ack_peers == 1
+
+
+def own_row(store: Store, message_id: str, channel: str = "general"):
+    return next(m for m in store.messages(channel) if m.message_id == message_id)
+
+
+def test_a_member_that_missed_a_publication_fetches_it_as_soon_as_any_vector_shows_it(tmp_path):
+    """The spec lets nothing reveal a missed publication sooner than the next
+    vector heard; the data interest then goes out in the same step, with no
+    time passing."""
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    carol = net.add("carol", channels=("general+svs",))
+    alice.say("general", "bob misses this", "text", net.now)
+    for data, dst in alice.datagrams_to_send():  # alice's sync interest reaches carol alone
+        if dst == net.address(carol):
+            carol.datagram_received(data, net.address(alice), net.now)
+    net.pump()
+    assert texts(carol.store) == ["bob misses this"] and texts(bob.store) == []
+    carol.say("general", "carol speaks", "text", net.now)  # her sync interest shows alice's number too
+    net.pump()
+    assert sorted(texts(bob.store)) == ["bob misses this", "carol speaks"]
