@@ -111,6 +111,33 @@ def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
     assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
 
 
+def test_a_blind_store_restarted_without_the_tag_still_keeps_announces_and_serves_it(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    tag_name = alice.announced_channels[0]
+    store = net.add("store", channels=(tag_name,))
+    alice.say(ROOM, "before the restart", "text", net.now)
+    net.run(1_000)
+    del net.nodes[net.address(store)]
+    again = net.add("store-again", channels=(), store=store.store)  # as `serve` with no --channel
+    assert again.announced_channels == (tag_name,) and not again.conversations
+    alice.say(ROOM, "after the restart", "text", net.now)
+    net.run(1_000)
+    del net.nodes[net.address(alice)]
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    net.run(30_000)
+    assert texts(carol.store, ROOM) == ["before the restart", "after the restart"]
+    assert again.stats["blind_kept"] >= 1
+
+
+def test_a_mailbox_is_a_role_for_one_start_not_a_channel_kept(net):
+    from chat_app.runtime.mailbox import MAILBOX_LINK
+
+    store = net.add("store", channels=(MAILBOX_LINK,))
+    assert store.announced_channels == (MAILBOX_LINK,)
+    del net.nodes[net.address(store)]
+    assert net.add("store-again", channels=(), store=store.store).announced_channels == ()
+
+
 def test_a_member_announcing_a_private_channel_by_its_tag_is_shown_in_it_by_name(net):
     alice = net.add("alice", channels=("general",), passphrases={ROOM: PASS})
     bob = net.add("bob", channels=("general",), passphrases={ROOM: PASS})
