@@ -85,7 +85,7 @@ class PrivateChannels:
         """Keep a datagram of a channel kept blind (unopened): what to count, or None if it is no such datagram."""
         if self.blind.tags and self.blind.keeps(tag := channel_tag_of(data),
                                                 {k.tag for k in self.envelopes.private.values()}):
-            return "blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"
+            return self.blind.received(tag, data, addr, now)
         return None
 
     def link_names(self, channels: Iterable[str]) -> tuple[str, ...]:
