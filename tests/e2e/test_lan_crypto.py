@@ -198,3 +198,14 @@ def test_a_blind_store_restarted_without_the_tag_serves_the_whole_channel_to_a_l
     assert not [e for e in carol.events if e["event"] == "rejected"]
     store.stop()
     assert log_order(store, ROOM) == [] and log_order(carol, ROOM) == log_order(alice, ROOM)
+    assert _blind_rows(store, bytes.fromhex(tag)) == 6  # the messages; the sync traffic passed
+
+
+def _blind_rows(peer, tag: bytes) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
+    try:
+        return conn.execute("SELECT COUNT(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
+    finally:
+        conn.close()
