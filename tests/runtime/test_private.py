@@ -141,7 +141,7 @@ def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
 def test_a_blind_store_serves_a_private_svs_channel_to_a_late_member(net):
     alice = net.add("alice", channels=(), passphrases={"hideout+svs": PASS})
     tag_name = alice.announced_channels[0]
-    store = net.add("store", channels=(tag_name,))
+    net.add("store", channels=(tag_name,))  # the blind store
     for i in range(3):
         alice.say("hideout", f"line {i}", "text", net.now)
         net.run(2_000)
