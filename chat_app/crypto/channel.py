@@ -19,14 +19,21 @@ the nick, the text and the channel name are all inside the ciphertext::
 
     offset  size  field
          0     1  version   0x01
-         1     1  kind      0x50 (private)
+         1     1  kind      0x50 (private, lasting) or 0x51 (private, passing)
          2    16  channel tag
         18    12  nonce     synthetic: HMAC of the signed envelope (below)
         30   n+16 ChaCha20-Poly1305(signed envelope), associated data = bytes 0..29
 
 What an outsider still sees: that a datagram belongs to *some* private
-channel (its tag, constant for the channel), its size, its source and when
-it was sent.
+channel (its tag, constant for the channel), its size, its source, when it
+was sent, and whether it lasts: 0x50 marks a chat message (an SDS message
+with a Lamport timestamp and content), which a member who joins later will
+need, 0x51 everything that only passes - sync and ephemeral messages
+(typing, away, leave), fetch requests. That is what lets a blind store,
+which cannot open anything, keep the messages and let the chatter go
+(``lasting``). Size and timing told most of it already (a typing
+notice is short and comes alone, sync messages come on the sync timer); the
+mark is in the associated data, so flipping it fails decryption for members.
 
 Nonces are synthetic: the first 96 bits of HMAC-SHA256(a nonce key from
 the same secret, the signed envelope). So one signed envelope encrypts to
@@ -70,12 +77,16 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
+from google.protobuf.message import DecodeError
+
+from proto.sds_pb2 import SdsMessage
+
 from .envelope import MAX_ENVELOPE_BYTES, VERSION, EnvelopeError, Kind, KnownKeys, Opened, open_envelope, seal
-from .keys import Identity
+from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "DEFAULT_SCRYPT", "ChannelKey", "Keyring", "ScryptParams", "blind_id", "channel_tag_of",
-    "derive_channel_key", "open_datagram",
+    "derive_channel_key", "is_passing", "lasting", "open_datagram",
 ]
 
 TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES = 16, 12, 16
@@ -114,7 +125,6 @@ class ChannelKey:
             raise ValueError("a channel secret is 32 bytes")
         self.name = name
         self.tag = _hkdf(secret, TAG_BYTES, b"sds-chat channel tag v1")
-        self._header = bytes((VERSION, Kind.PRIVATE)) + self.tag
         self._aead = ChaCha20Poly1305(_hkdf(secret, 32, b"sds-chat channel aead v1"))
         self._nonce_key = _hkdf(secret, 32, b"sds-chat channel nonce v1")
 
@@ -133,7 +143,8 @@ class ChannelKey:
         """Encrypt an envelope signed for this channel (context = its tag):
         the same envelope always gives the same bytes (see the module docstring)."""
         nonce = hmac.digest(self._nonce_key, inner, "sha256")[:NONCE_BYTES]
-        aad = self._header + nonce
+        kind = Kind.PRIVATE if lasting(inner) else Kind.PRIVATE_PASSING
+        aad = bytes((VERSION, kind)) + self.tag + nonce
         data = aad + self._aead.encrypt(nonce, inner, aad)
         if len(data) > MAX_ENVELOPE_BYTES:
             raise ValueError(f"private datagram of {len(data)} bytes exceeds {MAX_ENVELOPE_BYTES}")
@@ -188,8 +199,34 @@ def _check_private_header(data: bytes) -> None:
         raise EnvelopeError("truncated", f"private datagram of {size} bytes is shorter than {_MIN_BYTES}")
     if data[0] != VERSION:
         raise EnvelopeError("version", f"envelope version {data[0]} is not {VERSION}")
-    if data[1] != Kind.PRIVATE:
+    if data[1] not in _PRIVATE_KINDS:
         raise EnvelopeError("kind", f"kind {data[1]} is not a private datagram")
+
+
+_PRIVATE_KINDS = (Kind.PRIVATE, Kind.PRIVATE_PASSING)
+
+
+def lasting(envelope: bytes) -> bool:
+    """Will a member who joins later need this signed envelope? Only a chat
+    message: an SDS message with a Lamport timestamp (not ephemeral) and
+    content (not a sync message). What cannot be read says yes: better kept."""
+    kind = envelope[1] if len(envelope) > 2 else None
+    if kind == Kind.FETCH:
+        return False
+    if kind != Kind.SDS:
+        return True
+    start = 3 + (32 if envelope[2] == 0 else SENDER_ID_BYTES)  # after the key or key id (envelope.py)
+    message = SdsMessage()
+    try:
+        message.ParseFromString(envelope[start:-64])
+    except DecodeError:
+        return True
+    return message.HasField("lamport_timestamp") and bool(message.content)
+
+
+def is_passing(data: bytes) -> bool:
+    """Is this private datagram one that only passes (kind 0x51), not worth keeping?"""
+    return len(data) > 1 and data[1] == Kind.PRIVATE_PASSING
 
 
 def channel_tag_of(data: bytes) -> bytes | None:
@@ -213,7 +250,7 @@ def open_datagram(data: bytes, known_keys: KnownKeys, keyring: Keyring | None = 
     envelope, the channel tag for a private one. Route by it, so a private
     channel only ever receives what was encrypted for it.
     """
-    if len(data) > 1 and data[1] == Kind.PRIVATE:
+    if len(data) > 1 and data[1] in _PRIVATE_KINDS:
         tag = channel_tag_of(data)
         key = keyring.by_tag(tag) if keyring is not None and tag is not None else None
         if key is None:

@@ -14,8 +14,8 @@ Wire format (version 1), all fields fixed-size except the protocol bytes::
          0      1   version            0x01
          1      1   kind               Kind: 1 sds, 2 fetch, 3 replication,
                                        4 svs, 5 mvds, 6 rekey, 7 exchange
-                                       key (0x50 is a private-channel
-                                       datagram, channel.py)
+                                       key (0x50 and 0x51 are private-
+                                       channel datagrams, channel.py)
          2      1   key form           0 = full key follows, 1 = key id follows
          3  32|16   signer             full: the 32-byte Ed25519 public key
                                        id:   its 16-byte key id (= the sender id)
@@ -97,9 +97,10 @@ class Kind(IntEnum):
     REKEY = 6
     EXCHANGE_KEY = 7  # the signer's X25519 key, for direct messages (direct.py)
     PRIVATE = 0x50  # not a signed envelope: an encrypted one holding it (channel.py)
+    PRIVATE_PASSING = 0x51  # the same, holding what a late member never needs (sync, typing, fetch)
 
 
-_KINDS = frozenset(k.value for k in Kind) - {Kind.PRIVATE}
+_KINDS = frozenset(k.value for k in Kind) - {Kind.PRIVATE, Kind.PRIVATE_PASSING}
 
 
 class EnvelopeError(Exception):
@@ -225,7 +226,7 @@ def open_envelope(data: bytes, known_keys: KnownKeys, *, context: bytes = b"") -
     if version != VERSION:
         raise EnvelopeError("version", f"envelope version {version} is not {VERSION}")
     if kind not in _KINDS:
-        if kind == Kind.PRIVATE:
+        if kind in (Kind.PRIVATE, Kind.PRIVATE_PASSING):
             raise EnvelopeError("private", "a private-channel datagram needs the channel key")
         raise EnvelopeError("kind", f"unknown envelope kind {kind}")
     if form == _FULL:

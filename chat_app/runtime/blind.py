@@ -10,10 +10,14 @@ with the tag from a new address, or an announcement listing it - it sends
 that peer every datagram it holds, paced. The member opens and verifies
 them as it does any datagram: the store can drop or withhold, never forge.
 
-What it cannot do without the key: tell chat messages from sync messages,
-or a member's datagram from garbage someone sent under the (public) tag, so
-it keeps them all, up to ``LIMIT`` per channel (the oldest go first), and
-members refuse the garbage when served (``undecryptable``).
+It keeps only what a member joining later needs: chat messages. Members
+mark every other datagram - sync and ephemeral messages, fetch requests -
+as passing (kind 0x51, ``chat_app.crypto.channel.lasting``), which the store
+reads without the key; a passing datagram still tells it a member is there
+(and is served), it is just not kept. What it cannot tell without the key
+is a member's datagram from garbage someone sent under the (public) tag:
+so it keeps up to ``LIMIT`` per channel (the oldest go first), and members
+refuse the garbage when served (``undecryptable``).
 
 A mailbox store (``chat_app.runtime.mailbox``) is a blind store that keeps
 letters under any tag it is handed, and serves a tag to the peer that
@@ -25,6 +29,7 @@ from __future__ import annotations
 from collections import deque
 
 from chat_app.crypto import blind_id
+from chat_app.crypto.channel import is_passing
 from chat_app.net.udp import Address
 from chat_app.runtime.mailbox import MAILBOX_TAG
 
@@ -58,13 +63,17 @@ class BlindStore:
         tags = [_tag(name) for name in channels]
         return [t for t in tags if t is not None and (t in self.tags or MAILBOX_TAG in self.tags)]
 
-    def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> bool:
-        """Keep a datagram of a blind channel; True if it was new. A member
+    def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> str:
+        """Keep a datagram of a blind channel unless it only passes; what to
+        count (``blind_kept``, ``blind_repeated``, ``blind_passed``). A member
         sending one is served the channel; a letter's sender is not its reader."""
-        new = self.store.keep_blind(tag, blind_id(data), data, now, LIMIT)
+        if is_passing(data):
+            counted = "blind_passed"
+        else:
+            counted = "blind_kept" if self.store.keep_blind(tag, blind_id(data), data, now, LIMIT) else "blind_repeated"
         if tag in self.tags:
             self.serve(tag, addr, now)
-        return new
+        return counted
 
     def serve(self, tag: bytes, addr: Address, now: int) -> None:
         """Send ``addr`` everything held for ``tag``, unless it was served lately."""

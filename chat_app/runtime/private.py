@@ -4,7 +4,10 @@ A private channel is joined with a passphrase; its key is derived then
 (``Envelopes.join_private``) and the store remembers the channel's tag - never
 its key - so that a restart without the passphrase keeps the channel closed
 instead of opening it in the clear. A ``~<tag>`` channel is one this peer keeps
-blind (``BlindStore``): its datagrams are kept and served, never opened.
+blind (``BlindStore``): its datagrams are kept and served, never opened. The
+store remembers its tag too, so a store peer restarted without ``--channel
+~<tag>`` still announces and serves it (the mailbox is no channel: a role
+taken with ``serve --mailbox`` at each start).
 Others see a private channel only by its tag: in announcements and on
 replication links it goes by its link name (``Envelopes.link_name``).
 """
@@ -18,6 +21,7 @@ from chat_app.crypto import channel_tag_of
 from chat_app.net.udp import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.envelopes import Envelopes
+from chat_app.runtime.mailbox import MAILBOX_TAG
 from chat_app.store import Store
 
 
@@ -29,7 +33,7 @@ class PrivateChannels:
         # private channels to join at start (keys derived there); a name may carry the SVS mark
         self.passphrases = {c.removesuffix(SVS_MARK): p for c, p in (passphrases or {}).items()}
         self._specs = tuple(passphrases or ())  # as given, with the mark
-        self.blind = BlindStore(store, [])  # private channels kept without their key (``~tag`` channels)
+        self.blind = BlindStore(store, store.blind_tags())  # private channels kept without their key (``~tag``)
         self._error = error  # reports a refusal to the user
 
     def opening(self, channels: Iterable[str]) -> list[tuple[str, str | None]]:
@@ -66,6 +70,8 @@ class PrivateChannels:
             self._error(f"{link_name}: a blind channel is ~ and a 32-digit hex tag")
         else:
             self.blind.tags.add(tag)
+            if tag != MAILBOX_TAG:
+                self.store.set_blind_tag(tag)
 
     def may_open(self, channel: str, quiet: bool = False) -> bool:
         """A channel joined as private opens only with its key: never in the clear."""
@@ -79,7 +85,7 @@ class PrivateChannels:
         """Keep a datagram of a channel kept blind (unopened): what to count, or None if it is no such datagram."""
         if self.blind.tags and self.blind.keeps(tag := channel_tag_of(data),
                                                 {k.tag for k in self.envelopes.private.values()}):
-            return "blind_kept" if self.blind.received(tag, data, addr, now) else "blind_repeated"
+            return self.blind.received(tag, data, addr, now)
         return None
 
     def link_names(self, channels: Iterable[str]) -> tuple[str, ...]:

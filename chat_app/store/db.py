@@ -233,6 +233,15 @@ class Store:
         else:
             self._set_meta(f"private:{channel}", tag)
 
+    def blind_tags(self) -> list[bytes]:
+        """The private channels this peer keeps blind (``set_blind_tag``), by tag."""
+        return [bytes.fromhex(r[0].removeprefix("blind:"))
+                for r in self._conn.execute("SELECT key FROM meta WHERE key LIKE 'blind:%' ORDER BY key")]
+
+    def set_blind_tag(self, tag: bytes) -> None:
+        """Remember to keep the private channel ``tag`` blind: a restart keeps and serves it still."""
+        self._set_meta(f"blind:{tag.hex()}", b"")
+
     def keep_blind(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
         """Keep one private datagram we cannot read; False if it is held already.
         Past ``limit`` datagrams for the tag, the oldest go."""

@@ -11,6 +11,7 @@ from chat_app.crypto import (
     derive_channel_key, open_datagram, seal,
 )
 from chat_app.crypto.channel import DEFAULT_SCRYPT
+from proto.sds_pb2 import SdsMessage
 from sync.sds import Channel, Delivered
 
 from .helpers import FAST_SCRYPT, T0, chat, identity
@@ -163,3 +164,26 @@ def test_malformed_private_datagrams_say_why():
             open_datagram(data, KnownKeys(), ring)
         assert err.value.reason == reason
     assert channel_tag_of(b"\x01\x01" + b"\x00" * 100) is None
+
+
+def test_only_chat_messages_are_marked_lasting_and_the_mark_cannot_be_flipped():
+    key = members_key()
+    ring = keyring_with(members_key())
+    ch = Channel(NAME, ALICE.sender_id, T0)
+    ch.send(b"a chat message", T0)
+    (message,) = (out.data for out in ch.datagrams_to_send(T0))
+    ch.send_ephemeral(b"typing", T0)
+    ch.handle_timer(T0 + 60_000)  # the sync timer: a sync message (empty content)
+    others = [w for w in (out.data for out in ch.datagrams_to_send(T0 + 60_000)) if w != message]  # not a resend
+    kinds = {"ephemeral" if not m.HasField("lamport_timestamp") else "sync" if not m.content else "chat"
+             for m in map(SdsMessage.FromString, others)}
+    assert kinds == {"ephemeral", "sync"}
+    assert key.seal(ALICE, Kind.SDS, message)[1] == Kind.PRIVATE
+    assert {key.seal(ALICE, Kind.SDS, w)[1] for w in others} == {Kind.PRIVATE_PASSING}
+    assert key.seal(ALICE, Kind.FETCH, b"\x83nsds-chat/fetch")[1] == Kind.PRIVATE_PASSING
+    for data in (key.seal(ALICE, Kind.SDS, message), key.seal(ALICE, Kind.SDS, others[0])):
+        assert open_datagram(data, KnownKeys(), ring).context == key.tag  # both open for members
+        flipped = data[:1] + bytes((data[1] ^ 1,)) + data[2:]  # 0x50 <-> 0x51
+        with pytest.raises(EnvelopeError) as refused:
+            open_datagram(flipped, KnownKeys(), ring)
+        assert refused.value.reason == "undecryptable"

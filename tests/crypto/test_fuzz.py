@@ -20,6 +20,7 @@ VALID = (
     [seal(ALICE, Kind.SDS, w) for w in _WIRES]
     + [seal(ALICE, Kind.SDS, w, compact=True) for w in _WIRES]
     + [PRIVATE.seal(ALICE, Kind.SDS, w) for w in _WIRES]
+    + [PRIVATE.seal(ALICE, Kind.FETCH, b"\x83nsds-chat/fetchfsecret\x80")]  # a passing one (0x51)
     + [seal(ALICE, Kind.FETCH, b"\x83nsds-chat/fetchggeneral\x80")]
 )
 

@@ -113,7 +113,7 @@ def test_an_outsider_captures_nothing_readable_and_cannot_inject(spawn, lan):
     members = {h.address for h in (alice.host, bob.host)} | {a for h in (alice.host, bob.host)
                                                               for a in h.addresses6.values()}
     sent = [payload for source, payload in map(udp_payload, capture.frames) if source in members]
-    private = [d for d in sent if d[:2] == bytes((1, 0x50))]
+    private = [d for d in sent if d[:2] in (bytes((1, 0x50)), bytes((1, 0x51)))]  # messages; sync, typing
     assert len(private) >= 4, "the capture saw the members' private datagrams"
     for secret in (b"the launch is at noon", b"noted, see you there", ROOM.encode()):
         assert not any(secret in d for d in sent), secret  # anywhere, mDNS included
@@ -170,3 +170,42 @@ def test_a_blind_store_relays_a_private_channel_to_a_late_member(spawn):
     store.stop()
     assert log_order(store, ROOM) == []  # the store holds ciphertext only: no message it could read
     assert log_order(carol, ROOM) == log_order(alice, ROOM)
+
+
+def test_a_blind_store_restarted_without_the_tag_serves_the_whole_channel_to_a_late_member(spawn):
+    from chat_app.crypto import ChannelKey
+
+    tag = ChannelKey.from_passphrase(ROOM, PASS).tag.hex()
+    store = spawn("store", "serve", "--channel", f"~{tag}")
+    alice = spawn("alice", "--channel", f"{ROOM}:{PASS}")
+    _introduced(store, alice)
+    for i in range(3):
+        alice.send(f"before the restart {i}")
+    alice.wait_delivered(3, channel=ROOM)
+    time.sleep(2)
+    store.stop()
+    store = spawn("store", "serve")  # same host and data directory, and no word of the tag
+    alice.wait_for(lambda e: e["event"] in ("peer_joined", "peer_updated") and e["peer_id"] == store.peer_id
+                   and ROOM in (e.get("channels") or ()), 30, fresh=True)  # it announces the channel (by tag) again
+    for i in range(3):
+        alice.send(f"after the restart {i}")
+    alice.wait_delivered(6, channel=ROOM)
+    time.sleep(2)
+    alice.stop()
+    carol = spawn("carol", "--channel", f"{ROOM}:{PASS}")
+    got = carol.wait_delivered(6, channel=ROOM, timeout=60)
+    assert [e["text"] for e in got] == [f"{when} the restart {i}" for when in ("before", "after") for i in range(3)]
+    assert not [e for e in carol.events if e["event"] == "rejected"]
+    store.stop()
+    assert log_order(store, ROOM) == [] and log_order(carol, ROOM) == log_order(alice, ROOM)
+    assert _blind_rows(store, bytes.fromhex(tag)) == 6  # the messages; the sync traffic passed
+
+
+def _blind_rows(peer, tag: bytes) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
+    try:
+        return conn.execute("SELECT COUNT(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
+    finally:
+        conn.close()

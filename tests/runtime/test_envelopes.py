@@ -180,8 +180,8 @@ def test_any_signed_or_raw_bytes_are_refused_or_routed_never_raised(kind, payloa
         rt.say("general", "kept", "text", T0)
         if raw:
             data = bytes((1, kind)) + payload
-        elif kind is Kind.PRIVATE:
-            data = bytes((1, Kind.PRIVATE)) + payload.ljust(50, b"\0")
+        elif kind in (Kind.PRIVATE, Kind.PRIVATE_PASSING):
+            data = bytes((1, kind)) + payload.ljust(50, b"\0")
         else:
             data = seal(EVE_KEY, kind, payload)
         rt.datagram_received(data, EVE, T0)
