@@ -170,6 +170,7 @@ class Store:
         self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
         self._migrate()
         self.direct = DirectStore(self._conn, _COLUMNS, _ACK)
+        self._blind_held: dict[bytes, int] = {}  # rows in ``blind`` by tag, counted once
 
     def close(self) -> None:
         self._conn.close()
@@ -244,18 +245,25 @@ class Store:
 
     def keep_blind(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
         """Keep one private datagram we cannot read; False if it is held already.
-        Past ``limit`` datagrams for the tag, the oldest go."""
+        Past ``limit`` datagrams for the tag, the oldest go: the count is kept
+        here, so an insert walks the index only over what it removes."""
+        if tag not in self._blind_held:
+            self._blind_held[tag] = self._conn.execute("SELECT count(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
+        held = self._blind_held[tag]
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             added = self._conn.execute("INSERT OR IGNORE INTO blind (tag, blind_id, data, received_at) "
                                        "VALUES (?, ?, ?, ?)", (tag, blind_id, data, now)).rowcount == 1
-            if added:
-                self._conn.execute("DELETE FROM blind WHERE tag = ? AND blind_id IN (SELECT blind_id FROM blind "
-                                   "WHERE tag = ? ORDER BY received_at DESC LIMIT -1 OFFSET ?)", (tag, tag, limit))
+            held += added
+            if held > limit:
+                held -= self._conn.execute(
+                    "DELETE FROM blind WHERE rowid IN (SELECT rowid FROM blind WHERE tag = ? "
+                    "ORDER BY received_at LIMIT ?)", (tag, held - limit)).rowcount
             self._conn.execute("COMMIT")
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
+        self._blind_held[tag] = held
         return added
 
     def blind(self, tag: bytes) -> list[bytes]:
