@@ -39,7 +39,7 @@ def test_a_failed_insert_leaves_the_count_as_it_was(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
     for i in range(3):
         store.keep_blind(TAG, f"id{i}", b"d%d" % i, now=i, limit=3)
-    with pytest.raises(sqlite3.IntegrityError):
-        store.keep_blind(TAG, "bad", None, now=5, limit=3)  # data is NOT NULL: the insert fails
+    with pytest.raises(sqlite3.Error):
+        store.keep_blind(TAG, "bad", object(), now=5, limit=3)  # no SQLite value: the insert fails
     store.keep_blind(TAG, "id3", b"d3", now=6, limit=3)
     assert held(store, TAG) == [b"d1", b"d2", b"d3"]
