@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
 from chat_app.tui.command_line import confirm_paste, run_line
-from chat_app.tui.direct import DirectPart
+from chat_app.tui.direct import DirectPart, is_direct
 from chat_app.tui.history import Pager
 from chat_app.tui.node_events import NodeEvents, now_ms
 from chat_app.tui.model import ChannelModel
@@ -189,7 +189,8 @@ class ChatScreen(Screen):
     # ------------------------------------------------- members and status
 
     def refresh_members(self) -> None:
-        self.member_list.show(self.nick or "you", self.roster.in_channel(self.current), my_away=self.roster.my_away)
+        members = self.direct.members(self.current) if is_direct(self.current) else self.roster.in_channel(self.current)
+        self.member_list.show(self.nick or "you", members, my_away=self.roster.my_away)
 
     def refresh_status(self) -> None:
         waiting = sum(len(m.waiting) for m in self.models.values())

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.store import Store, database_path
+from chat_app.tui.direct import is_direct
 from chat_app.tui.screens import ConfirmPaste, PeersScreen
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def run_line(chat: ChatScreen, line: str) -> None:
             chat.call_node("join", cmd.channel, cmd.passphrase)
         case Invocation(name="part") as cmd:
             if channel := cmd.channel or chat.current:
-                chat.call_node("part", channel)
+                chat.direct.close(channel) if is_direct(channel) else chat.call_node("part", channel)
         case Invocation(name="nick", argument=nick):
             chat.call_node("set_nick", nick)
         case Invocation(name="topic", argument=text):

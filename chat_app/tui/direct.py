@@ -6,7 +6,9 @@ history paged from the same store - and listed in the sidebar's "Direct"
 part by the other person's nick. This module turns the node's direct-message
 events into that: a message becomes a row (every one of theirs counts as a
 mention: it was written to you), an acknowledgement marks ours as received
-by the other side.
+by the other side. ``/part`` closes a conversation: it leaves the sidebar
+(and stays closed at the next start) until a message or ``/query`` opens it
+again; its history stays in the store.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from chat_app import events as ev
 from chat_app.store import Store, database_path
+from chat_app.tui.model import Member
 from chat_app.tui.widgets.direct_list import DirectList
 
 if TYPE_CHECKING:
@@ -51,6 +54,27 @@ class DirectPart:
     def add(self, channel: str, nick: str) -> None:
         self.nicks[channel] = nick
         self.chat.add_channel(channel)
+        settings = self.chat.settings
+        if channel[1:] in settings.closed:  # a new message, or /query: open again
+            settings.closed.remove(channel[1:])
+            self.chat.app.save_settings()
+
+    def close(self, channel: str) -> None:
+        """``/part`` in a direct conversation: off the screen and the sidebar,
+        and not listed at the next start; the store keeps it, and the node
+        still delivers (and acknowledges) what arrives."""
+        if channel not in self.chat.models:
+            return
+        self.chat.events.parted(channel)
+        self.chat.settings.closed.append(channel[1:])
+        self.chat.app.save_settings()
+
+    def members(self, channel: str) -> list[Member]:
+        """Who a direct conversation is with, as the member list shows them
+        (you are added by the list): the other person, present or not."""
+        peer_id = channel[1:]
+        known = self.chat.roster.members.get(peer_id)
+        return [known or Member(peer_id, self.nicks.get(channel), 0, present=False)]
 
     def delivered(self, event: ev.DmDelivered) -> None:
         if event.peer_nick:
@@ -83,5 +107,7 @@ class DirectPart:
             known = [(f"@{p.peer_id}", p.nick or p.peer_id[:8]) for p in store.direct.peers() if p.state is not None]
         finally:
             store.close()
+        closed = set(self.chat.settings.closed)
         for channel, nick in known:
-            self.chat.app.call_from_thread(self.add, channel, nick)
+            if channel[1:] not in closed:
+                self.chat.app.call_from_thread(self.add, channel, nick)

@@ -51,7 +51,8 @@ quit (`<--`) and took a new nick (`--`). The member list shows each
 **Settings** live in `settings.toml` in the data directory (edit it by hand):
 `nick`, `theme`, `highlight` (words that count as a mention, as a list),
 `typing`, `bell`, `notify` (a desktop notification through the terminal on
-a mention), `joins` (the join and part lines) and `last_channel`.
+a mention), `joins` (the join and part lines), `last_channel` and
+`closed` (direct conversations closed with /part).
 
 **Your messages**: ○ not yet acknowledged, ◐ *n* possibly received by *n*
 peers, ● *n* acknowledged. A message shown *waiting for earlier messages*

@@ -9,9 +9,10 @@
     notify = true               # a desktop notification (OSC 9 / 777) on a mention
     joins = true                # join, part, quit and nick lines in channels (F4)
     last_channel = "general"    # the client opens on it
+    closed = ["0a1b…"]          # direct conversations closed with /part (ids)
 
 The client rewrites the file when a setting changes from the keyboard (the
-theme, typing, the channel on screen); a file it cannot read is reported in
+theme, typing, the channel on screen, a closed conversation); a file it cannot read is reported in
 one line and left alone, and the defaults are used.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 FILE_NAME = "settings.toml"
+TYPES = {"highlight": list, "closed": list, "typing": bool, "bell": bool, "notify": bool, "joins": bool}  # else str
 
 HEADER = """\
 # sds-chat client settings; edit freely (TOML). Keys:
@@ -35,6 +37,7 @@ HEADER = """\
 #   notify        a desktop notification (OSC 9 / OSC 777) on a mention
 #   joins         show join, part, quit and nick-change lines (F4 toggles)
 #   last_channel  the channel the client opens on
+#   closed        direct conversations closed with /part (ids); a new message reopens one
 """
 
 
@@ -52,6 +55,7 @@ class Settings:
     notify: bool = True
     joins: bool = True
     last_channel: str | None = None
+    closed: list[str] = field(default_factory=list)
 
     @classmethod
     def path(cls, data_dir: Path) -> Path:
@@ -80,7 +84,7 @@ class Settings:
             if f.name not in values:
                 continue
             value = values[f.name]
-            expected = {"highlight": list, "typing": bool, "bell": bool, "notify": bool, "joins": bool}.get(f.name, str)
+            expected = TYPES.get(f.name, str)
             if not isinstance(value, expected) or (expected is list and not all(isinstance(w, str) for w in value)):
                 raise SettingsError(f"{FILE_NAME}: {f.name} should be {_kind(expected)}, not {value!r}")
             setattr(settings, f.name, value)

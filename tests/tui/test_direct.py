@@ -8,6 +8,7 @@ from chat_app.tui.widgets.direct_list import DirectList
 
 from .conftest import until
 from .test_app import SIZE, screen_text, started, texts, type_line
+from .test_channel_life import members_text
 
 
 def direct_labels(app) -> list[str]:
@@ -59,3 +60,32 @@ async def test_msg_from_any_channel_leaves_the_channel_on_screen(make_app, bob_f
         dm = f"@{bob.node.peer_id}"
         await until(pilot, lambda: dm in app.chat.models and len(app.chat.models[dm]) == 1)
         assert app.chat.current == "general" and direct_labels(app) == ["@bob"]
+
+
+@pytest.mark.asyncio
+async def test_part_closes_a_direct_conversation_until_a_message_opens_it_again(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi all")
+        await until(pilot, lambda: texts(app) == ["hi all"])
+        await type_line(pilot, "/query bob")
+        dm = f"@{bob.node.peer_id}"
+        await until(pilot, lambda: app.chat.current == dm)
+        # bob announces his channels (as mDNS does): a direct conversation is none of them
+        app.chat.node_event(ev.PeerJoined(bob.node.peer_id, "bob", ("127.0.0.1", 1), channels=("general",)))
+        await until(pilot, lambda: "bob" in members_text(app))  # the two of you, not you alone
+        await type_line(pilot, "see you")
+        bob.wait_for(lambda e: e["event"] == "dm_delivered" and e["text"] == "see you")
+        await type_line(pilot, "/part")
+        await until(pilot, lambda: dm not in app.chat.models)
+        assert app.chat.current == "general" and direct_labels(app) == []
+        assert "not in channel" not in " ".join(str(n.message) for n in app._notifications)
+        assert bob.node.peer_id in app.chat.settings.closed  # stays closed at the next start
+        bob.call(bob.node.msg, "alice", "one more thing")
+        await until(pilot, lambda: dm in app.chat.models and len(direct_labels(app)) == 1)
+        assert direct_labels(app)[0].startswith("@bob") and "1" in direct_labels(app)[0]  # back, one unread
+        assert app.chat.settings.closed == [] and app.chat.current == "general"
+        app.chat.switch_to(dm)
+        await until(pilot, lambda: "one more thing" in screen_text(app))

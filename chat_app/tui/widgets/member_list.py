@@ -54,6 +54,7 @@ class MemberList(Static):
             if state == "away" and m.away is not None:
                 text.append(f"  away: {m.away}", style="dim")
             elif state != "online":
-                text.append(f"  {state}, {ago(now - m.last_seen)} ago", style="dim")
+                seen = f", {ago(now - m.last_seen)} ago" if m.last_seen else ""  # 0: not seen since we started
+                text.append(f"  {state}{seen}", style="dim")
             text.append("\n")
         self.update(text)
