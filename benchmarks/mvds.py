@@ -75,25 +75,32 @@ def main() -> None:
     parser.add_argument("--online", type=float, nargs="+", default=[0.1, 0.25, 0.5, 0.75, 1.0])
     parser.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.1, 0.3])
     args = parser.parse_args()
-    print(f"{args.messages} messages over 20 min, {args.seeds} seeds per cell; "
+    table(args.seeds, args.messages, args.sizes, args.online, args.loss)
+
+
+def table(seeds: int, messages: int, sizes: list[int], online: list[float], losses: list[float]) -> None:
+    """Print batch, interactive and the default mode side by side, one row
+    per online fraction and loss, one table per body size."""
+    print(f"{messages} messages over 20 min, {seeds} seeds per cell; "
           "bytes and datagrams per message delivered; latency send -> delivered")
     modes = {"batch": Mode.BATCH, "interactive": Mode.INTERACTIVE, "auto": None}
-    for size in args.sizes:
+    for size in sizes:
         print(f"\nbody {size} bytes")
         print(f"{'':>12} |" + "|".join(f"{name:^27}" for name in modes))
         print(f"{'online':>6} {'loss':>5} |" + "|".join(f"{'B/msg':>7} {'dgrams':>6} {'p50 s':>5} {'p95 s':>6} "
                                                        for _ in modes))
-        for fraction in args.online:
-            for loss in args.loss:
+        for fraction in online:
+            for loss in losses:
                 cells = []
                 for mode in modes.values():
-                    runs = [one_run(size, fraction, loss, mode, args.messages, seed) for seed in range(args.seeds)]
+                    runs = [one_run(size, fraction, loss, mode, messages, seed) for seed in range(seeds)]
                     latencies = sorted(x for run in runs for x in run["latencies"])
                     p95 = latencies[int(0.95 * (len(latencies) - 1))]
                     cells.append(f"{statistics.mean(r['bytes'] for r in runs):>7,.0f} "
                                  f"{statistics.mean(r['datagrams'] for r in runs):>6.1f} "
                                  f"{statistics.median(latencies) / SECOND:>5.1f} {p95 / SECOND:>6.1f} ")
-                print(f"{fraction:>6.0%} {loss:>5.0%} |" + "|".join(cells))
+                print(f"{fraction:>6.0%} {loss:>5.0%} |" + "|".join(cells), flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,8 @@
-"""SVS and SDS engines side by side on one in-memory lossy network.
+"""The protocols side by side: SVS and SDS channels on one in-memory lossy
+network, then MVDS direct messages in batch and interactive mode.
 
     python benchmarks/protocols.py [--members 5 20 100] [--loss 0 0.1 0.3 0.5]
-                                   [--messages 60] [--seed 1]
+                                   [--messages 60] [--seed 1] [--only channels|direct]
 
 Both run through ``sync.svs.testbed`` (fake clock; each copy of a datagram
 lost independently, 10 ms + up to 20 ms latency) with their default configs
@@ -18,6 +19,11 @@ over 30 s, then 90 s to settle. Reported per protocol, group size and loss:
 Then a churn run (10 members, 30% loss, members leaving and returning), and
 the size of an SVS sync interest as the group grows (64-hex-character
 NodeIDs, the form of the application's Ed25519 keys).
+
+Last, direct messages: ``benchmarks/mvds.py``'s table - MVDS batch,
+interactive and the app's default mode, bytes per message and latency as
+a function of the share of time the recipient is online (10%-100%) and of
+loss (0%, 10%, 30%), for 200-byte and 4 KB bodies.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mvds  # noqa: E402  (benchmarks/mvds.py: the direct-message table)
 
 from sync import sds, svs  # noqa: E402
 from sync.svs import packets, vector  # noqa: E402
@@ -123,7 +132,17 @@ def main() -> None:
     parser.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.1, 0.3, 0.5])
     parser.add_argument("--messages", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", choices=("channels", "direct"), help="one part of the comparison")
     args = parser.parse_args()
+    if args.only != "direct":
+        channels(args)
+    if args.only != "channels":
+        print("\ndirect messages: MVDS batch vs interactive vs the app's default (auto)")
+        mvds.table(seeds=3, messages=40, sizes=[200, 4_000], online=[0.1, 0.25, 0.5, 0.75, 1.0],
+                   losses=[0.0, 0.1, 0.3])
+
+
+def channels(args: argparse.Namespace) -> None:
     header = f"{'':4} {'n':>4} {'loss':>5} {'delivery':>9} {'p50 s':>8} {'p99 s':>8} {'bytes/msg':>11} {'largest':>8}"
     print(header)
     for n in args.members:
