@@ -33,27 +33,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from chat_app import events as ev
-from chat_app.channel_names import BadChannelName, channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp, Read
-from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.channels import Channels
+from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
-from chat_app.runtime.protocols import ProtocolMismatch, open_conversation, protocol_for
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.private import PrivateChannels
 from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
 from sync.replication import Connection
-from sync.sds import Config, LocalProtocolError
+from sync.sds import Config
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,6 @@ class Runtime:
         self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
-        self.conversations: dict[str, Conversation] = {}
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
@@ -83,9 +81,12 @@ class Runtime:
         self.away: str | None = None  # our reason for being away
         self.people = People(store)
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
-        self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
         self.stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
+        self.joined = Channels(store, self.envelopes, self.config, private=self.private, outbox=self.outbox,
+                               fetcher=self.fetcher, catchup=self.catchup, typing_state=self.typing_state,
+                               peers=self.peers, people=self.people, stats=self.stats, emit=self._emit,
+                               replicate=self._replicate)
         self.direct = Direct(store, self.identity, self.typing_state, send=self.outbox.send,
                              notify=lambda e: self._events.append(e),
                              people=self.people.by_nick, address_of=lambda p: (self.peers.addresses_of(p) or [None])[0],
@@ -108,62 +109,53 @@ class Runtime:
         return self.catchup.reads()
 
     def get_timer(self) -> int | None:
-        deadlines = [c.engine.get_timer() for c in self.conversations.values()]
-        deadlines += [c.retry_at for c in self.conversations.values()]
-        deadlines += self.typing_state.deadlines()
+        deadlines = self.joined.deadlines() + self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.private.blind.deadline())
         deadlines.append(self.direct.get_timer())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
-    def _conversation(self, channel: str, now: int) -> Conversation:
-        return open_conversation(channel, self.store, self.envelopes, self.config, now)
+    @property
+    def conversations(self) -> dict[str, Conversation]:
+        return self.joined.conversations
 
     @property
     def channels(self) -> tuple[str, ...]:
-        return tuple(self.conversations)
+        return self.joined.names
 
     @property
     def announced_channels(self) -> tuple[str, ...]:
         """The channels as others may see them: a private one by its tag only."""
-        return self.private.link_names(self.conversations)
+        return self.joined.announced
 
     @property
     def discovery_names(self) -> tuple[str, ...]:
         """What mDNS announces: the channels, and the tag a mailbox files our direct messages under."""
-        return (*self.announced_channels, self.direct.mailbox_link)
+        return (*self.joined.announced, self.direct.mailbox_link)
 
     @property
     def svs_channels(self) -> tuple[str, ...]:
-        """Which of ``announced_channels`` run on SVS (announced too, so joiners speak it)."""
-        return tuple(self.envelopes.link_name(c) for c, conv in self.conversations.items() if conv.protocol == "svs")
+        return self.joined.svs
 
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
         self.port, self.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
-        for channel, asked in self.private.opening(channels):
-            if protocol := self._protocol(channel, asked):
-                self.store.join(channel, now, protocol)
-        for channel in self.store.joined_channels():
-            if self.private.may_open(channel, quiet=True):
-                self.conversations[channel] = self._conversation(channel, now)
+        self.joined.open_stored(channels, now)
         private = tuple(c for c in self.channels if c in self.envelopes.private)
         svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private, svs))
         for channel in self.channels:
-            self._step(channel, now)  # a restored engine may have datagrams due
+            self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
             self._replicate(address, now)
         self.direct.start(now)
 
     def leave(self, now: int) -> None:
         """Say goodbye in every channel (the adapter closes the rest)."""
-        for channel, conversation in self.conversations.items():
-            conversation.send_ephemeral(Payload("leave", self.nick, sent_at=now), now)
-            self._step(channel, now, release_all=True)  # nothing typed stays behind
+        self.joined.notice(Payload("leave", self.nick, sent_at=now), now, release_all=True)  # nothing typed stays
         for conn in self.catchup.links:
             conn.stop_live()
 
@@ -171,67 +163,22 @@ class Runtime:
 
     def say(self, channel: str, text: str, kind: str, now: int) -> str | None:
         """Send a chat message; returns its id, or None (and an error event)."""
-        conversation = self.conversations.get(channel)
-        if conversation is None:
-            return self._error(f"not in channel {channel}")
-        try:
-            message_id = conversation.send(self.nick, text, kind, now)
-        except (PayloadError, LocalProtocolError) as exc:
-            return self._error(str(exc))
-        if message_id is None:  # held: the channel has too many of ours unacknowledged
-            self.stats["held"] += 1
-            if len(conversation.held) == 1:
-                self._events.append(ev.MessagesHeld(channel, 1))
-            return None
-        return message_id if self._step(channel, now) else None
+        return self.joined.say(channel, self.nick, text, kind, now)
 
     def typing(self, channel: str, now: int) -> None:
         """The user is typing: tell the channel, at most once per 3 s."""
-        conversation = self.conversations.get(channel)
-        if not self.send_typing or conversation is None or not self.typing_state.should_send(channel, now):
-            return
-        conversation.send_ephemeral(Payload("typing", self.nick, sent_at=now), now)
-        self._step(channel, now)
+        if self.send_typing and channel in self.conversations and self.typing_state.should_send(channel, now):
+            self.joined.notice(Payload("typing", self.nick, sent_at=now), now, [channel])
 
     def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
-        """True if the channel is new (the adapter then re-announces us).
-        With a passphrase, the channel is private (its key takes ~100 ms)."""
-        try:
-            channel, asked = channel_spec(channel)
-        except BadChannelName as exc:
-            return self._error(str(exc)) or False
-        if channel in self.conversations:
-            if passphrase is not None:
-                self._error(f"already in #{channel}; /part it first to join it with a passphrase")
-            self._events.append(ev.Joined(channel, already=True))  # the user interface switches to it
-            return False
-        if passphrase is not None:
-            self.private.unlock(channel, passphrase)
-        if not self.private.may_open(channel) or not (protocol := self._protocol(channel, asked)):
-            return False
-        self.store.join(channel, now, protocol)
-        self.conversations[channel] = self._conversation(channel, now)
-        self._events.append(ev.Joined(channel, True if channel in self.envelopes.private else None,
-                                      svs=protocol == "svs"))
-        self._events += self.conversations[channel].topic_changes()  # rejoining: the topic it had
-        self._step(channel, now)
-        return True
+        """True if the channel is new (the adapter then re-announces us)."""
+        return self.joined.join(channel, now, passphrase)
 
     def topic(self, channel: str, now: int) -> None:
-        """Report the channel's topic (``/topic`` with no text)."""
-        conversation = self.conversations.get(channel)
-        if conversation is None:
-            return self._error(f"not in channel {channel}")
-        self._events += conversation.topic_changes(always=True) or [ev.Error(f"no topic in #{channel} yet")]
+        self.joined.topic(channel)
 
     def part(self, channel: str) -> bool:
-        if self.conversations.pop(channel, None) is None:
-            self._error(f"not in channel {channel}")
-            return False
-        self.store.part(channel)
-        self.envelopes.leave_private(channel)
-        self._events.append(ev.Parted(channel))
-        return True
+        return self.joined.part(channel)
 
     def set_nick(self, nick: str) -> bool:
         try:
@@ -254,15 +201,7 @@ class Runtime:
         self._say_away(now)
 
     def _say_away(self, now: int) -> None:
-        for channel, conversation in self.conversations.items():
-            conversation.send_ephemeral(Payload("away", self.nick, self.away or "", sent_at=now), now)
-            self._step(channel, now)
-
-    def _protocol(self, channel: str, asked: str | None) -> str | None:
-        try:
-            return protocol_for(channel, asked, self.store, self.envelopes.link_name(channel), self.announced_svs)
-        except ProtocolMismatch as exc:
-            return self._error(str(exc))
+        self.joined.notice(Payload("away", self.nick, self.away or "", sent_at=now), now)
 
     def whois(self, nick: str, now: int) -> None:
         ours = [(a, self.port) for a in self.addresses]
@@ -271,6 +210,9 @@ class Runtime:
 
     def trust(self, argument: str, now: int) -> None:
         self._events.append(self.people.trust(argument))
+
+    def _emit(self, events: list[ev.AppEvent]) -> None:
+        self._events += events  # not a bound ``extend``: ``events()`` swaps the list
 
     def _error(self, reason: str) -> None:
         self._events.append(ev.Error(reason))
@@ -291,7 +233,7 @@ class Runtime:
                 touched[channel] = None
         self.stats["batches_in"] += 1
         for channel in touched:
-            self._step(channel, now)
+            self.joined.step(channel, now)
 
     def _take(self, data: bytes, addr: Address, now: int) -> str | None:
         """Feed one datagram to its engine; the channel that needs a step, if any."""
@@ -344,7 +286,7 @@ class Runtime:
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
-        self.announced_svs.update(svs)
+        self.joined.announced_svs.update(svs)
         # its own mailbox tag is no channel it is in: only a mailbox store needs it (``private.announced``)
         mail = f"~{mailbox_tag(key).hex()}" if key else None
         in_channels = tuple(c for c in channels if c != mail)
@@ -396,66 +338,15 @@ class Runtime:
                 self.conversations[channel].engine.receive_message(entry.message, entry.data, now,
                                                                    self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
-                self._step(channel, now)
+                self.joined.step(channel, now)
         self._events += outcome.events
         return outcome.over or conn.closed is not None
 
     # -------------------------------------------------------------------- time
 
     def handle_timer(self, now: int) -> None:
-        for channel, conversation in list(self.conversations.items()):
-            deadline = conversation.engine.get_timer()
-            if deadline is not None and deadline <= now:
-                conversation.engine.handle_timer(now)
-                self._step(channel, now)
-            elif conversation.retry_at is not None and conversation.retry_at <= now:
-                self._step(channel, now)  # held messages may fit now
+        self.joined.handle_timer(now)
         self.outbox.extend(self.private.blind.due(now))
         self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
-
-    # --------------------------------------------------------------- the step
-
-    def _step(self, channel: str, now: int, release_all: bool = False) -> bool:
-        """Drain, translate and commit ``channel``'s engine, then send, then
-        act on what the step said, then notify. False if the commit failed."""
-        conversation = self.conversations[channel]
-        held = len(conversation.held)
-        try:
-            step, datagrams = conversation.step(now, release_all)
-        except StepFailed as exc:
-            self.stats["step_failed"] += 1
-            self._events.append(ev.Error(f"#{channel}: could not store a step ({exc}); it was undone"))
-            return False
-        self.outbox.engine(channel, conversation.seal, datagrams)
-        self.stats["rejected"] += step.rejected
-        if step.missing:
-            self._ask_for(channel, step.missing, now)
-        self.catchup.push(channel, [row.wire for row in step.rows])
-        for sender_id, nick in step.authors:
-            self.typing_state.message_from(channel, sender_id)
-            self.peers.learned_nick(sender_id, nick)
-            self._events += self.people.seen(sender_id, self.envelopes.key_of(sender_id), nick, now)
-        events = list(step.events)
-        for sender_id, nick in step.typists:
-            if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:
-                events.append(typing)
-        for sender_id in step.leavers:
-            events += self.peers.gone(sender_id)
-        for sender_id, nick, reason in step.away:
-            events += self.peers.away(sender_id, nick, reason or None)
-        if held and not conversation.held:
-            events.append(ev.MessagesHeld(channel, 0))
-        self._events += events
-        return True
-
-    def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], now: int) -> None:
-        """Fetch what is missing, and replicate the channel (throttled): that
-        also finds what nobody references."""
-        sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
-        self.outbox.fetches(channel, sends)
-        self.stats["fetch_sent"] += asked
-        for peer in self.peers:
-            if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
-                self._replicate(peer.address, now)

@@ -1,0 +1,203 @@
+"""The channels we are in: one conversation each (SDS or SVS), the commands
+that act on them, and the one step every channel takes.
+
+The step is where "commit before send" lives for every channel engine:
+``Conversation.step`` drains the engine, translates and commits; only then
+are its datagrams queued (``Outbox``), what is missing asked for
+(``Fetcher``, then catch-up with the peers of the channel), the authors,
+typists, leavers and away notices handed to the parts that track people, and
+last the events queued for the user. A failed commit sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from chat_app import events as ev
+from chat_app.channel_names import BadChannelName, channel_spec
+from chat_app.net.udp import Address
+from chat_app.payload import Payload, PayloadError
+from chat_app.runtime.catchup import CatchUp
+from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.envelopes import Envelopes
+from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.outbox import Outbox
+from chat_app.runtime.people import People
+from chat_app.runtime.peers import PeerTracker
+from chat_app.runtime.private import PrivateChannels
+from chat_app.runtime.protocols import ProtocolMismatch, open_conversation, protocol_for
+from chat_app.runtime.typing_indicator import TypingIndicator
+from chat_app.store import Store
+from sync.sds import Config, LocalProtocolError
+
+
+class Channels:
+    def __init__(self, store: Store, envelopes: Envelopes, config: Config, *, private: PrivateChannels,
+                 outbox: Outbox, fetcher: Fetcher, catchup: CatchUp, typing_state: TypingIndicator,
+                 peers: PeerTracker, people: People, stats: Counter[str], emit: Callable[[list[ev.AppEvent]], None],
+                 replicate: Callable[[Address, int], None]) -> None:
+        self.store, self.envelopes, self.config = store, envelopes, config
+        self.private, self.outbox, self.fetcher, self.catchup = private, outbox, fetcher, catchup
+        self.typing_state, self.peers, self.people, self.stats = typing_state, peers, people, stats
+        self._emit, self._replicate = emit, replicate
+        self.conversations: dict[str, Conversation] = {}
+        self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.conversations)
+
+    @property
+    def announced(self) -> tuple[str, ...]:
+        """The channels as others may see them: a private one by its tag only."""
+        return self.private.link_names(self.conversations)
+
+    @property
+    def svs(self) -> tuple[str, ...]:
+        """Which of ``announced`` run on SVS (announced too, so joiners speak it)."""
+        return tuple(self.envelopes.link_name(c) for c, conv in self.conversations.items() if conv.protocol == "svs")
+
+    def open_stored(self, asked: Iterable[str], now: int) -> None:
+        """Join the channels asked for at start, then open every channel the store holds."""
+        for channel, protocol in self.private.opening(asked):
+            if protocol := self._protocol(channel, protocol):
+                self.store.join(channel, now, protocol)
+        for channel in self.store.joined_channels():
+            if self.private.may_open(channel, quiet=True):
+                self.conversations[channel] = self._open(channel, now)
+
+    def _open(self, channel: str, now: int) -> Conversation:
+        return open_conversation(channel, self.store, self.envelopes, self.config, now)
+
+    # ---------------------------------------------------------------- commands
+
+    def say(self, channel: str, nick: str, text: str, kind: str, now: int) -> str | None:
+        """Send a chat message; returns its id, or None (and an error event)."""
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            return self._error(f"not in channel {channel}")
+        try:
+            message_id = conversation.send(nick, text, kind, now)
+        except (PayloadError, LocalProtocolError) as exc:
+            return self._error(str(exc))
+        if message_id is None:  # held: the channel has too many of ours unacknowledged
+            self.stats["held"] += 1
+            if len(conversation.held) == 1:
+                self._emit([ev.MessagesHeld(channel, 1)])
+            return None
+        return message_id if self.step(channel, now) else None
+
+    def notice(self, payload: Payload, now: int, channels: Iterable[str] | None = None,
+               release_all: bool = False) -> None:
+        """An ephemeral notice (typing, away, leave) to ``channels`` (default: all)."""
+        for channel in list(self.conversations) if channels is None else channels:
+            self.conversations[channel].send_ephemeral(payload, now)
+            self.step(channel, now, release_all)
+
+    def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
+        """True if the channel is new. With a passphrase, the channel is
+        private (its key takes ~100 ms)."""
+        try:
+            channel, asked = channel_spec(channel)
+        except BadChannelName as exc:
+            return self._error(str(exc)) or False
+        if channel in self.conversations:
+            if passphrase is not None:
+                self._error(f"already in #{channel}; /part it first to join it with a passphrase")
+            self._emit([ev.Joined(channel, already=True)])  # the user interface switches to it
+            return False
+        if passphrase is not None:
+            self.private.unlock(channel, passphrase)
+        if not self.private.may_open(channel) or not (protocol := self._protocol(channel, asked)):
+            return False
+        self.store.join(channel, now, protocol)
+        conversation = self.conversations[channel] = self._open(channel, now)
+        self._emit([ev.Joined(channel, True if channel in self.envelopes.private else None, svs=protocol == "svs"),
+                    *conversation.topic_changes()])  # rejoining: the topic it had
+        self.step(channel, now)
+        return True
+
+    def topic(self, channel: str) -> None:
+        """Report the channel's topic (``/topic`` with no text)."""
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            return self._error(f"not in channel {channel}")
+        self._emit(conversation.topic_changes(always=True) or [ev.Error(f"no topic in #{channel} yet")])
+
+    def part(self, channel: str) -> bool:
+        if self.conversations.pop(channel, None) is None:
+            self._error(f"not in channel {channel}")
+            return False
+        self.store.part(channel)
+        self.envelopes.leave_private(channel)
+        self._emit([ev.Parted(channel)])
+        return True
+
+    def _protocol(self, channel: str, asked: str | None) -> str | None:
+        try:
+            return protocol_for(channel, asked, self.store, self.envelopes.link_name(channel), self.announced_svs)
+        except ProtocolMismatch as exc:
+            return self._error(str(exc))
+
+    def _error(self, reason: str) -> None:
+        self._emit([ev.Error(reason)])
+
+    # ------------------------------------------------------------ time and steps
+
+    def deadlines(self) -> list[int | None]:
+        return ([c.engine.get_timer() for c in self.conversations.values()]
+                + [c.retry_at for c in self.conversations.values()])
+
+    def handle_timer(self, now: int) -> None:
+        for channel, conversation in list(self.conversations.items()):
+            deadline = conversation.engine.get_timer()
+            if deadline is not None and deadline <= now:
+                conversation.engine.handle_timer(now)
+                self.step(channel, now)
+            elif conversation.retry_at is not None and conversation.retry_at <= now:
+                self.step(channel, now)  # held messages may fit now
+
+    def step(self, channel: str, now: int, release_all: bool = False) -> bool:
+        """Drain, translate and commit ``channel``'s engine, then send, then
+        act on what the step said, then notify. False if the commit failed."""
+        conversation = self.conversations[channel]
+        held = len(conversation.held)
+        try:
+            step, datagrams = conversation.step(now, release_all)
+        except StepFailed as exc:
+            self.stats["step_failed"] += 1
+            self._error(f"#{channel}: could not store a step ({exc}); it was undone")
+            return False
+        self.outbox.engine(channel, conversation.seal, datagrams)
+        self.stats["rejected"] += step.rejected
+        if step.missing:
+            self._ask_for(channel, step.missing, now)
+        self.catchup.push(channel, [row.wire for row in step.rows])
+        events = []
+        for sender_id, nick in step.authors:
+            self.typing_state.message_from(channel, sender_id)
+            self.peers.learned_nick(sender_id, nick)
+            events += self.people.seen(sender_id, self.envelopes.key_of(sender_id), nick, now)
+        events += step.events
+        for sender_id, nick in step.typists:
+            if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:
+                events.append(typing)
+        for sender_id in step.leavers:
+            events += self.peers.gone(sender_id)
+        for sender_id, nick, reason in step.away:
+            events += self.peers.away(sender_id, nick, reason or None)
+        if held and not conversation.held:
+            events.append(ev.MessagesHeld(channel, 0))
+        self._emit(events)
+        return True
+
+    def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], now: int) -> None:
+        """Fetch what is missing, and replicate the channel (throttled): that
+        also finds what nobody references."""
+        sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
+        self.outbox.fetches(channel, sends)
+        self.stats["fetch_sent"] += asked
+        for peer in self.peers:
+            if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
+                self._replicate(peer.address, now)
