@@ -30,7 +30,7 @@ def per_insert(store: Store, measure: int, limit: int, first: int) -> float:
     data = os.urandom(300)
     start = time.perf_counter()
     for i in range(measure):
-        store.keep_blind(TAG, f"{first + i:032x}", data, first + i, limit)
+        store.blind.keep(TAG, f"{first + i:032x}", data, first + i, limit)
     return (time.perf_counter() - start) / measure * 1e3
 
 

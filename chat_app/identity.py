@@ -35,7 +35,7 @@ def load_identity(store, data_dir: Path | None = None) -> Identity:
     """The identity of the data directory holding ``store`` (created, or
     migrated from the legacy secret, on first use). Raises ``KeyFileError``."""
     identity = load_or_create_identity(data_dir if data_dir is not None else Path(store.path).parent)
-    legacy = store.legacy_secret()
+    legacy = store.keys.legacy_secret()
     if legacy is not None:
-        store.retire_secret(migrate_identity(legacy, identity).statement)
+        store.keys.retire_secret(migrate_identity(legacy, identity).statement)
     return identity

@@ -70,7 +70,7 @@ class BlindStore:
         if is_passing(data):
             counted = "blind_passed"
         else:
-            counted = "blind_kept" if self.store.keep_blind(tag, blind_id(data), data, now, LIMIT) else "blind_repeated"
+            counted = "blind_kept" if self.store.blind.keep(tag, blind_id(data), data, now, LIMIT) else "blind_repeated"
         if tag in self.tags:
             self.serve(tag, addr, now)
         return counted
@@ -82,7 +82,7 @@ class BlindStore:
         self._served[(tag, addr)] = now
         if len(self._served) > 4096:
             self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
-        self._queue += [(data, addr) for data in self.store.blind(tag)]
+        self._queue += [(data, addr) for data in self.store.blind.held(tag)]
         self._next = self._next or now
 
     def deadline(self) -> int | None:

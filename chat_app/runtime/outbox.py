@@ -27,7 +27,7 @@ class Outbox:
         self.store = store
         self.envelopes = envelopes
         self.peers = peers
-        self._rekey = envelopes.rekey(store.rekey_statement())  # told to each peer as it is met
+        self._rekey = envelopes.rekey(store.keys.rekey_statement())  # told to each peer as it is met
         self.introductions: list[bytes] = []  # signed statements each peer gets when we meet it
         self._out: list[tuple[bytes, Address]] = []
 

@@ -67,7 +67,7 @@ class People:
         person.nick, person.last_seen = nick, now
         if addresses:
             person.addresses = list(addresses)
-        trusted = self.store.trusted(nick)
+        trusted = self.store.keys.trusted(nick)
         if trusted is None or trusted == _compact(person.fingerprint) or sender_id in self._flagged:
             return []
         self._flagged.add(sender_id)
@@ -78,7 +78,7 @@ class People:
         return [(p.sender_id, p.public_key) for p in self._people.values() if p.nick == nick]
 
     def whois(self, nick: str, addresses_of) -> ev.Whois:
-        trusted = self.store.trusted(nick)
+        trusted = self.store.keys.trusted(nick)
         found = [p for p in self._people.values() if p.nick == nick]
         return ev.Whois(nick, tuple(
             {"sender_id": p.sender_id, "fingerprint": p.fingerprint, "short": f"{nick}~{p.fingerprint[:4]}",
@@ -97,7 +97,7 @@ class People:
         match = [p for p in self._people.values() if p.nick == nick and _compact(p.fingerprint) == wanted]
         if not match:
             return ev.Error(f"nobody called {nick} has the fingerprint {fp}; see /whois {nick}")
-        self.store.set_trusted(nick, wanted)
+        self.store.keys.set_trusted(nick, wanted)
         self._flagged.discard(match[0].sender_id)
         return ev.Trusted(nick, match[0].fingerprint)
 

@@ -33,7 +33,7 @@ class PrivateChannels:
         # private channels to join at start (keys derived there); a name may carry the SVS mark
         self.passphrases = {c.removesuffix(SVS_MARK): p for c, p in (passphrases or {}).items()}
         self._specs = tuple(passphrases or ())  # as given, with the mark
-        self.blind = BlindStore(store, store.blind_tags())  # private channels kept without their key (``~tag``)
+        self.blind = BlindStore(store, store.blind.tags())  # private channels kept without their key (``~tag``)
         self._error = error  # reports a refusal to the user
 
     def opening(self, channels: Iterable[str]) -> list[tuple[str, str | None]]:
@@ -53,9 +53,9 @@ class PrivateChannels:
     def unlock(self, channel: str, passphrase: str) -> None:
         """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
         key = self.envelopes.join_private(channel, passphrase)
-        known = self.store.private_tag(channel)
+        known = self.store.keys.private_tag(channel)
         if known is None and self.store.count(channel) == 0:
-            self.store.set_private_tag(channel, key.tag)
+            self.store.keys.set_private_tag(channel, key.tag)
         elif known != key.tag:
             self.envelopes.leave_private(channel)
             self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
@@ -71,11 +71,11 @@ class PrivateChannels:
         else:
             self.blind.tags.add(tag)
             if tag != MAILBOX_TAG:
-                self.store.set_blind_tag(tag)
+                self.store.blind.remember(tag)
 
     def may_open(self, channel: str, quiet: bool = False) -> bool:
         """A channel joined as private opens only with its key: never in the clear."""
-        if self.store.private_tag(channel) is not None and channel not in self.envelopes.private:
+        if self.store.keys.private_tag(channel) is not None and channel not in self.envelopes.private:
             if not quiet or channel not in self.passphrases:
                 self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
             return False

@@ -3,15 +3,18 @@
 One file per data directory, in WAL mode. Tables:
 
     meta          key -> value: nick; the legacy identity secret until it is
-                  migrated to a key, then the rekey statement
+                  migrated to a key, then the rekey statement; private
+                  channels' tags, trust marks (``store.keys``); the tags
+                  kept blind (``store.blind``)
     channels      joined channels, and the sync protocol each runs on (sds, svs)
     messages      every delivered message: channel, message_id, lamport,
                   sender_id, the decoded payload (nick, kind, text, seq,
                   sent_at), the exact SDS wire bytes, received/delivered
                   times, own, gaps; for our own, the delivery state
                   (ack_state, ack_peers), kept up to date by each step.
-    ignored       nicks whose messages this user does not want to see A message's log position is its rank in
-                  (lamport, message_id) order, served by an index.
+                  A message's log position is its rank in (lamport,
+                  message_id) order, served by an index.
+    ignored       nicks whose messages this user does not want to see
     state_part    the engine's state per channel, without the log: each part
     state_entry   (CBOR) replaced whole, each entry of a keyed collection
                   (unacknowledged messages, ...) upserted or deleted alone,
@@ -19,6 +22,7 @@ One file per data directory, in WAL mode. Tables:
     channel_state the whole state in one blob (read once, from databases
                   written before the state was split)
     blind         private channels' datagrams kept by a peer without their key
+                  (``store.blind``)
     direct        the people we hold direct conversations with: keys, last
                   address, the conversation's MVDS state (``store.direct``);
                   the messages are in ``messages`` under ``@<their id>``
@@ -44,79 +48,11 @@ from pathlib import Path
 import cbor2
 from sqlite_utils import Database
 
-from chat_app.identity import new_secret
+from chat_app.store.blind import BlindTable
 from chat_app.store.direct import DirectStore
+from chat_app.store.keys import Keys
+from chat_app.store.migrations import MIGRATIONS
 from sync.sds.state import COLLECTIONS  # the keyed parts of a channel's state; the rest is replaced whole
-
-MIGRATIONS: list[str] = [
-    # 1: the initial schema
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
-    CREATE TABLE channels (name TEXT PRIMARY KEY, joined_at INTEGER NOT NULL);
-    CREATE TABLE messages (
-        channel TEXT NOT NULL,
-        message_id TEXT NOT NULL,
-        lamport INTEGER NOT NULL,
-        sender_id TEXT NOT NULL,
-        nick TEXT,
-        kind TEXT,
-        text TEXT,
-        seq INTEGER,
-        sent_at INTEGER,
-        wire BLOB NOT NULL,
-        received_at INTEGER NOT NULL,
-        delivered_at INTEGER NOT NULL,
-        own INTEGER NOT NULL,
-        gaps TEXT NOT NULL DEFAULT '',
-        PRIMARY KEY (channel, message_id)
-    );
-    CREATE INDEX messages_log_order ON messages (channel, lamport, message_id);
-    CREATE INDEX messages_author_seq ON messages (channel, sender_id, seq);
-    CREATE TABLE channel_state (channel TEXT PRIMARY KEY, state BLOB NOT NULL, saved_at INTEGER NOT NULL);
-    CREATE TABLE peers (
-        peer_id TEXT PRIMARY KEY, nick TEXT, host TEXT, port INTEGER, channels TEXT, last_seen INTEGER
-    );
-    """,
-    # 2: the peers table was never read
-    """
-    DROP TABLE peers;
-    """,
-    # 3: engine state by parts and keyed entries, so a step writes only what it changed
-    """
-    CREATE TABLE state_part (channel TEXT NOT NULL, name TEXT NOT NULL, value BLOB NOT NULL,
-                             PRIMARY KEY (channel, name));
-    CREATE TABLE state_entry (channel TEXT NOT NULL, collection TEXT NOT NULL, key TEXT NOT NULL,
-                              value BLOB NOT NULL, PRIMARY KEY (channel, collection, key));
-    """,
-    # 4: the delivery state of our own messages (what acknowledgements said so far). Own messages
-    # stored before it have none: what the acknowledgements of that time said was never kept.
-    """
-    ALTER TABLE messages ADD COLUMN ack_state TEXT;
-    ALTER TABLE messages ADD COLUMN ack_peers INTEGER NOT NULL DEFAULT 0;
-    """,
-    # 5: a channel's latest topic without walking its history; nicks this user ignores
-    """
-    CREATE INDEX messages_kind_order ON messages (channel, kind, lamport, message_id);
-    CREATE TABLE ignored (nick TEXT PRIMARY KEY);
-    """,
-    # 6: private channels kept blind, by a peer without their key: ciphertext by channel tag
-    """
-    CREATE TABLE blind (tag BLOB NOT NULL, blind_id TEXT NOT NULL, data BLOB NOT NULL, received_at INTEGER NOT NULL,
-                        PRIMARY KEY (tag, blind_id));
-    CREATE INDEX blind_by_time ON blind (tag, received_at);
-    """,
-    # 7: direct messages: the people we write to (their keys, where they were last, the MVDS state of the
-    # conversation); the messages themselves go to ``messages`` under the conversation's name, ``@<their id>``
-    """
-    CREATE TABLE direct (peer_id TEXT PRIMARY KEY, signing_key BLOB NOT NULL, exchange_key BLOB NOT NULL,
-                         nick TEXT, host TEXT, port INTEGER, state BLOB, opened_at INTEGER);
-    """,
-    # 8: the sync protocol each channel runs on, chosen when it is created ('sds' or 'svs')
-    """
-    ALTER TABLE channels ADD COLUMN protocol TEXT NOT NULL DEFAULT 'sds';
-    """,
-]
-
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
@@ -170,7 +106,8 @@ class Store:
         self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
         self._migrate()
         self.direct = DirectStore(self._conn, _COLUMNS, _ACK)
-        self._blind_held: dict[bytes, int] = {}  # rows in ``blind`` by tag, counted once
+        self.keys = Keys(self._conn)
+        self.blind = BlindTable(self._conn)
 
     def close(self) -> None:
         self._conn.close()
@@ -196,91 +133,6 @@ class Store:
 
     def _set_meta(self, key: str, value: bytes) -> None:
         self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-    def secret(self) -> bytes:
-        """The identity secret of a data directory from before keys, created
-        on first use and never changed (tests make such directories)."""
-        secret = self._meta("secret")
-        if secret is None:
-            self._conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)", (new_secret(),))
-            secret = self._meta("secret")
-        return secret
-
-    def legacy_secret(self) -> bytes | None:
-        """The identity secret of a data directory from before keys, if it
-        has not been migrated yet (``chat_app.identity.load_identity``)."""
-        if self._meta("rekey") is not None:
-            return None
-        return self._meta("secret")
-
-    def retire_secret(self, rekey_statement: bytes) -> None:
-        """The secret has moved to a key: keep the statement that says so, drop the secret."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._set_meta("rekey", rekey_statement)
-            self._conn.execute("DELETE FROM meta WHERE key = 'secret'")
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-
-    def private_tag(self, channel: str) -> bytes | None:
-        """The tag of ``channel`` if it was joined as a private channel (never its key)."""
-        return self._meta(f"private:{channel}")
-
-    def set_private_tag(self, channel: str, tag: bytes | None) -> None:
-        if tag is None:
-            self._conn.execute("DELETE FROM meta WHERE key = ?", (f"private:{channel}",))
-        else:
-            self._set_meta(f"private:{channel}", tag)
-
-    def blind_tags(self) -> list[bytes]:
-        """The private channels this peer keeps blind (``set_blind_tag``), by tag."""
-        return [bytes.fromhex(r[0].removeprefix("blind:"))
-                for r in self._conn.execute("SELECT key FROM meta WHERE key LIKE 'blind:%' ORDER BY key")]
-
-    def set_blind_tag(self, tag: bytes) -> None:
-        """Remember to keep the private channel ``tag`` blind: a restart keeps and serves it still."""
-        self._set_meta(f"blind:{tag.hex()}", b"")
-
-    def keep_blind(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
-        """Keep one private datagram we cannot read; False if it is held already.
-        Past ``limit`` datagrams for the tag, the oldest go: the count is kept
-        here, so an insert walks the index only over what it removes."""
-        if tag not in self._blind_held:
-            self._blind_held[tag] = self._conn.execute("SELECT count(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
-        held = self._blind_held[tag]
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            added = self._conn.execute("INSERT OR IGNORE INTO blind (tag, blind_id, data, received_at) "
-                                       "VALUES (?, ?, ?, ?)", (tag, blind_id, data, now)).rowcount == 1
-            held += added
-            if held > limit:
-                held -= self._conn.execute(
-                    "DELETE FROM blind WHERE rowid IN (SELECT rowid FROM blind WHERE tag = ? "
-                    "ORDER BY received_at LIMIT ?)", (tag, held - limit)).rowcount
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._blind_held[tag] = held
-        return added
-
-    def blind(self, tag: bytes) -> list[bytes]:
-        """The private datagrams kept for ``tag``, oldest first."""
-        return [r[0] for r in self._conn.execute(
-            "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, blind_id", (tag,))]
-
-    def trusted(self, nick: str) -> str | None:
-        """The fingerprint the user checked for ``nick`` (``/trust``), compact hex."""
-        value = self._meta(f"trust:{nick}")
-        return value.decode() if value is not None else None
-
-    def set_trusted(self, nick: str, fingerprint: str) -> None:
-        self._set_meta(f"trust:{nick}", fingerprint.encode())
-
-    def rekey_statement(self) -> bytes | None:
-        return self._meta("rekey")
 
     def nick(self) -> str | None:
         value = self._meta("nick")

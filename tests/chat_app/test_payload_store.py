@@ -45,10 +45,10 @@ def _row(mid, lamport, seq, own=False, sender="s1"):
 
 def test_identity_is_created_once_and_survives_reopening(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
-    first = store.secret()
+    first = store.keys.secret()
     store.close()
     again = Store(tmp_path / "db.sqlite3")
-    assert again.secret() == first and len(peer_id(first)) == 32
+    assert again.keys.secret() == first and len(peer_id(first)) == 32
     assert again.db.journal_mode == "wal"
 
 

@@ -112,7 +112,7 @@ def test_a_flood_of_bad_signatures_does_not_starve_a_real_peer(net):
 
 def test_a_legacy_data_directory_keeps_its_history_and_gets_a_key(tmp_path):
     store = Store(tmp_path / "db.sqlite3")
-    legacy = store.secret()  # the old identity: a random secret in the database
+    legacy = store.keys.secret()  # the old identity: a random secret in the database
     old_id = peer_id(legacy)
     rt = Runtime(store, nick="alice")
     rt.start(["general"], 7000, ["10.0.0.1"], T0)
@@ -128,7 +128,7 @@ def test_a_legacy_data_directory_keeps_its_history_and_gets_a_key(tmp_path):
 
     store = Store(tmp_path / "db.sqlite3")
     identity = load_identity(store)
-    assert identity.sender_id != old_id and store.legacy_secret() is None and store.rekey_statement()
+    assert identity.sender_id != old_id and store.keys.legacy_secret() is None and store.keys.rekey_statement()
     assert [(m.text, m.sender_id) for m in store.messages("general")] == [("written with the old code", old_id)]
     assert load_identity(store).public_key == identity.public_key  # once, not at every start
     assert (tmp_path / "identity.key").stat().st_mode & 0o777 == 0o600
@@ -136,7 +136,7 @@ def test_a_legacy_data_directory_keeps_its_history_and_gets_a_key(tmp_path):
 
 def test_a_migrated_peer_proves_its_old_id_to_the_peers_it_meets(net, tmp_path):
     store = Store(tmp_path / "old-alice" / "db.sqlite3")
-    old_id = peer_id(store.secret())  # a data directory from before keys
+    old_id = peer_id(store.keys.secret())  # a data directory from before keys
     alice = net.add("alice", store=store)
     bob = net.add("bob")
     alice.say("general", "hi", "text", net.now)

@@ -37,7 +37,7 @@ def test_a_message_and_its_ack_travel_through_a_mailbox_while_the_sides_are_neve
         net.run(1_000)
     net.run(60_000)
     assert alice.direct.stats["dm_letters_out"] > 0
-    held = mailbox.store.blind(bob.direct.mailbox_tag)
+    held = mailbox.store.blind.held(bob.direct.mailbox_tag)
     assert held and not any(t.encode() in data for data in held for t in away)  # sealed: nothing to read
     alice_address = take_down(net, alice)
 
@@ -68,7 +68,7 @@ def test_a_letter_is_not_served_back_to_its_sender_nor_to_anyone_else(net):
     take_down(net, bob)
     alice.direct.send("bob", "for bob only", "text", alice.nick, net.now)
     net.run(40_000)
-    assert mailbox.store.blind(bob.direct.mailbox_tag)
+    assert mailbox.store.blind.held(bob.direct.mailbox_tag)
     announce(net, alice, carol, mailbox)  # both announce again: neither is handed bob's letters
     net.run(2_000)
     store_address = net.address(mailbox)

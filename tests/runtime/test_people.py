@@ -51,4 +51,4 @@ def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
     net.pump()
     (who,) = of(net, bob, ev.Whois)
     assert [p["trusted"] for p in who.people] == [True, False]
-    assert bob.store.trusted("alice") == fingerprint(alice.identity.public_key).replace(" ", "")
+    assert bob.store.keys.trusted("alice") == fingerprint(alice.identity.public_key).replace(" ", "")

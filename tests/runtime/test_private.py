@@ -105,7 +105,7 @@ def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
         alice.say(ROOM, f"secret line {i}", "text", net.now)
         net.run(300)
     del net.nodes[net.address(alice)]  # alice is gone: only the store holds the history
-    kept = store.store.blind(bytes.fromhex(tag_name[1:]))
+    kept = store.store.blind.held(bytes.fromhex(tag_name[1:]))
     # long enough that random ciphertext never holds them by chance (two bytes did, now and then)
     assert len(kept) >= 5 and not any(b"secret line" in d or ROOM.encode() in d for d in kept)
     carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
@@ -125,7 +125,7 @@ def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
         alice.say(ROOM, f"line {i}", "text", net.now)
     alice.set_away("lunch", net.now)
     net.run(60_000)
-    kept = store.store.blind(bytes.fromhex(tag_name[1:]))
+    kept = store.store.blind.held(bytes.fromhex(tag_name[1:]))
     messages = [SdsMessage.FromString(alice.envelopes.gate.open(d, ("10.0.0.9", 1), net.now).payload) for d in kept]
     assert sorted(Payload.decode(m.content).text if m.content and m.HasField("lamport_timestamp")
                   else "(sync or ephemeral)" for m in messages) == ["line 0", "line 1", "line 2"]

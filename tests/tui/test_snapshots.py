@@ -37,7 +37,7 @@ def prepared(name: str) -> Path:
     shutil.rmtree(data, ignore_errors=True)
     store = Store(data / "sds-chat.sqlite3")
     store._set_meta("secret", b"snapshot".ljust(32, b"."))
-    alice_id = peer_id(store.secret())
+    alice_id = peer_id(store.keys.secret())
     people = {"alice": alice_id, "bob": "b0b" + "0" * 29, "carol": "ca401" + "0" * 27}
     chans = {nick: Channel("general", pid, T0) for nick, pid in people.items()}
     lines = [("bob", "text", "morning all"), ("carol", "text", "hi bob! is the build green again?"),
