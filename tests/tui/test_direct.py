@@ -16,14 +16,20 @@ def direct_labels(app) -> list[str]:
     return [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
 
 
+async def bob_said_hi(app, pilot, bob_for):
+    """A started client and bob, who said hi in #general: alice has his nick and key from it."""
+    await until(pilot, lambda: started(app))
+    bob = bob_for(app)
+    bob.say("hi all")
+    await until(pilot, lambda: texts(app) == ["hi all"])
+    return bob
+
+
 @pytest.mark.asyncio
 async def test_a_direct_conversation_in_the_sidebar_with_delivery_state_and_unread_counts(make_app, bob_for):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = bob_for(app)
-        bob.say("hi all")  # alice learns bob's nick and key from it
-        await until(pilot, lambda: texts(app) == ["hi all"])
+        bob = await bob_said_hi(app, pilot, bob_for)
         assert not app.query_one(DirectList).display  # no direct conversation yet: no Direct part
         await type_line(pilot, "/query bob")
         dm = f"@{bob.node.peer_id}"
@@ -51,10 +57,7 @@ async def test_a_direct_conversation_in_the_sidebar_with_delivery_state_and_unre
 async def test_msg_from_any_channel_leaves_the_channel_on_screen(make_app, bob_for):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = bob_for(app)
-        bob.say("hi all")
-        await until(pilot, lambda: texts(app) == ["hi all"])
+        bob = await bob_said_hi(app, pilot, bob_for)
         await type_line(pilot, "/msg bob are you there?")
         bob.wait_for(lambda e: e["event"] == "dm_delivered" and e["text"] == "are you there?")
         dm = f"@{bob.node.peer_id}"
@@ -66,10 +69,7 @@ async def test_msg_from_any_channel_leaves_the_channel_on_screen(make_app, bob_f
 async def test_part_closes_a_direct_conversation_until_a_message_opens_it_again(make_app, bob_for):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = bob_for(app)
-        bob.say("hi all")
-        await until(pilot, lambda: texts(app) == ["hi all"])
+        bob = await bob_said_hi(app, pilot, bob_for)
         await type_line(pilot, "/query bob")
         dm = f"@{bob.node.peer_id}"
         await until(pilot, lambda: app.chat.current == dm)
