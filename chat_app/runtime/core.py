@@ -18,7 +18,9 @@ with ``link_answer`` once read), and re-arms its one timer at
 sends or sleeps; a test drives it with a fake clock and an in-memory network.
 
 The runtime coordinates; the parts do the work, each in its own module:
-``Conversation`` (one channel's engine and store), ``Envelopes`` (signing,
+``Channels`` (the channels we are in, their commands and the one step),
+``Conversation`` (one channel's engine and store), ``Direct`` (direct
+messages), ``Envelopes`` (signing,
 opening, routing), ``Outbox`` (sealing and addressing what leaves),
 ``PrivateChannels`` (keys and blind channels), ``PeerTracker`` and ``People``
 (who is out there, and which key is whose), ``Fetcher``, ``CatchUp``
