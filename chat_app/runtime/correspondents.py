@@ -15,8 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chat_app.crypto import EnvelopeError, Identity, Opened, exchange_key_statement, read_exchange_key
+from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, exchange_key_statement, read_exchange_key, seal
+from chat_app.crypto.sealed import open_sealed, seal_to
 from chat_app.net.udp import Address
+from chat_app.runtime.mailbox import letter, mailbox_tag
 from chat_app.store import Store
 
 STATEMENT_EVERY_MS = 2_000
@@ -41,7 +43,7 @@ class Person:
 class Correspondents:
     def __init__(self, store: Store, identity: Identity, send: Callable[[bytes, Address], None],
                  people: Callable[[str], list[tuple[str, bytes]]], stats: Counter) -> None:
-        self.store, self.peer_id = store, identity.sender_id
+        self.store, self.identity, self.peer_id = store, identity, identity.sender_id
         self._send, self._people, self.stats = send, people, stats
         self.statement = exchange_key_statement(identity)
         self.persons: dict[str, Person] = {}
@@ -94,3 +96,40 @@ class Correspondents:
         person = self.add(next(iter(known.values())))
         person.nick = person.nick or target
         return person
+
+    def unseal(self, opened: Opened, addr: Address | None, now: int) -> tuple[Person, bytes]:
+        """The author of a sealed datagram and what it says, or
+        ``EnvelopeError``: ``unknown_key`` if we lack their exchange key (then
+        they are sent our statement, which brings theirs), or why it did not
+        open. ``addr`` is where it came from (None: through a mailbox)."""
+        signer = opened.signer
+        person = self.persons.get(signer.sender_id)
+        if person is None or not person.exchange_key or person.signing_key != signer.public_key:
+            if addr is not None:
+                self.state_to(signer.sender_id, addr, now, force=True)
+            raise EnvelopeError("unknown_key", "a sealed datagram from someone whose exchange key we lack")
+        plain = open_sealed(self.identity, person.signing_key, person.exchange_key, opened.payload)
+        person.address = addr or person.address
+        return person, plain
+
+    def seal_and_send(self, person: Person, plaintext: bytes, address: Address | None,
+                      mailboxes: list[Address]) -> None:
+        """Seal ``plaintext`` to ``person`` (a new ephemeral key each time),
+        sign it, send it to ``address`` and, as a letter filed under their
+        tag, to each of ``mailboxes``. Without their exchange key nothing can
+        be sealed: our statement goes instead, and they answer with theirs."""
+        if not person.exchange_key:
+            self.stats["dm_no_key"] += 1
+            if address is not None:
+                self.state_to(person.peer_id, address, 0, force=True)
+            return
+        envelope = seal(self.identity, Kind.MVDS,
+                        seal_to(self.identity, person.signing_key, person.exchange_key, plaintext))
+        if address is not None:
+            self._send(envelope, address)
+            self.stats["dm_datagrams_out"] += 1
+        else:
+            self.stats["dm_no_address"] += 1
+        for mailbox in mailboxes:
+            self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
+            self.stats["dm_letters_out"] += 1

@@ -41,12 +41,11 @@ from collections import Counter
 from collections.abc import Callable
 
 from chat_app import events as ev
-from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, seal
-from chat_app.crypto.sealed import open_sealed, seal_to
+from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
-from chat_app.runtime.mailbox import letter, mailbox_tag, opened_letter
+from chat_app.runtime.mailbox import mailbox_tag, opened_letter
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
 from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
@@ -123,7 +122,10 @@ class Direct:
             return self._error(person)
         conversation = self.conversations.get(person.peer_id)
         if conversation is None:
-            conversation = self.conversations[person.peer_id] = self._conversation(person, MvdsNode(now, self.config))
+            engine = MvdsNode(now, self.config)
+            if person.last_heard is not None:  # heard from before: the engine knows whether they are there
+                engine.peer_seen(person.peer_id, person.last_heard)
+            conversation = self.conversations[person.peer_id] = self._conversation(person, engine)
             self.store.direct.learn(person.peer_id, person.signing_key, person.exchange_key, person.nick)
             self._step(conversation, now)
         if announce:
@@ -157,27 +159,22 @@ class Direct:
 
     def received(self, opened: Opened, addr: Address | None, now: int) -> None:
         """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr`` (None: through a mailbox)."""
-        signer = opened.signer
         if opened.kind is Kind.EXCHANGE_KEY:
             if addr is not None and (person := self.persons.learn(opened, addr, now)) is not None:
                 # we have their key now, or they lacked ours and could not read what we sent: resend now
                 self._comeback(person.peer_id, now)
             return
-        person = self.persons.get(signer.sender_id)
-        if person is None or not person.exchange_key or person.signing_key != signer.public_key:
-            self.stats["dm_unknown_key"] += 1
-            if addr is not None:
-                self.persons.state_to(signer.sender_id, addr, now, force=True)
-            return
         try:
-            plain = open_sealed(self.identity, person.signing_key, person.exchange_key, opened.payload)
+            person, plain = self.persons.unseal(opened, addr, now)
         except EnvelopeError as exc:
             self.stats[f"dm_{exc.reason}"] += 1
-            self._notify(ev.DatagramRejected(exc.reason, str(exc)))
+            if exc.reason != "unknown_key":
+                self._notify(ev.DatagramRejected(exc.reason, str(exc)))
             return
-        person.address = addr or person.address
         if plain[:1] == bytes((TYPING,)):
-            self._typing_from(person, plain[1:], now)
+            typing = typing_from(self.typing_state, person, plain[1:], now, self.stats)
+            if typing is not None:
+                self._notify(typing)
         elif plain[:1] == bytes((MVDS_PAYLOAD,)):
             conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now, announce=False)
             conversation.engine.receive(plain[1:], now, source=person.peer_id)
@@ -199,23 +196,29 @@ class Direct:
             self.stats["dm_bad_letter"] += 1
 
     def heard(self, peer_id: str, addr: Address | None, now: int) -> None:
-        """A sign of life from ``peer_id``: where it is, and, back after a
-        silence, a backoff reset so what waits for it goes at once."""
+        """A sign of life from ``peer_id`` (any datagram, or mDNS): where it
+        is, and that it is there - so its engine sends it batch, one hop,
+        rather than offers, three; and, back after a silence, a backoff reset
+        so what waits for it goes at once."""
         person = self.persons.get(peer_id)
         if person is None:
             return
         if addr is not None:
             person.address = addr
-        silent = person.last_heard is None or now - person.last_heard >= COMEBACK_MS
+        back = person.last_heard is None or now - person.last_heard >= COMEBACK_MS
         person.last_heard = now
-        if silent:
-            self._comeback(peer_id, now)
+        conversation = self.conversations.get(peer_id)
+        if conversation is not None and (back or not conversation.engine.waiting(peer_id)):
+            self._comeback(peer_id, now)  # with nothing waiting, this only tells the engine it is there
 
     def _comeback(self, peer_id: str, now: int) -> None:
         conversation = self.conversations.get(peer_id)
-        if conversation is not None and conversation.engine.waiting(peer_id):
+        if conversation is None:
+            return
+        waiting = conversation.engine.waiting(peer_id)
+        conversation.engine.peer_seen(peer_id, now)
+        if waiting:
             self.stats["comeback"] += 1
-            conversation.engine.peer_seen(peer_id, now)
             self._step(conversation, now)
 
     # -------------------------------------------------------------------- time
@@ -266,38 +269,25 @@ class Direct:
 
     def _seal_and_send(self, conversation: Conversation, plaintext: bytes, now: int | None = None) -> None:
         """Seal and send; to someone not heard from lately (``now`` given), a
-        copy goes to each mailbox too, as a letter filed under their tag."""
+        copy goes to each mailbox too."""
         person = conversation.person
-        address = person.address or self._address_of(person.peer_id)
-        if not person.exchange_key:  # they will answer with theirs; retransmission brings the message
-            self.stats["dm_no_key"] += 1
-            if address is not None:
-                self.persons.state_to(person.peer_id, address, 0, force=True)
-            return
-        envelope = seal(self.identity, Kind.MVDS, seal_to(self.identity, person.signing_key, person.exchange_key,
-                                                         plaintext))
-        if address is not None:
-            self._send(envelope, address)
-            self.stats["dm_datagrams_out"] += 1
-        else:
-            self.stats["dm_no_address"] += 1
-        if now is not None and (person.last_heard is None or now - person.last_heard >= COMEBACK_MS):
-            for mailbox in self._mailboxes():
-                self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
-                self.stats["dm_letters_out"] += 1
-
-    def _typing_from(self, person: Person, body: bytes, now: int) -> None:
-        payload = Payload.try_decode(body)
-        if payload is None or payload.kind != "typing":
-            self.stats["dm_undecodable"] += 1
-            return
-        typing = self.typing_state.seen(channel_of(person.peer_id), person.peer_id, payload.nick, now)
-        if typing is not None:
-            self._notify(typing)
+        away = now is not None and (person.last_heard is None or now - person.last_heard >= COMEBACK_MS)
+        self.persons.seal_and_send(person, plaintext, person.address or self._address_of(person.peer_id),
+                                   self._mailboxes() if away else [])
 
     def _error(self, reason: str) -> None:
         self._notify(ev.Error(reason))
         return None
+
+
+def typing_from(typing_state: TypingIndicator, person: Person, body: bytes, now: int,
+                stats: Counter) -> ev.AppEvent | None:
+    """A typing notice from ``person``: the event to report, if any."""
+    payload = Payload.try_decode(body)
+    if payload is None or payload.kind != "typing":
+        stats["dm_undecodable"] += 1
+        return None
+    return typing_state.seen(channel_of(person.peer_id), person.peer_id, payload.nick, now)
 
 
 def translate(conversation: Conversation, engine_events, now: int,

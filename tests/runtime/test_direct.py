@@ -251,3 +251,20 @@ def test_a_recipient_who_lost_our_key_statement_gets_it_and_the_message_within_s
     net.run(5_000)  # not the next capped retransmission, tens of seconds away
     assert received(net, bob) == ["can you read me?"]
     assert bob.direct.stats["dm_unknown_key"] >= 1
+
+
+def test_a_recipient_heard_on_a_channel_gets_even_the_first_message_after_a_pause_in_batch_mode(net):
+    """The engine sends batch (one hop) to a peer it knows is there and
+    interactive (offer, request, message: three) to one away. What tells it
+    bob is there is every sign of life the runtime gets from him - here the
+    channel's keep-alives - not only his direct messages."""
+    alice, bob = net.add("alice"), net.add("bob")
+    introduce(net, alice, bob)
+    net.run(1_000)
+    alice.direct.send("bob", "first", "text", alice.nick, net.now)
+    net.run(90_000)  # no direct message for 90 s; the channel's keep-alives flow
+    alice.direct.send("bob", "after a pause", "text", alice.nick, net.now)
+    net.run(5_000)
+    assert received(net, bob) == ["first", "after a pause"]
+    engine = alice.direct.conversations[bob.peer_id].engine
+    assert (engine.stats["sent_batch"], engine.stats["sent_interactive"]) == (2, 0)
