@@ -1,0 +1,109 @@
+"""Events about a channel's messages: delivered, waiting, acknowledged, missing, lost, rejected input, typing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .base import AppEvent
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelivered(AppEvent):
+    """A message took its place in the channel's log (and is in the store)."""
+
+    name: ClassVar[str] = "delivered"
+    _optional: ClassVar[tuple[str, ...]] = ("gaps", "undecodable")
+    channel: str
+    position: int
+    message_id: str
+    sender_id: str
+    lamport: int
+    nick: str | None
+    kind: str | None
+    text: str | None
+    seq: int | None
+    own: bool
+    gaps: tuple[str, ...] = ()
+    undecodable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChanged(AppEvent):
+    """The channel's topic: the latest ``topic`` message in log order (sent
+    on a change, on joining a channel that has one, and on ``/topic``)."""
+
+    name: ClassVar[str] = "topic"
+    channel: str
+    topic: str
+    nick: str | None
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWaiting(AppEvent):
+    """A message arrived before some it depends on; shown, not yet placed."""
+
+    name: ClassVar[str] = "waiting"
+    channel: str
+    message_id: str
+    sender_id: str
+    lamport: int
+    nick: str | None
+    kind: str | None
+    text: str | None
+    waiting_for: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAcknowledged(AppEvent):
+    """``state`` is "acknowledged" (``via`` says how) or "possibly_acknowledged"."""
+
+    name: ClassVar[str] = "ack"
+    _optional: ClassVar[tuple[str, ...]] = ("via",)
+    channel: str
+    message_id: str
+    state: str
+    peers: int
+    via: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesMissing(AppEvent):
+    name: ClassVar[str] = "missing"
+    channel: str
+    waiting: int
+    message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageLost(AppEvent):
+    name: ClassVar[str] = "lost"
+    channel: str
+    message_id: str
+    released: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DatagramRejected(AppEvent):
+    """Input from the network that was dropped, and why."""
+
+    name: ClassVar[str] = "rejected"
+    kind: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Typing(AppEvent):
+    name: ClassVar[str] = "typing"
+    channel: str
+    peer_id: str
+    nick: str
+    expires_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TypingStopped(AppEvent):
+    name: ClassVar[str] = "typing_stopped"
+    channel: str
+    peer_id: str
