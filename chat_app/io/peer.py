@@ -158,7 +158,7 @@ class AsyncPeer:
             result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
         except RuntimeError:  # the reads thread is shut down: we are leaving
             return
-        self.call(self.runtime.link_answer, conn, wanted, result)
+        self.call(self.runtime.links.answer, conn, wanted, result)
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
         if self._stopping:
@@ -185,7 +185,7 @@ class AsyncPeer:
         if self._stopping:  # connected just as we quit: asyncio.wait_for can swallow the cancellation
             writer.close()
             return
-        conn = self.runtime.open_link(address, initiator=initiator, now=self._now())
+        conn = self.runtime.links.open(address, initiator=initiator, now=self._now())
         self._writers[conn] = writer
         try:
             self._flush()
@@ -195,12 +195,12 @@ class AsyncPeer:
                 try:
                     data = await asyncio.wait_for(read_frame(reader), timeout)
                 except TimeoutError:
-                    self.call(self.runtime.link_timer, conn)  # the link's own idle timeout
+                    self.call(self.runtime.links.timer, conn)  # the link's own idle timeout
                     continue
                 if data is None:
                     conn.close(PEER_CLOSED)
                     break
-                if self.call(self.runtime.link_received, conn, data) and initiator:
+                if self.call(self.runtime.links.received, conn, data) and initiator:
                     break  # our session is over: hang up
         except FrameError as exc:
             conn.close(str(exc))
@@ -211,6 +211,6 @@ class AsyncPeer:
         finally:
             self._writers.pop(conn, None)
             if not self._stopping:
-                self.call(self.runtime.link_received, conn, None)
+                self.call(self.runtime.links.received, conn, None)
             self.runtime.catchup.close(conn)
             writer.close()

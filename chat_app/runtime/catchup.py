@@ -8,7 +8,7 @@ The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
 engines, application events to show, and reads of the store the link asks
 for (log heights, entries), which the adapter does off the event loop and
-hands back with ``Runtime.link_answer``. It also keeps what the adapter is
+hands back through ``Links.answer`` (links.py). It also keeps what the adapter is
 to do next: the addresses to dial (``dials``) and the reads (``reads``).
 """
 

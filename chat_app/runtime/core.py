@@ -4,7 +4,8 @@ Theory of operation. The I/O adapter reads the clock once per input and
 calls one of the entry points - datagrams that arrived together
 (``datagrams_received``; ``datagram_received`` for one), a user
 command (``say``, ``join``...), a discovery report (``peer_announced``), a
-replication link's bytes, or the timer (``handle_timer``). Each entry point
+replication link's frame (through ``links``, see links.py), or the timer
+(``handle_timer``). Each entry point
 feeds the engines and ends with the step of every conversation it touched
 (``Conversation.step``: drain, translate, commit). Only after the commit
 does the runtime queue the step's datagrams, ask for missing messages and
@@ -13,9 +14,8 @@ update the peer table, and last queue the application events.
 The adapter then drains the outputs: ``datagrams_to_send()`` (data,
 address), ``events()`` for the user, ``dials()`` (addresses to replicate
 with), ``reads()`` (what replication links want from the store, answered
-with ``link_answer`` once read), and re-arms its one timer at
-``get_timer()``. Nothing here blocks,
-sends or sleeps; a test drives it with a fake clock and an in-memory network.
+with ``links.answer`` once read), and re-arms its one timer at
+``get_timer()``. Nothing here blocks, sends or sleeps; a test drives it with a fake clock and an in-memory network.
 
 The runtime coordinates; the parts do the work, each in its own module:
 ``Channels`` (the channels we are in, their commands and the one step),
@@ -24,7 +24,8 @@ messages), ``Envelopes`` (signing,
 opening, routing), ``Outbox`` (sealing and addressing what leaves),
 ``PrivateChannels`` (keys and blind channels), ``PeerTracker`` and ``People``
 (who is out there, and which key is whose), ``Fetcher``, ``CatchUp``
-(replication links) and ``TypingIndicator``.
+(when to replicate with whom) and ``Links`` (the replication links), and
+``TypingIndicator``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.links import Links
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
@@ -94,6 +96,7 @@ class Runtime:
                              people=self.people.by_nick, address_of=lambda p: (self.peers.addresses_of(p) or [None])[0],
                              mailboxes=lambda: [p.address for p in self.peers if MAILBOX_LINK in (p.channels or ())])
         self.outbox.introductions.append(self.direct.statement)  # our exchange key, for direct messages
+        self.links = Links(self.catchup, self.joined, self.stats, self._emit)
 
     # ----------------------------------------------------------------- outputs
 
@@ -314,35 +317,6 @@ class Runtime:
     def _replicate(self, address: Address, now: int) -> None:
         if self.conversations:
             self.catchup.dial(address, now)
-
-    def open_link(self, address: Address, *, initiator: bool, now: int) -> Connection:
-        return self.catchup.open(self.announced_channels, address, initiator=initiator, now=now)
-
-    def link_received(self, conn: Connection, data: bytes | None, now: int) -> bool:
-        """One frame from a link (None: the stream ended or failed, and
-        ``conn`` is already closed); True when we should hang up."""
-        self.catchup.received(conn, data, now)
-        return self._link_step(conn, now)
-
-    def link_timer(self, conn: Connection, now: int) -> bool:
-        conn.handle_timer(now)  # the link's own idle timeout
-        return self._link_step(conn, now)
-
-    def link_answer(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
-        """The store's answer to a read the link asked for (see ``reads``)."""
-        self.catchup.answered(conn, wanted, answer)
-        return self._link_step(conn, now)
-
-    def _link_step(self, conn: Connection, now: int) -> bool:
-        outcome = self.catchup.outcome(conn, set(self.conversations))
-        for channel, entry in outcome.entries:
-            if channel in self.conversations:
-                self.conversations[channel].engine.receive_message(entry.message, entry.data, now,
-                                                                   self.catchup.links.get(conn))
-                self.stats["replicated_in"] += 1
-                self.joined.step(channel, now)
-        self._events += outcome.events
-        return outcome.over or conn.closed is not None
 
     # -------------------------------------------------------------------- time
 

@@ -225,7 +225,7 @@ class Simulator:
             reads = rt.reads()
             for conn, wanted in reads:
                 read = answer(peer.store, wanted, rt.envelopes)
-                self.streams.answered(conn, rt.link_answer(conn, wanted, read, self.now))
+                self.streams.answered(conn, rt.links.answer(conn, wanted, read, self.now))
             for event in rt.events():
                 self.measured.observe(peer.index, event, self.now)
             if not reads:

@@ -2,12 +2,12 @@
 with TCP, on the virtual clock.
 
 A dial to a reachable peer opens a ``Connection`` at both runtimes at once
-(``Runtime.open_link``); frames travel with the link's latency and jitter
+(``Runtime.links.open``); frames travel with the link's latency and jitter
 but, as on TCP, are never lost and never overtake each other. The rest is
 ``chat_app.io.peer.AsyncPeer._run_link`` step by step: each frame goes to
-``link_received``, the link's idle timer to ``link_timer``; when the side
+``links.received``, the link's idle timer to ``links.timer``; when the side
 that dialed is told its session is over, or a connection closes itself, its
-queued frames still go out, then ``link_received(conn, None)`` and the other
+queued frames still go out, then ``links.received(conn, None)`` and the other
 side reads end-of-stream. A stream breaks when a peer goes offline or when a
 frame meets a partition.
 """
@@ -59,8 +59,8 @@ class Streams:
         if other is None or not sim.scenario.fetch or not sim.reachable(peer, other):
             peer.runtime.catchup.dial_ended(address)  # cannot connect
             return
-        dialer = _End(peer, peer.runtime.open_link(address, initiator=True, now=sim.now), True, address)
-        listener = _End(other, other.runtime.open_link(peer.address, initiator=False, now=sim.now), False,
+        dialer = _End(peer, peer.runtime.links.open(address, initiator=True, now=sim.now), True, address)
+        listener = _End(other, other.runtime.links.open(peer.address, initiator=False, now=sim.now), False,
                         peer.address)
         stream = (dialer, listener)
         for side, end in enumerate(stream):
@@ -80,7 +80,7 @@ class Streams:
                 self._arm(stream, side)
 
     def answered(self, conn: Connection, hang_up: bool) -> None:
-        """``Runtime.link_answer`` returned ``hang_up`` for ``conn``."""
+        """``Runtime.links.answer`` returned ``hang_up`` for ``conn``."""
         if conn in self._ends:
             self._arm(*self._ends[conn])
             self._after(*self._ends[conn], hang_up)
@@ -98,12 +98,12 @@ class Streams:
             if not self.sim.reachable(end.peer, stream[1 - side].peer):
                 self.break_stream(stream)
                 return
-            hang_up = rt.link_received(end.conn, item[1], now)
+            hang_up = rt.links.received(end.conn, item[1], now)
         else:
             if item[1] != end.token:
                 return
             end.armed = None
-            hang_up = rt.link_timer(end.conn, now)
+            hang_up = rt.links.timer(end.conn, now)
         self._arm(stream, side)
         self.sim.touch(end.peer)
         self._after(stream, side, hang_up)
@@ -137,7 +137,7 @@ class Streams:
             end.conn.close(reason)
         if end.alive:
             rt = end.peer.runtime
-            rt.link_received(end.conn, None, self.sim.now)
+            rt.links.received(end.conn, None, self.sim.now)
             rt.catchup.close(end.conn)
             if end.initiator:
                 rt.catchup.dial_ended(end.remote)

@@ -211,18 +211,18 @@ def _link(net: Net, dialer, listener) -> None:
     stream, answering their store reads at once."""
     from chat_app.runtime.catchup import answer
 
-    a_conn = dialer.open_link(net.address(listener), initiator=True, now=net.now)
-    b_conn = listener.open_link(net.address(dialer), initiator=False, now=net.now)
+    a_conn = dialer.links.open(net.address(listener), initiator=True, now=net.now)
+    b_conn = listener.links.open(net.address(dialer), initiator=False, now=net.now)
     ends = [(dialer, a_conn, listener, b_conn), (listener, b_conn, dialer, a_conn)]
     for _ in range(100):
         moved = False
         for rt, conn, other, other_conn in ends:
             for wanted_conn, wanted in rt.reads():
-                rt.link_answer(wanted_conn, wanted, answer(rt.store, wanted, rt.envelopes), net.now)
+                rt.links.answer(wanted_conn, wanted, answer(rt.store, wanted, rt.envelopes), net.now)
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True
-                other.link_received(other_conn, out.data, net.now)
+                other.links.received(other_conn, out.data, net.now)
         if not moved:
             break
     net.pump()

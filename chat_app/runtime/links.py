@@ -1,0 +1,59 @@
+"""Replication links as the I/O adapter sees them.
+
+A link is a TCP stream running the replication protocol with one peer (a
+sans-I/O ``Connection``; ``CatchUp`` decides when to dial and reads its
+events). The adapter opens a link, then feeds it frames, its idle timer and
+the store's answers to the reads it asked for; each of those ends with the
+link's step here: the entries that arrived go to their channel's engine and
+that channel steps (so they are committed before anything is sent, as for
+a datagram), and the link's events go to the user. Every entry point
+returns True when the adapter should hang up.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from chat_app.events import Emit
+from chat_app.net.udp import Address
+from chat_app.runtime.catchup import CatchUp, Read
+from chat_app.runtime.channels import Channels
+from sync.replication import Connection
+
+
+class Links:
+    def __init__(self, catchup: CatchUp, channels: Channels, stats: Counter[str], emit: Emit) -> None:
+        self.catchup = catchup
+        self.channels = channels
+        self.stats = stats
+        self._emit = emit
+
+    def open(self, address: Address, *, initiator: bool, now: int) -> Connection:
+        return self.catchup.open(self.channels.announced, address, initiator=initiator, now=now)
+
+    def received(self, conn: Connection, data: bytes | None, now: int) -> bool:
+        """One frame from a link (None: the stream ended or failed, and
+        ``conn`` is already closed)."""
+        self.catchup.received(conn, data, now)
+        return self._step(conn, now)
+
+    def timer(self, conn: Connection, now: int) -> bool:
+        conn.handle_timer(now)  # the link's own idle timeout
+        return self._step(conn, now)
+
+    def answer(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
+        """The store's answer to a read the link asked for (``CatchUp.reads``)."""
+        self.catchup.answered(conn, wanted, answer)
+        return self._step(conn, now)
+
+    def _step(self, conn: Connection, now: int) -> bool:
+        conversations = self.channels.conversations
+        outcome = self.catchup.outcome(conn, set(conversations))
+        for channel, entry in outcome.entries:
+            if channel in conversations:
+                conversations[channel].engine.receive_message(entry.message, entry.data, now,
+                                                              self.catchup.links.get(conn))
+                self.stats["replicated_in"] += 1
+                self.channels.step(channel, now)
+        self._emit(outcome.events)
+        return outcome.over or conn.closed is not None
