@@ -30,12 +30,19 @@ from chat_app.runtime.svs_routing import sender_of
 from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
 
-CONFIG = Config(cache_size=32, keepalive_ms=20_000)
+CONFIG = Config(cache_size=32, keepalive_ms=20_000, fetch_timeout_ms=250, fetch_backoff_max_ms=2_000,
+                repeat_ms=1_000)
 """Publications kept in memory to answer data interests; older ones are read
 from the store (``DataWanted``): few, since the state is saved each step.
-And a sign of life from each member at least every 20 s: the peer table
-lets a peer go after 45 s without a datagram from it (``chat_app.peers``),
-and SVS alone leaves all but one member of a quiet group silent."""
+A sign of life from each member at least every 20 s: the peer table lets a
+peer go after 45 s without a datagram from it (``chat_app.peers``), and SVS
+alone leaves all but one member of a quiet group silent. On a LAN a data
+interest is answered in milliseconds, so one unanswered for 250 ms is
+retried (after 0.25, 0.5, 1, 2, 2 ... s), and a publication's vector is repeated after
+about 1, 2 and 4 s unless another member says it first: at 30% loss a
+channel of 5 or 20 members converged in 17-47 s at p99 with the engine's
+defaults (1 s, backoff to 8 s, no repeats) and in 4-11 s with these
+(``benchmarks/protocols_runtime.py``, seeds 1-3)."""
 
 
 class SvsEngine:

@@ -92,7 +92,7 @@ class Channel:
         self._events.append(Delivered(str(self.node), self.bootstrap, seq, content, own=True))
         self.stats["published"] += 1
         self._emit(now, excerpt=True)
-        self._timer.steady(now)
+        self._timer.published(now)
         return seq
 
     def provide(self, node: Name | str, bootstrap: int, seq: int, content: bytes, to: Hashable) -> None:
@@ -143,9 +143,10 @@ class Channel:
         self._request(now)
 
     def handle_timer(self, now: int) -> None:
+        repeat = self._timer.repeating  # a repeat says what the publication's sync interest said
         send = self._timer.fire(now, self.vector)
         if send:
-            self._emit(now)
+            self._emit(now, excerpt=repeat)
         elif send is False:
             self.stats["suppressed"] += 1
         if send is not None:

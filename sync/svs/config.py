@@ -25,12 +25,18 @@ class Config:
     # interest is suppressed for all but one member; an application that tells who is present by their
     # datagrams sets this, and a member that sent no sync interest for this long sends its vector.
     keepalive_ms: int = 0
+    # Not in the spec (0: off): after a publication the member says its vector again, ``repeat_ms`` +-50%
+    # later, then at twice that gap, ``repeats`` times in all, unless it hears an up-to-date vector from
+    # someone else first (Trickle's suppression, RFC 6206). Under loss, a member that missed the
+    # publication's sync interest learns of it within seconds instead of at the next periodic one.
+    repeat_ms: int = 0
+    repeats: int = 3
 
     def __post_init__(self) -> None:
         if not (0 <= self.sync_jitter < 1 and 0 <= self.suppression_jitter < 1):
             raise ValueError("jitter is a fraction below 1")
         if min(self.sync_interval_ms, self.suppression_ms, self.fetch_timeout_ms, self.fetch_window,
-               self.cache_size, self.holders_per_producer) < 1:
+               self.cache_size, self.holders_per_producer) < 1 or min(self.repeat_ms, self.repeats) < 0:
             raise ValueError("intervals, windows and sizes must be positive")
         if self.suppression_curve not in ("uniform", "decaying"):
             raise ValueError("suppression_curve is 'uniform' or 'decaying'")

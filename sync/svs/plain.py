@@ -66,6 +66,8 @@ def export_channel(channel: Channel) -> dict:
         "state": timer.state,
         "sync_due": timer.due,
         "last_emit": timer.last_emit,
+        "repeat_gaps": list(timer.repeat_gaps),
+        "repeating": timer.repeating,
         "aggregate": _entries(timer.aggregate),
         "aggregate_spans": [[_name(s.lo), _name(s.hi)] for s in timer.aggregate_spans],
         "cache": [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in channel._data.cache.items()],
@@ -89,6 +91,8 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
     timer.state = state["state"]
     timer.due = state["sync_due"]
     timer.last_emit = state.get("last_emit", 0)
+    timer.repeat_gaps = list(state.get("repeat_gaps", []))  # absent before repeats
+    timer.repeating = state.get("repeating", False)
     timer.aggregate = _vector(state["aggregate"])
     timer.aggregate_spans = [Span(_unname(lo), _unname(hi)) for lo, hi in state["aggregate_spans"]]
     for n, b, seq, content in state["cache"]:

@@ -9,6 +9,11 @@ becomes 200 ms +-50%, incoming vectors are merged into an aggregate, and when
 it fires the member sends its vector only if the aggregate is still outdated
 - if another member answered first, it stays quiet. Either way it returns to
 steady with a fresh 30 s timer.
+
+An extension (``Config.repeat_ms``, off by default): after a publication
+the steady timer first runs through a few short, doubling gaps - the member
+repeats its vector - and only then the 30 s; an up-to-date vector from
+someone else ends the repeats as it resets the timer.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class SyncTimer:
         self.last_emit = now  # when this member last sent its vector (``Config.keepalive_ms``)
         self.aggregate: dict[Producer, int] = {}
         self.aggregate_spans: list[Span] = []  # what the aggregated vectors spoke for
+        self.repeat_gaps: list[int] = []  # the steady gaps left before the 30 s one, after a publication
+        self.repeating = False  # the steady timer runs one of those gaps: what fires is a repeat
 
     def heard(self, theirs: Mapping[Producer, int], spans: list[Span], mine: Mapping[Producer, int],
               now: int) -> None:
@@ -46,6 +53,7 @@ class SyncTimer:
             self.aggregate = dict(theirs)
             self.aggregate_spans = spans
         else:
+            self.repeat_gaps, self.repeating = [], False
             self.due = now + self._periodic()  # up to date or newer: ours can wait
 
     def fire(self, now: int, mine: Mapping[Producer, int]) -> bool | None:
@@ -60,11 +68,22 @@ class SyncTimer:
         return bool(keepalive) and now >= self.last_emit + keepalive
 
     def steady(self, now: int) -> None:
-        """Back to steady, with a fresh 30 s timer (after any vector we send)."""
+        """Back to steady, with a fresh 30 s timer (after any vector we send),
+        or the next repeat's gap."""
         self.state = STEADY
         self.aggregate = {}
         self.aggregate_spans = []
-        self.due = now + self._periodic()
+        self.repeating = bool(self.repeat_gaps)
+        if self.repeating:
+            self.due = now + self.jitter.around(self.repeat_gaps.pop(0), 0.5)
+        else:
+            self.due = now + self._periodic()
+
+    def published(self, now: int) -> None:
+        """We just sent the vector of a new publication of ours."""
+        self.repeat_gaps = [self.config.repeat_ms << i for i in range(self.config.repeats)] \
+            if self.config.repeat_ms else []
+        self.steady(now)
 
     def next_due(self) -> int:
         if self.config.keepalive_ms:

@@ -232,3 +232,70 @@ def test_with_a_keepalive_a_member_whose_periodic_sync_is_suppressed_still_speak
     for k in range(1, 11):
         plain.receive(sync_interest("/other", {}), T0 + k * 10_000, "O")
         assert plain.get_timer() > T0 + k * 10_000 + 20_000
+
+
+# ---------------------------------------------------------------- repeats (an extension, off by default)
+
+REPEATS = Config(repeat_ms=1_000)
+
+
+def test_with_repeats_a_publication_is_announced_again_at_doubling_gaps_then_periodically():
+    ch = member(config=REPEATS)
+    ch.send(b"x", T0)
+    assert [s.vector for s in broadcasts(ch, T0)] == [{ch.me: 1}]
+    now = T0
+    for gap in (1_000, 2_000, 4_000):  # each +-50%
+        due = ch.get_timer()
+        assert within(due, (gap // 2, gap * 3 // 2), now)
+        ch.handle_timer(due - 1)
+        assert broadcasts(ch, due - 1) == []
+        ch.handle_timer(due)
+        assert [s.vector for s in broadcasts(ch, due)] == [{ch.me: 1}]
+        now = due
+    assert within(ch.get_timer(), PERIOD, now)  # three repeats, then the spec's 30 s
+    assert ch.stats["sync_sent"] == 1 + 1 + 3  # the opening vector, the publication's, three repeats
+
+
+def test_an_up_to_date_vector_from_someone_else_ends_the_repeats():
+    ch = member(config=REPEATS)
+    ch.send(b"x", T0)
+    ch.datagrams_to_send(T0)
+    ch.receive(sync_interest("/other", {ch.me: 1}), T0 + 100, "O")  # it says what a repeat would say
+    assert within(ch.get_timer(), PERIOD, T0 + 100)
+    ch.handle_timer(T0 + 10_000)
+    assert broadcasts(ch, T0 + 10_000) == []
+
+
+def test_an_outdated_vector_during_the_repeats_is_answered_as_the_spec_says():
+    ch = member(config=REPEATS)
+    ch.send(b"x", T0)
+    ch.datagrams_to_send(T0)
+    ch.receive(sync_interest("/other", {}), T0 + 100, "O")  # lacks our publication
+    assert ch.state == SUPPRESSION and within(ch.get_timer(), SUPPRESS, T0 + 100)
+    due = ch.get_timer()
+    ch.handle_timer(due)
+    assert [s.vector for s in broadcasts(ch, due)] == [{ch.me: 1}]
+    assert within(ch.get_timer(), (1_000, 3_000), due)  # then the repeats go on
+
+
+def test_without_repeats_a_publication_resets_the_periodic_timer_only():
+    ch = member()
+    ch.send(b"x", T0)
+    ch.datagrams_to_send(T0)
+    assert within(ch.get_timer(), PERIOD, T0)
+
+
+def test_repeats_left_survive_export_and_restore():
+    ch = member(config=REPEATS)
+    ch.send(b"x", T0)
+    ch.datagrams_to_send(T0)
+    due = ch.get_timer()
+    ch.handle_timer(due)
+    ch.datagrams_to_send(due)
+    restored = Channel.restore(ch.export_state(), REPEATS)
+    assert restored.get_timer() == ch.get_timer()
+    later = ch.get_timer()
+    for one in (ch, restored):
+        one.handle_timer(later)
+    assert [o.data for o in restored.datagrams_to_send(later)] == [o.data for o in ch.datagrams_to_send(later)]
+    assert restored.get_timer() == ch.get_timer() and within(ch.get_timer(), (2_000, 6_000), later)
