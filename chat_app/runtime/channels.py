@@ -171,7 +171,9 @@ class Channels:
             return False
         self.outbox.engine(channel, conversation.seal, datagrams)
         self.stats["rejected"] += step.rejected
-        if step.missing:
+        if step.seq_gaps:
+            self.stats["seq_gaps"] += len(step.seq_gaps)
+        if step.missing or step.seq_gaps:
             self._ask_for(channel, step.missing, now)
         self.catchup.push(channel, [row.wire for row in step.rows])
         events = []

@@ -21,6 +21,13 @@ order, and handed to the engine at the start of a later step, as
 acknowledgements free room (a message older than the window stops counting,
 so a peer with nobody to acknowledge still sends, only slower). Leaving the
 channel sends everything held, so nothing typed is lost.
+
+Gaps in an author's sequence numbers: every chat payload carries its
+author's number in the channel, so a delivered message numbered n from an
+author whose latest here is below n - 1 says that messages are missing even
+when nothing names them (SDS names only a few recent ids in each causal
+history). The step reports such gaps (``seq_gaps``) and the runtime catches
+up by replication, which fetches by author and height.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ class Conversation:
         self.config = config
         self.engine = self._load(now)
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
+        self._latest: dict[str, int] = {}  # author -> the highest seq delivered here (read once per author)
         self.topic_id: str | None = None  # the topic message last reported
         self.held: deque[tuple[str, str, str, int]] = deque()  # (nick, text, kind, typed at)
         self.retry_at: int | None = None  # while messages are held: when to look for room again
@@ -145,7 +153,21 @@ class Conversation:
             raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
         if any(row.kind == "topic" for row in translation.rows):
             translation.events += self.topic_changes()
+        translation.seq_gaps = self._seq_gaps(translation.rows)
         return translation, datagrams
+
+    def _seq_gaps(self, rows) -> list[tuple[str, int, int]]:
+        """(author, first, last): numbers skipped before the delivered ``rows``
+        (just committed) - what no causal history named may still be missing."""
+        gaps = []
+        for row in sorted((r for r in rows if r.seq is not None and not r.own), key=lambda r: r.seq):
+            latest = self._latest.get(row.sender_id)
+            if latest is None:  # the row is in the store by now: the latest before it is the one below it
+                latest = self.store.last_seq(self.channel, row.sender_id, below=row.seq)
+            if row.seq > latest + 1:
+                gaps.append((row.sender_id, latest + 1, row.seq - 1))
+            self._latest[row.sender_id] = max(latest, row.seq)
+        return gaps
 
     def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:
         """The topic, if it changed since last reported (or ``always``). A
@@ -159,6 +181,7 @@ class Conversation:
     def rollback(self, now: int) -> None:
         self.engine = self._load(now)
         self.seq = self.store.last_seq(self.channel, self.peer_id)
+        self._latest.clear()
 
 
 __all__ = ["Conversation", "StepFailed", "PayloadError", "LocalProtocolError"]

@@ -32,6 +32,7 @@ class Translation:
     rows: list[StoredMessage] = field(default_factory=list)
     events: list[ev.AppEvent] = field(default_factory=list)
     missing: list[tuple[str, str | None]] = field(default_factory=list)  # (message_id, author)
+    seq_gaps: list[tuple[str, int, int]] = field(default_factory=list)  # (author, first, last) seqs not held
     authors: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick) of delivered messages
     typists: list[tuple[str, str]] = field(default_factory=list)  # (sender_id, nick)
     leavers: list[str] = field(default_factory=list)

@@ -320,10 +320,16 @@ class Store:
         ).fetchone()
         return row[0] if row else None
 
-    def last_seq(self, channel: str, sender_id: str) -> int:
-        row = self._conn.execute(
-            "SELECT MAX(seq) FROM messages WHERE channel = ? AND sender_id = ?", (channel, sender_id)
-        ).fetchone()
+    def last_seq(self, channel: str, sender_id: str, below: int | None = None) -> int:
+        """The author's highest sequence number stored in ``channel`` (below ``below``); 0 if none."""
+        if below is None:
+            row = self._conn.execute(
+                "SELECT MAX(seq) FROM messages WHERE channel = ? AND sender_id = ?", (channel, sender_id)
+            ).fetchone()
+        else:
+            row = self._conn.execute(
+                "SELECT MAX(seq) FROM messages WHERE channel = ? AND sender_id = ? AND seq < ?",
+                (channel, sender_id, below)).fetchone()
         return row[0] or 0
 
     def topic(self, channel: str) -> StoredMessage | None:

@@ -181,6 +181,30 @@ def test_a_missing_message_is_fetched_from_its_author(tmp_path):
     assert texts(bob.store) == ["one", "two"]
 
 
+def test_a_gap_in_an_authors_numbers_starts_a_catch_up_even_when_nothing_names_the_lost_messages(tmp_path):
+    net = Net(tmp_path)
+    alice = net.add("alice", config=Config(causal_history_size=0))  # her messages name no earlier ones
+    bob = net.add("bob")
+    bob.peer_announced(alice.peer_id, "alice", [net.address(alice)[0]], net.address(alice)[1], ("general",),
+                       net.now)  # found by mDNS
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    alice.say("general", "two", "text", net.now)
+    net.run(6_000)  # past the catch-up throttle; their resends are lost too
+    net.loss = 0.0
+    bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
+    bob.dials()
+    alice.say("general", "three", "text", net.now)
+    for data, dst in alice.datagrams_to_send():
+        if dst == net.address(bob):
+            bob.datagram_received(data, net.address(alice), net.now)
+    assert texts(bob.store)[-1] == "three" and "one" not in texts(bob.store)
+    assert bob.stats["seq_gaps"] == 1
+    assert net.address(alice) in bob.dials()  # replication fetches by author and height
+    _link(net, bob, alice)
+    assert texts(bob.store) == ["one", "two", "three"]
+
+
 def test_typing_shows_once_then_expires(net):
     alice, bob = net.add("alice"), net.add("bob")
     alice.typing("general", net.now)
