@@ -44,7 +44,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping
 
 from sync.core import BROADCAST, Event, LocalProtocolError, Outgoing
 
-from .events import Closed, EntriesWanted, EntryReceived, HeightsWanted, RemoteAnnounced, SessionFinished
+from .events import Closed, HeightsWanted, RemoteAnnounced
 from .messages import (
     LOG_HEIGHT,
     SET_RECONCILIATION,
@@ -56,9 +56,8 @@ from .messages import (
     SyncRequest,
     decode,
     encode,
-    log_id,
 )
-from .session import RECONCILIATION, Session, Validate
+from .session import RECONCILIATION, Output, Session, Validate
 
 STATE_VERSION = 1
 IDLE_TIMEOUT_MS = 60_000
@@ -86,6 +85,8 @@ class Connection:
         self._last_activity = now
         self.closed: str | None = None
         self.stats: Counter[str] = Counter()
+        # what sessions answer with (``events()`` swaps the list: no bound ``append``)
+        self._output = Output(self._send, lambda event: self._events.append(event), self._guarded)
         self._send(Announce(now, self.channels))
 
     # ---------------------------------------------------------------- output
@@ -149,48 +150,23 @@ class Connection:
     def provide_heights(self, session_id: int, heights: Mapping[str, Iterable[tuple[str, int]]]) -> None:
         """Answer ``HeightsWanted``: ``{channel: [(author, height), ...]}``
         (a channel left out has no logs)."""
-        session = self._waiting(session_id, "wants_heights")
-        if session is None:
-            return
-        session.wants_heights = False
-        session.ours = {c: [(author, int(h)) for author, h in heights.get(c, ())] for c in session.channels}
-        items = tuple((author, log_id(c), h) for c, logs in session.ours.items() for author, h in logs)
-        if session.mode == SET_RECONCILIATION:
-            session.start_reconciler(list(items))
-            for msg in session.take_queued():
-                self._guarded(session.reconciler.receive, msg)
-            self._flush_reconciler(session)
-        else:
-            self._send(Have(session_id, items))
-            if session.theirs is not None:
-                self._want_entries(session, session.log_height_wants())
+        if (session := self._waiting(session_id, "wants_heights")) is not None:
+            session.heights(heights, self._output)
 
     def provide_entries(self, session_id: int, entries: Iterable[bytes], *, done: bool = True) -> None:
         """Answer ``EntriesWanted``: the entries to send, in order; with
         ``done=False`` more follow in another call."""
-        session = self._waiting(session_id, "wants_entries")
-        if session is None:
-            return
-        for entry in entries:
-            self._send(EntryMessage(session_id, entry))
-            session.sent += 1
-        if done:
-            session.wants_entries = False
-            self._sync_done(session)
+        if (session := self._waiting(session_id, "wants_entries")) is not None:
+            session.send_entries(entries, done, self._output)
 
     def push(self, channel: str, entry: bytes) -> None:
         """A new entry: stream it to every live session for its channel."""
-        for s in self._sessions.values():
-            if s.live and not s.finished and channel in s.channels:
-                self._send(EntryMessage(s.session_id, entry))
-                s.sent += 1
+        for session in self._sessions.values():
+            session.push(channel, entry, self._output)
 
     def stop_live(self) -> None:
-        for s in self._sessions.values():
-            if s.live and not s.finished:
-                self._send(SyncDone(s.session_id, False))
-                s.live, s.finished = False, True
-                self._events.append(SessionFinished(s.session_id, s.channels, s.sent, s.received, live=False))
+        for session in self._sessions.values():
+            session.stop_live(self._output)
 
     # --------------------------------------------------------------- input
 
@@ -224,23 +200,13 @@ class Connection:
         if session is None:
             raise ReplicationError(f"message for unknown session {msg.session_id}")
         if isinstance(msg, RECONCILIATION):
-            if session.mode != SET_RECONCILIATION:
-                raise ReplicationError(f"{type(msg).__name__} in a log-height session")
-            if session.reconciler is None:
-                session.queued.append(msg)  # our heights are not in yet
-                return
-            session.reconciler.receive(msg)
-            self._flush_reconciler(session)
+            session.reconciliation(msg, self._output)
         elif isinstance(msg, Have):
-            self._have(session, msg)
+            session.have(msg, self._output)
         elif isinstance(msg, EntryMessage):
-            if session.finished:
-                raise ReplicationError(f"entry after session {session.session_id} finished")
-            channel = self.validate(session.channels, msg.entry)
-            session.received += 1
-            self._events.append(EntryReceived(session.session_id, channel, msg.entry))
+            session.entry(msg, self.validate, self._output)
         elif isinstance(msg, SyncDone):
-            self._done(session, msg)
+            session.done(msg, self._output)
         else:
             raise ReplicationError(f"unexpected {type(msg).__name__}")
 
@@ -256,57 +222,6 @@ class Connection:
         if msg.mode not in (LOG_HEIGHT, SET_RECONCILIATION):
             raise ReplicationError(f"unknown sync mode {msg.mode}")
         self._open(msg.session_id, msg.schemas, msg.mode)
-
-    def _have(self, session: Session, msg: Have) -> None:
-        if session.theirs is not None or session.sent_done:
-            raise ReplicationError(f"second Have in session {session.session_id}")
-        ids = {log_id(c): c for c in session.channels}
-        session.theirs = {(ids[log], author): seq for author, log, seq in msg.log_heights if log in ids}
-        session.mode = LOG_HEIGHT  # a set reconciliation answered with heights continues as log height
-        if session.ours is not None:
-            self._want_entries(session, session.log_height_wants())
-
-    def _flush_reconciler(self, session: Session) -> None:
-        for msg in session.reconciler.messages():
-            self._send(msg)
-        if session.reconciler.finished and not session.asked_entries:
-            # reconciliation told us which of our logs they are behind on
-            ids = {log_id(c): c for c in session.channels}
-            plan = session.reconciler.plan()
-            self._want_entries(session, tuple((ids[log], author, theirs)
-                                              for author, log, theirs in plan if log in ids))
-
-    def _want_entries(self, session: Session, wants: tuple[tuple[str, str, int], ...]) -> None:
-        session.asked_entries = True
-        if wants:
-            session.wants_entries = True
-            self._events.append(EntriesWanted(session.session_id, wants))
-        else:
-            self._sync_done(session)
-
-    def _sync_done(self, session: Session) -> None:
-        session.sent_done = True
-        self._send(SyncDone(session.session_id, session.live_wanted))
-        self._maybe_finish(session)
-
-    def _done(self, session: Session, msg: SyncDone) -> None:
-        if session.live and not msg.live_mode:
-            session.live, session.finished = False, True
-            self._events.append(SessionFinished(session.session_id, session.channels, session.sent,
-                                                session.received, live=False))
-            return
-        session.got_done, session.remote_live = True, msg.live_mode
-        self._maybe_finish(session)
-
-    def _maybe_finish(self, session: Session) -> None:
-        if not (session.sent_done and session.got_done) or session.finished or session.live:
-            return
-        if session.live_wanted and session.remote_live:
-            session.live = True
-        else:
-            session.finished = True
-        self._events.append(SessionFinished(session.session_id, session.channels, session.sent, session.received,
-                                            live=session.live))
 
     # ------------------------------------------------------------ sessions
 

@@ -1,16 +1,39 @@
-"""One sync session inside a replication ``Connection``: where it stands.
+"""One sync session inside a replication ``Connection``: where it stands,
+and what it does with each message.
 
 A session waits on two things the runtime supplies (our heights, then the
 entries to send) and on two the other side does (its heights or the
-reconciliation, then its ``SyncDone``); these fields record which have come.
+reconciliation, then its ``SyncDone``); its fields record which have come.
+The connection routes each message to its session, as aioquic's connection
+hands frames to its streams; the session answers through ``Output`` - the
+connection's stream and event list - and raises ``ReplicationError`` for
+anything out of protocol, which closes the connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 
-from .messages import Done, EmptyPayload, EmptySet, Fingerprint, ItemPayload, LowerBound, Terminal
+from sync.core import Event
+
+from .events import EntriesWanted, EntryReceived, SessionFinished
+from .messages import (
+    LOG_HEIGHT,
+    SET_RECONCILIATION,
+    Done,
+    EmptyPayload,
+    EmptySet,
+    EntryMessage,
+    Fingerprint,
+    Have,
+    ItemPayload,
+    LowerBound,
+    ReplicationError,
+    SyncDone,
+    Terminal,
+    log_id,
+)
 from .reconcile import Reconciler
 from .state import export_object, from_plain, restore_object, to_plain
 
@@ -19,6 +42,16 @@ RECONCILIATION = (EmptySet, LowerBound, ItemPayload, EmptyPayload, Done, Fingerp
 Validate = Callable[[tuple[str, ...], bytes], str]
 """(channels of the session, entry) -> the entry's channel; raises
 ReplicationError if the entry is not valid for this session."""
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """Where a session's messages and events go: its connection's stream and
+    event list, and the guard that closes the connection on bad input."""
+
+    send: Callable[[object], None]
+    report: Callable[[Event], None]
+    guarded: Callable[..., None]
 
 
 @dataclass
@@ -55,6 +88,112 @@ class Session:
     def take_queued(self) -> list:
         queued, self.queued = self.queued, []
         return queued
+
+    # ------------------------------------------------ what the runtime supplies
+
+    def heights(self, heights: Mapping[str, Iterable[tuple[str, int]]], out: Output) -> None:
+        """Our log heights are in: open the reconciliation (then take what
+        came before them), or send our ``Have``."""
+        self.wants_heights = False
+        self.ours = {c: [(author, int(h)) for author, h in heights.get(c, ())] for c in self.channels}
+        items = tuple((author, log_id(c), h) for c, logs in self.ours.items() for author, h in logs)
+        if self.mode == SET_RECONCILIATION:
+            self.start_reconciler(list(items))
+            for msg in self.take_queued():
+                out.guarded(self.reconciler.receive, msg)
+            self.flush_reconciler(out)
+        else:
+            out.send(Have(self.session_id, items))
+            if self.theirs is not None:
+                self.want_entries(self.log_height_wants(), out)
+
+    def send_entries(self, entries: Iterable[bytes], done: bool, out: Output) -> None:
+        for entry in entries:
+            out.send(EntryMessage(self.session_id, entry))
+            self.sent += 1
+        if done:
+            self.wants_entries = False
+            self.send_done(out)
+
+    def push(self, channel: str, entry: bytes, out: Output) -> None:
+        """A new entry, streamed if this session is live for its channel."""
+        if self.live and not self.finished and channel in self.channels:
+            out.send(EntryMessage(self.session_id, entry))
+            self.sent += 1
+
+    def stop_live(self, out: Output) -> None:
+        if self.live and not self.finished:
+            out.send(SyncDone(self.session_id, False))
+            self.live, self.finished = False, True
+            out.report(SessionFinished(self.session_id, self.channels, self.sent, self.received, live=False))
+
+    # ------------------------------------------------- what the other side sends
+
+    def reconciliation(self, msg, out: Output) -> None:
+        if self.mode != SET_RECONCILIATION:
+            raise ReplicationError(f"{type(msg).__name__} in a log-height session")
+        if self.reconciler is None:
+            self.queued.append(msg)  # our heights are not in yet
+            return
+        self.reconciler.receive(msg)
+        self.flush_reconciler(out)
+
+    def have(self, msg: Have, out: Output) -> None:
+        if self.theirs is not None or self.sent_done:
+            raise ReplicationError(f"second Have in session {self.session_id}")
+        ids = {log_id(c): c for c in self.channels}
+        self.theirs = {(ids[log], author): seq for author, log, seq in msg.log_heights if log in ids}
+        self.mode = LOG_HEIGHT  # a set reconciliation answered with heights continues as log height
+        if self.ours is not None:
+            self.want_entries(self.log_height_wants(), out)
+
+    def entry(self, msg: EntryMessage, validate: Validate, out: Output) -> None:
+        if self.finished:
+            raise ReplicationError(f"entry after session {self.session_id} finished")
+        channel = validate(self.channels, msg.entry)
+        self.received += 1
+        out.report(EntryReceived(self.session_id, channel, msg.entry))
+
+    def done(self, msg: SyncDone, out: Output) -> None:
+        if self.live and not msg.live_mode:
+            self.live, self.finished = False, True
+            out.report(SessionFinished(self.session_id, self.channels, self.sent, self.received, live=False))
+            return
+        self.got_done, self.remote_live = True, msg.live_mode
+        self._maybe_finish(out)
+
+    # ------------------------------------------------------------------ steps
+
+    def flush_reconciler(self, out: Output) -> None:
+        for msg in self.reconciler.messages():
+            out.send(msg)
+        if self.reconciler.finished and not self.asked_entries:
+            # reconciliation told us which of our logs they are behind on
+            ids = {log_id(c): c for c in self.channels}
+            plan = self.reconciler.plan()
+            self.want_entries(tuple((ids[log], author, theirs) for author, log, theirs in plan if log in ids), out)
+
+    def want_entries(self, wants: tuple[tuple[str, str, int], ...], out: Output) -> None:
+        self.asked_entries = True
+        if wants:
+            self.wants_entries = True
+            out.report(EntriesWanted(self.session_id, wants))
+        else:
+            self.send_done(out)
+
+    def send_done(self, out: Output) -> None:
+        self.sent_done = True
+        out.send(SyncDone(self.session_id, self.live_wanted))
+        self._maybe_finish(out)
+
+    def _maybe_finish(self, out: Output) -> None:
+        if not (self.sent_done and self.got_done) or self.finished or self.live:
+            return
+        if self.live_wanted and self.remote_live:
+            self.live = True
+        else:
+            self.finished = True
+        out.report(SessionFinished(self.session_id, self.channels, self.sent, self.received, live=self.live))
 
     def log_height_wants(self) -> tuple[tuple[str, str, int], ...]:
         """Every log of ours, above the other side's height (0 if it has none):
