@@ -49,140 +49,15 @@ after round 4, the responder after round 5 (benchmarks/replication.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .messages import (Done, EmptyPayload, EmptySet, Fingerprint, Item, ItemPayload, LowerBound, ReplicationError,
-                       Terminal)
+from .messages import (Done, EmptyPayload, EmptySet, Fingerprint, Item, ItemPayload, ReplicationError)
 from .ranges import INF, MASK, MIN, ItemSet, below, item_hash, lift, log_hash, separator, unlift
+from .rounds import Range, RoundReader, RoundWriter, wire
 
 __all__ = ["MIN", "Reconciler", "lift", "log_hash", "separator", "unlift"]
 
 LEAF = 96  # a differing range with at most this many of my items is settled item by item
 NARROW, WIDE = 32, 64  # sub-ranges per split; WIDE when most ranges of a round differed
 MAX_ROUNDS = 64
-
-
-@dataclass
-class _Range:
-    """One range of a received round."""
-
-    kind: type
-    lower: Item
-    upper: Item | None
-    lift: tuple | None = None  # their fingerprint, read: (sum, count, (log hash, height) or None)
-    values: list[Item] = field(default_factory=list)
-    can_respond: bool = False
-
-
-class _RoundReader:
-    """Collects the ranges of the round being received, checking that they
-    come in order and that each ItemPayload lies in its range."""
-
-    def __init__(self) -> None:
-        self._ranges: list[_Range] = []
-        self._run: list[Item] = []  # ItemPayload values of a run not yet closed
-        self._lower: Item | None = MIN  # None: past the end
-
-    def read(self, msg) -> bool:
-        """Takes one message; True when it ends the round."""
-        if isinstance(msg, Terminal):
-            if self._run:
-                raise ReplicationError("a run of Payloads ends without an upper bound")
-            return True
-        if isinstance(msg, LowerBound):
-            if self._lower is None or msg.value < self._lower:
-                raise ReplicationError("LowerBound goes backwards")
-            self._lower = msg.value
-        elif isinstance(msg, EmptySet):
-            if self._ranges or self._run or self._lower != MIN:
-                raise ReplicationError("EmptySet inside a round")
-            self._ranges.append(_Range(EmptySet, MIN, INF, can_respond=msg.can_respond))
-            return True  # as in range-reconcile, an EmptySet is a round of its own
-        elif isinstance(msg, ItemPayload):
-            self._payload(msg)
-        elif isinstance(msg, (Done, EmptyPayload, Fingerprint)):
-            lower, upper = self._advance(msg.upper_bound)
-            their = unlift(msg.lift_type) if isinstance(msg, Fingerprint) else None
-            self._ranges.append(_Range(type(msg), lower, upper, their))
-        else:
-            raise ReplicationError(f"{type(msg).__name__} in set reconciliation")
-        return False
-
-    def take(self) -> list[_Range]:
-        ranges, self._ranges, self._lower = self._ranges, [], MIN
-        return ranges
-
-    def _advance(self, wire_upper: Item) -> tuple[Item, Item | None]:
-        lower, upper = self._lower, (INF if wire_upper == MIN else wire_upper)
-        if lower is None or (upper is not INF and upper <= lower):
-            raise ReplicationError("range bounds out of order")
-        self._lower = upper
-        return lower, upper
-
-    def _payload(self, msg: ItemPayload) -> None:
-        value = msg.value
-        last = self._run[-1] if self._run else self._lower
-        if last is None or value < last or (self._run and value[:2] == last[:2]):
-            raise ReplicationError("Payload values out of order")
-        self._run.append(value)
-        if msg.upper_bound is None:
-            return
-        lower, upper = self._advance(msg.upper_bound)
-        if upper is not INF and value >= upper:
-            raise ReplicationError("Payload value beyond its upper bound")
-        self._ranges.append(_Range(ItemPayload, lower, upper, values=self._run, can_respond=bool(msg.can_respond)))
-        self._run = []
-
-
-def wire(upper: Item | None) -> Item:
-    return MIN if upper is INF else upper
-
-
-class _RoundWriter:
-    """The messages of the round being written: each range's lower bound is
-    implied where it can be, and Done answers merge."""
-
-    def __init__(self, session_id: int) -> None:
-        self.sid = session_id
-        self.out: list = []
-        self._lower: Item = MIN  # the lower bound the next message implies
-        self._done_upper: Item | None | bool = False  # a Done being stretched; False: none
-
-    @property
-    def pending(self) -> bool:
-        return bool(self.out) or self._done_upper is not False
-
-    def emit(self, msgs: list, lower: Item, upper: Item | None) -> None:
-        if self._done_upper is not False:
-            # a pending Done is stretched to this range: it costs no LowerBound
-            self.out.append(Done(self.sid, lower))
-            self._done_upper = False
-        elif lower != self._lower:
-            self.out.append(LowerBound(self.sid, lower))
-        self.out.extend(msgs)
-        self._lower = wire(upper)
-
-    def done(self, upper: Item | None) -> None:
-        """Done messages of neighbouring ranges, and of the settled ground
-        between them, merge into one."""
-        self._done_upper = upper
-
-    def payloads(self, values: list[Item], lower: Item, upper: Item | None, can_respond: bool) -> None:
-        if values:
-            msgs = [ItemPayload(self.sid, v) for v in values[:-1]]
-            self.emit([*msgs, ItemPayload(self.sid, values[-1], can_respond, wire(upper))], lower, upper)
-
-    def end_round(self) -> None:
-        if self._done_upper is not False:
-            self.out.append(Done(self.sid, MIN))  # the last Done may as well reach the end
-            self._done_upper = False
-        if not isinstance(self.out[-1], EmptySet):
-            self.out.append(Terminal(self.sid))  # an EmptySet is a round of its own
-        self._lower = MIN
-
-    def take(self) -> list:
-        out, self.out = self.out, []
-        return out
 
 
 class Reconciler:
@@ -195,9 +70,9 @@ class Reconciler:
         self.round = 0  # rounds sent or received so far, both sides counted: the initiator's first is 1
         self.known_at: int | None = None  # the round after which plan() was final
         self.messages_sent = 0
-        self._w = _RoundWriter(session_id)
+        self._w = RoundWriter(session_id)
         self._requests: list[tuple[Item, Item | None, bool]] = []  # (lower, upper, answer settles my plan)
-        self._reader = _RoundReader()
+        self._reader = RoundReader()
         self._finished = False
 
     @property
@@ -228,7 +103,7 @@ class Reconciler:
 
     # ------------------------------------------------------------- answer
 
-    def _answer_round(self, received: list[_Range]) -> None:
+    def _answer_round(self, received: list[Range]) -> None:
         self.round += 1
         if self.round > MAX_ROUNDS:
             raise ReplicationError(f"reconciliation not done after {MAX_ROUNDS} rounds")
@@ -246,7 +121,7 @@ class Reconciler:
             self._send_round()
         self._finished = not self._requests
 
-    def _check_answered(self, received: list[_Range]) -> None:
+    def _check_answered(self, received: list[Range]) -> None:
         """Every range I asked about must be covered by their round."""
         spans: list[list] = []
         for r in received:
@@ -261,7 +136,7 @@ class Reconciler:
             if i == len(spans) or spans[i][0] > lower or not below(upper, spans[i][1]):
                 raise ReplicationError("an answer leaves a range open")
 
-    def _answer(self, r: _Range, lo: int, hi: int, parts: int) -> None:
+    def _answer(self, r: Range, lo: int, hi: int, parts: int) -> None:
         if r.kind is Done:
             return
         if r.kind is EmptySet:
@@ -286,7 +161,7 @@ class Reconciler:
         else:
             self._answer_fingerprint(r, lo, hi, parts)
 
-    def _answer_items(self, r: _Range, lo: int, hi: int) -> None:
+    def _answer_items(self, r: Range, lo: int, hi: int) -> None:
         """They listed all their items here: name every log where we differ."""
         theirs = {(pk, log): seq for pk, log, seq in r.values}
         ours = {(pk, log): seq for pk, log, seq in self.mine.items[lo:hi]}
@@ -301,7 +176,7 @@ class Reconciler:
         else:
             self._w.done(r.upper)
 
-    def _answer_fingerprint(self, r: _Range, lo: int, hi: int, parts: int) -> None:
+    def _answer_fingerprint(self, r: Range, lo: int, hi: int, parts: int) -> None:
         their_sum, their_count, their_only = r.lift
         my_sum, my_count = self.mine.fingerprint(lo, hi)
         if (their_sum, their_count) == (my_sum, my_count):
@@ -335,7 +210,7 @@ class Reconciler:
                 self._w.emit([Fingerprint(self.sid, lift(total, count, only), wire(upper))], lower, upper)
                 self._requests.append((lower, upper, False))
 
-    def _answer_one(self, r: _Range, lo: int, hi: int, their_sum: int, their_only: tuple[bytes, int]) -> None:
+    def _answer_one(self, r: Range, lo: int, hi: int, their_sum: int, their_only: tuple[bytes, int]) -> None:
         """They hold one item here, not one of mine: if it is one of my logs
         at another height, both sides' heights are known; else it is a log I
         lack, and they get all of mine to learn that."""

@@ -68,9 +68,9 @@ def _parts() -> dict[str, type]:
     """The reconciler's parts, which a state may hold (imported late: they
     import this module's neighbours)."""
     from .ranges import ItemSet
-    from .reconcile import _Range, _RoundReader, _RoundWriter
+    from .rounds import Range, RoundReader, RoundWriter
 
-    return {cls.__name__: cls for cls in (ItemSet, _Range, _RoundReader, _RoundWriter)}
+    return {cls.__name__: cls for cls in (ItemSet, Range, RoundReader, RoundWriter)}
 
 
 def export_object(obj: object) -> dict[str, Any]:
