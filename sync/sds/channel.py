@@ -16,6 +16,8 @@ owns its recovery and stream objects:
   delivery rather than position means a message that reached us late is
   still cited once, which is how peers that missed it learn it exists;
 * a rolling bloom filter of the content-message ids we have received;
+* ``Composer``: our messages as they go on the wire, with the clock, the
+  history, the filter and the SDS-R requests each carries;
 * ``OutgoingBuffer`` (``outgoing``): our messages until acknowledged, their
   resends (backed off, and capped in rate), and the watch after that;
 * ``IncomingBuffer`` (``incoming``): messages waiting for their history,
@@ -49,11 +51,12 @@ from collections.abc import Iterable, Iterator
 from sync.core import BROADCAST, Outgoing
 
 from . import state
+from .compose import Composer
 from .config import Config
 from .dialects import ReceivedFilter
 from .errors import LocalProtocolError, RemoteProtocolError
 from .delivery import Delivery, HintFunction
-from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairRequested, RepairSent
+from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairSent
 from .incoming import IncomingBuffer, Pending
 from .log import LocalLog, LogView
 from .outgoing import OutgoingBuffer
@@ -62,7 +65,7 @@ from .participants import Participants
 from .repair import Responses
 from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, check_message, check_size, compute_message_id, entry_to_pb, parse
+from .wire import SdsMessage, check_received, parse
 
 __all__ = ["Channel", "HintFunction", "LogView"]
 
@@ -77,12 +80,12 @@ class Channel:
         self.channel_id, self.sender_id = channel_id, sender_id
         self.config = config = config or Config()
         self._out = Output()
-        self._lamport = now
         self._bloom = ReceivedFilter(config)
         self._log = LocalLog(config.causal_history_size, config.max_missing)
         self._peers = Participants(config.max_participants, config.lost_after_ms)
         self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable)
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
+        self._composer = Composer(channel_id, sender_id, config, self._log, self._incoming, self._out, now)
         self._repair = Responses(config, sender_id)
         self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
         self._sync = SyncTimer(config, sender_id, channel_id, now)
@@ -98,7 +101,7 @@ class Channel:
     def lamport(self) -> int:
         """Our clock: raised by every send, and to every timestamp delivered
         (the newest in the log)."""
-        return max(self._lamport, self._log.newest_lamport())
+        return self._composer.lamport
 
     @property
     def stats(self):
@@ -132,17 +135,7 @@ class Channel:
 
     def send(self, content: bytes, now: int) -> str:
         """Broadcast ``content``; returns its message id."""
-        content = _checked_content(content)
-        lamport = max(now, self.lamport + 1)
-        message_id = compute_message_id(self.sender_id, self.channel_id, lamport, content)
-        msg = self._compose(message_id, lamport, content, now)
-        wire = msg.SerializeToString()
-        if len(wire) > self.config.max_datagram_bytes:
-            raise LocalProtocolError(
-                f"message of {len(wire)} bytes exceeds one datagram ({self.config.max_datagram_bytes})")
-        if self._attach_repair_requests(msg, now):
-            wire = msg.SerializeToString()
-        self._lamport = lamport
+        message_id, msg, wire = self._composer.message(_checked_content(content), self._bloom.to_bytes(now), now)
         self._sync.last_activity = self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
@@ -152,41 +145,14 @@ class Channel:
 
     def send_ephemeral(self, content: bytes, now: int) -> str:
         """Broadcast ``content`` once: no Lamport, history, bloom or buffering."""
-        content = _checked_content(content)
-        message_id = compute_message_id(self.sender_id, self.channel_id, None, content)
-        msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id, content=content)
-        wire = msg.SerializeToString()
-        if len(wire) > self.config.max_datagram_bytes:
-            raise LocalProtocolError(f"ephemeral message of {len(wire)} bytes does not fit one datagram")
+        message_id, wire = self._composer.ephemeral(_checked_content(content))
         self._out.transmit(wire)
         self.stats["sent_ephemeral"] += 1
         return message_id
 
-    def _compose(self, message_id: str, lamport: int, content: bytes, now: int) -> SdsMessage:
-        msg = SdsMessage(sender_id=self.sender_id, message_id=message_id, channel_id=self.channel_id,
-                         lamport_timestamp=lamport, bloom_filter=self._bloom.to_bytes(now))  # in the dialect spoken
-        if content:
-            msg.content = content
-        msg.causal_history.extend(entry_to_pb(entry) for entry in self._log.history())
-        return msg
-
-    def _attach_repair_requests(self, msg: SdsMessage, now: int) -> int:
-        """SDS-R: the due entries with the lowest T_req ride along, at most
-        ``repair_max_requests``."""
-        due = self._incoming.due_requests(now, self.config.repair_max_requests)
-        msg.repair_request.extend(entry_to_pb(entry) for entry in due)
-        if due:
-            self.stats["repair_requested"] += len(due)
-            self._out.emit(RepairRequested(tuple(e.message_id for e in due)))
-        return len(due)
-
     def _send_sync(self, now: int) -> None:
-        lamport = max(now, self.lamport + 1)
-        msg = self._compose(compute_message_id(self.sender_id, self.channel_id, lamport, b""), lamport, b"", now)
-        self._attach_repair_requests(msg, now)
-        self._lamport = lamport
+        self._out.transmit(self._composer.sync(self._bloom.to_bytes(now), now))  # the filter in the dialect spoken
         self._sync.last_sent = now
-        self._out.transmit(msg.SerializeToString())
         self.stats["sync_sent"] += 1
 
     # -------------------------------------------------------------- receiving
@@ -211,11 +177,7 @@ class Channel:
         passed on, byte for byte."""
         self.stats["received"] += 1
         try:
-            check_size(data, self.config)
-            check_message(msg, self.config)
-            if msg.HasField("lamport_timestamp") and (
-                    msg.lamport_timestamp > max(now, self.lamport) + self.config.max_future_ms):
-                raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
+            check_received(msg, data, self.config, now, self.lamport)
         except RemoteProtocolError as exc:
             self._reject(exc)
             return
@@ -247,7 +209,9 @@ class Channel:
             self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
             self._bloom.heard(msg.sender_id, msg.bloom_filter, now)
         self._outgoing.review(msg, now)
-        self._take_repair_requests(msg, now)
+        for pb in msg.repair_request:
+            self._incoming.drop_request(pb.message_id)  # someone else asked: we need not (limits request storms)
+            self._repair.asked(pb.message_id, pb.sender_id or self._log.sender_of(pb.message_id), now)
         if not content:
             self.stats["sync_received"] += 1
             self._incoming.unmet(msg, now)
@@ -269,13 +233,6 @@ class Channel:
     def _reject(self, exc: RemoteProtocolError) -> None:
         self.stats[exc.kind] += 1
         self._out.emit(Rejected(exc.kind, str(exc)))
-
-    def _take_repair_requests(self, msg: SdsMessage, now: int) -> None:
-        for pb in msg.repair_request:
-            mid = pb.message_id
-            self._incoming.drop_request(mid)  # someone else asked: we need not (limits request storms)
-            entry = self._log.entries.get(mid)
-            self._repair.asked(mid, pb.sender_id or (entry.sender_id if entry else None), now)
 
     # ----------------------------------------------------------------- timer
 

@@ -78,6 +78,10 @@ class LocalLog:
     def newest_lamport(self) -> int:
         return self.order[-1][0] if self.order else 0
 
+    def sender_of(self, message_id: str) -> str | None:
+        entry = self.entries.get(message_id)
+        return entry.sender_id if entry else None
+
     def settled(self, message_id: str) -> bool:
         """In the log, or given up as lost: nothing to wait for."""
         return message_id in self.entries or message_id in self.lost

@@ -83,3 +83,13 @@ def check_message(msg: SdsMessage, config: Config) -> None:
                 raise RemoteProtocolError("malformed", f"{name} entry is oversized")
     check(msg)
     return msg
+
+
+def check_received(msg: SdsMessage, data: bytes, config: Config, now: int, clock: int) -> None:
+    """``msg``, parsed from ``data``, as a receiver checks it: its size, its
+    fields and id, and a Lamport timestamp not too far ahead of ``now`` and
+    of our ``clock``."""
+    check_size(data, config)
+    check_message(msg, config)
+    if msg.HasField("lamport_timestamp") and msg.lamport_timestamp > max(now, clock) + config.max_future_ms:
+        raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
