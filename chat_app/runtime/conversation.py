@@ -82,7 +82,7 @@ class Conversation:
         """The engine as the store last committed it. Its state is saved
         whole once here (a new channel, a rollback, an older database's
         layout), and from then on each step stores only what it changed."""
-        state = self.store.channel_state(self.channel)
+        state = self.store.states.load(self.channel)
         if state is None:
             engine = Channel(self.channel, self.peer_id, now, self.config, retrieval_hint_of)
         else:
@@ -90,7 +90,7 @@ class Conversation:
                         for lamport, mid, sender, hint, wire in self.store.log_rows(self.channel))
             engine = Channel.restore(state, self.config, retrieval_hint_of, log=log_rows)
         # export_state also starts the round that take_changes() reports on
-        self.store.save_state(self.channel, engine.export_state(include_log=False))
+        self.store.states.save(self.channel, engine.export_state(include_log=False))
         return engine
 
     def send(self, nick: str, text: str, kind: str, now: int) -> str | None:

@@ -81,13 +81,13 @@ class SvsConversation:
         self._count_from_store()
 
     def _load(self, now: int) -> SvsEngine:
-        state = self.store.channel_state(self.channel)
+        state = self.store.states.load(self.channel)
         if state is not None and state.get("svs") is not None:
             member = Channel.restore(state["svs"], CONFIG)
         else:
             group = group_name(self.envelopes.link_name(self.channel))
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
-        self.store.save_state(self.channel, {"svs": _saved(member)})
+        self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
         return SvsEngine(member, self.channel, self.peer_id, self._last)
 

@@ -15,12 +15,9 @@ One file per data directory, in WAL mode. Tables:
                   A message's log position is its rank in (lamport,
                   message_id) order, served by an index.
     ignored       nicks whose messages this user does not want to see
-    state_part    the engine's state per channel, without the log: each part
-    state_entry   (CBOR) replaced whole, each entry of a keyed collection
-                  (unacknowledged messages, ...) upserted or deleted alone,
-                  so a step writes what it changed, not everything
-    channel_state the whole state in one blob (read once, from databases
-                  written before the state was split)
+    state_part    the engine's state per channel, without the log, written
+    state_entry   part by part and entry by entry, so a step writes what it
+    channel_state changed (``store.engine_state``)
     blind         private channels' datagrams kept by a peer without their key
                   (``store.blind``)
     direct        the people we hold direct conversations with: keys, last
@@ -50,9 +47,9 @@ from sqlite_utils import Database
 
 from chat_app.store.blind import BlindTable
 from chat_app.store.direct import DirectStore
+from chat_app.store.engine_state import EngineStates
 from chat_app.store.keys import Keys
 from chat_app.store.migrations import MIGRATIONS
-from sync.sds.state import COLLECTIONS  # the keyed parts of a channel's state; the rest is replaced whole
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
@@ -108,6 +105,7 @@ class Store:
         self.direct = DirectStore(self._conn, _COLUMNS, _ACK)
         self.keys = Keys(self._conn)
         self.blind = BlindTable(self._conn)
+        self.states = EngineStates(self._conn)
 
     def close(self) -> None:
         self._conn.close()
@@ -182,56 +180,11 @@ class Store:
                 )
             conn.executemany(_ACK, [(state, peers, channel, mid) for mid, state, peers in acks])
             if changes is not None:
-                self._write_changes(channel, changes["parts"], changes["entries"])
+                self.states.write(channel, changes["parts"], changes["entries"])
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-
-    def save_state(self, channel: str, state: dict) -> None:
-        """A channel's whole state (``export_state(include_log=False)``), replacing what was saved."""
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for table in ("state_part", "state_entry", "channel_state"):
-                conn.execute(f"DELETE FROM {table} WHERE channel = ?", (channel,))
-            parts = {k: v for k, v in state.items() if k not in COLLECTIONS}
-            self._write_changes(channel, parts, {c: state[c] for c in COLLECTIONS if c in state})
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    def _write_changes(self, channel: str, parts: dict, entries: dict[str, dict]) -> None:
-        conn = self._conn
-        conn.executemany("INSERT OR REPLACE INTO state_part (channel, name, value) VALUES (?, ?, ?)",
-                         [(channel, name, cbor2.dumps(value)) for name, value in parts.items()])
-        upserts, deletes = [], []
-        for collection, changed in entries.items():
-            for key, value in changed.items():
-                if value is None:
-                    deletes.append((channel, collection, key))
-                else:
-                    upserts.append((channel, collection, key, cbor2.dumps(value)))
-        conn.executemany("INSERT OR REPLACE INTO state_entry (channel, collection, key, value) VALUES (?, ?, ?, ?)",
-                         upserts)
-        conn.executemany("DELETE FROM state_entry WHERE channel = ? AND collection = ? AND key = ?", deletes)
-
-    def channel_state(self, channel: str) -> dict | None:
-        """What ``save_state`` and the steps since left: the dict
-        ``export_state(include_log=False)`` gave (or a whole-blob state from
-        an older database)."""
-        parts = self._conn.execute("SELECT name, value FROM state_part WHERE channel = ?", (channel,)).fetchall()
-        if not parts:
-            row = self._conn.execute("SELECT state FROM channel_state WHERE channel = ?", (channel,)).fetchone()
-            return cbor2.loads(row[0]) if row else None
-        state: dict = {name: cbor2.loads(value) for name, value in parts}
-        for collection in COLLECTIONS:
-            state[collection] = {}
-        for collection, key, value in self._conn.execute(
-                "SELECT collection, key, value FROM state_entry WHERE channel = ?", (channel,)):
-            state.setdefault(collection, {})[key] = cbor2.loads(value)
-        return state
 
     def log_rows(self, channel: str) -> Iterator[tuple[int, str, str, bytes | None, bytes]]:
         """(lamport, message_id, sender_id, retrieval_hint, wire) in log order,

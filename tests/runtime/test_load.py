@@ -64,4 +64,4 @@ def test_leaving_sends_everything_held(tmp_path):
     alice.leave(net.now)
     assert len(texts(alice.store)) == MAX_IN_FLIGHT + 5  # stored as unacknowledged: resent after a restart
     reopened = Store(alice.store.path)
-    assert len(reopened.channel_state("general")["outgoing"]) == MAX_IN_FLIGHT + 5
+    assert len(reopened.states.load("general")["outgoing"]) == MAX_IN_FLIGHT + 5

@@ -43,7 +43,7 @@ def test_the_state_stored_step_by_step_is_the_whole_state(tmp_path):
         net.run(500)
     for rt in (alice, bob):
         engine = rt.conversations["general"].engine
-        assert rt.store.channel_state("general") == engine.export_state(include_log=False)
+        assert rt.store.states.load("general") == engine.export_state(include_log=False)
         assert engine.export_state(include_log=False)["outgoing"]  # something is still unacknowledged
 
 

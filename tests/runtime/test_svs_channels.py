@@ -73,7 +73,7 @@ def test_sequence_numbers_survive_a_restart_and_are_stored_before_the_publicatio
     alice.say("general", "one", "text", net.now)
     queued = alice.datagrams_to_send()
     assert queued and alice.store.last_seq("general", alice.peer_id) == 1  # stored before it is sent
-    saved = alice.store.channel_state("general")["svs"]["vector"]
+    saved = alice.store.states.load("general")["svs"]["vector"]
     assert [seq for node, _, seq in saved if node.endswith(alice.peer_id.encode())] == [1]
     alice.say("general", "two", "text", net.now)
     net.pump()
