@@ -80,7 +80,8 @@ async def measure(n: int) -> dict[str, float]:
             arrivals.append(time.perf_counter() - t)
         t = time.perf_counter()
         await pilot.resize_terminal(100, 40)
-        await soon(lambda: view._width != 0 and len(view._heights) == len(app.chat.models["general"]), pilot)
+        layout = view.history_layout
+        await soon(lambda: layout.width != 0 and len(layout.heights) == len(app.chat.models["general"]), pilot)
         view.relayout()
         resize = time.perf_counter() - t
     return {"open_s": opened, "page_ms": 1000 * sum(pages) / len(pages), "scroll_ms": 1000 * draw,

@@ -303,7 +303,7 @@ async def test_search_reaches_history_that_is_not_loaded(make_app, tmp_path):
         first = int(ids[0], 16)
         assert first <= 1234 - 20 and ids == [f"{i:032x}" for i in range(first, 5_000)]  # one piece, context above
         assert not model.history_complete
-        assert view._offsets == _full_layout(view)
+        assert view.history_layout.offsets == _full_layout(view)
         await pilot.press("enter")  # an older match: "number 1234" is nowhere else
         await pilot.pause(0.3)
         assert view.search_hit == f"{1234:032x}"
@@ -317,8 +317,8 @@ def _full_layout(view) -> list[int]:
     """The line offsets a layout from scratch gives."""
     import itertools
 
-    view._measured.clear()
-    return [0, *itertools.accumulate(len(view._lines(i)) for i in range(len(view.model)))]
+    view.history_layout.forget_measures()
+    return [0, *itertools.accumulate(len(view.history_layout.lines(i)) for i in range(len(view.model)))]
 
 
 @pytest.mark.asyncio
@@ -342,7 +342,7 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             dict(lamport=base + 7_000, message_id="f" * 32, text="名前の長い文字列" * 4, nick="長い名前のひと"),
             dict(lamport=base + 7_500, message_id="g" * 32, text="after a gap", gaps=["lost-1", "lost-2"]),
             # fits on one line with "  ○", not with "  ● 12"
-            dict(lamport=base + 8_000, message_id="m" * 32, text="m" * (view._text_width - 3), own=True),
+            dict(lamport=base + 8_000, message_id="m" * 32, text="m" * (view.history_layout.text_width - 3), own=True),
         ]
         for e in events:
             common = dict(channel="general", message_id=e["message_id"], sender_id="d" * 32,
@@ -352,21 +352,21 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             else:
                 app.chat.show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
                                                       gaps=tuple(e.get("gaps", ()))))
-            assert view._offsets == _full_layout(view), e["message_id"]
-        lines = view._offsets[-1]
+            assert view.history_layout.offsets == _full_layout(view), e["message_id"]
+        lines = view.history_layout.offsets[-1]
         app.chat.events.acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
-        assert view._offsets == _full_layout(view) and view._offsets[-1] == lines + 1
+        assert view.history_layout.offsets == _full_layout(view) and view.history_layout.offsets[-1] == lines + 1
         view.set_marker("late")
-        assert view._offsets == _full_layout(view)
+        assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)  # the scroll to the end my own message asked for
         view.scroll_home(animate=False)
         await until(pilot, lambda: len(model) == 1_006)  # an older page went on top
-        assert view._offsets == _full_layout(view)
+        assert view.history_layout.offsets == _full_layout(view)
         view.set_marker(None)
         model.upsert(MessageRow(base + 9_000, "x" * 32, "d" * 32, "dave", "x"))
         view.placed(model.by_id["x" * 32], replaced=False)
-        assert view._offsets == _full_layout(view)
-        assert len(view._offsets) == len(model) + 1
+        assert view.history_layout.offsets == _full_layout(view)
+        assert len(view.history_layout.offsets) == len(model) + 1
 
 
 @pytest.mark.asyncio

@@ -30,14 +30,14 @@ async def test_a_rule_marks_each_new_day_and_follows_late_messages(make_app):
         for text, when, mid in [("friday morning", at(20, 10), "a"), ("friday noon", at(20, 12), "b"),
                                 ("saturday", at(21, 9), "c")]:
             app.chat.show_message(said(text, when, mid))
-            assert view._offsets == _full_layout(view)
+            assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         shown = screen_text(app)
         assert shown.count("Friday 20 November 2026") == 1 and shown.count("Saturday 21 November 2026") == 1
         assert shown.index("Friday 20") < shown.index("friday noon") < shown.index("Saturday 21") < shown.index(
             "│ saturday")
         app.chat.show_message(said("saturday, early", at(21, 7), "b2"))  # late: now the day's first
-        assert view._offsets == _full_layout(view)
+        assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         shown = screen_text(app)
         assert shown.count("Saturday 21 November 2026") == 1
@@ -46,7 +46,7 @@ async def test_a_rule_marks_each_new_day_and_follows_late_messages(make_app):
             next(x for x in lines if x.endswith("│ saturday, early"))) < lines.index(
             next(x for x in lines if x.endswith("│ saturday")))
         app.chat.show_message(said("thursday", at(19, 23), "0"))  # a new first message, the day before
-        assert view._offsets == _full_layout(view)
+        assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         assert screen_text(app).count("November 2026") == 3
 
@@ -76,4 +76,4 @@ async def test_a_resize_before_any_channel_is_shown(make_app):
         view.relayout()
         await pilot.resize_terminal(90, 20)
         await pilot.pause(0.1)
-        assert app.is_running and view._offsets[-1] == 0
+        assert app.is_running and view.history_layout.offsets[-1] == 0
