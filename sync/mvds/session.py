@@ -22,14 +22,12 @@ from collections import Counter, OrderedDict
 
 from sync.core.protocol import Peer
 
+from . import payloads
 from .config import Config
 from .events import DmAcknowledged, DmDelivered, Event, Rejected
 from .records import MESSAGE, OFFER, REQUEST, Key, Records
 from .unacked import OwnMessage, Unacknowledged
 from .wire import Message, Payload, message_id
-
-_ID_COST = 34  # bytes an id adds to a payload (tag, length, 32 bytes)
-_MESSAGE_COST = 24  # a message's framing beyond its group id and body
 
 
 class Session:
@@ -79,82 +77,8 @@ class Session:
         return None if due is None else max(due, self.last_payload_epoch + 1)
 
     def compose(self, epoch: int, now: int) -> bytes | None:
-        """This epoch's one payload for the peer, or None if nothing is due."""
-        if epoch <= self.last_payload_epoch:
-            return None
-        due = self.records.pop_due(epoch)
-        payload, budget = Payload(), self.config.max_payload_bytes - 64
-        if self.acks:  # owed acks ride on any payload, even before they are due
-            acks = list(self.acks)[: self.config.max_acks_per_payload]
-            for mid in acks:
-                del self.acks[mid]
-            payload.acks.extend(acks)
-            budget -= _ID_COST * len(acks)
-            self.acks_due = epoch + 1 if self.acks else None
-        sent: set[Key] = set()
-        silent = self.silent(now)
-        budget = self._add_messages(payload, due, epoch, budget, sent, silent)
-        ids = [key for key in due if key not in sent and key in self.records]
-        if silent and any(kind == OFFER for kind, _ in ids):
-            # to a peer away, offers too travel together, on one schedule
-            taken = set(ids)
-            ids += [key for key in self.records if key[0] == OFFER and key not in sent and key not in taken]
-        offers: list[Key] = []
-        for key in ids:
-            if budget < _ID_COST:
-                break
-            (payload.offers if key[0] == OFFER else payload.requests).append(key[1])
-            budget -= _ID_COST
-            self.records.sent(key, epoch)
-            sent.add(key)
-            if key[0] == OFFER:
-                offers.append(key)
-        if silent and len(offers) > 1:
-            self.records.align(offers, epoch)
-        # What did not fit waits as long as what did: it would otherwise
-        # drag the same unacknowledged prefix along again before its acks
-        # could be back.
-        for key in due:
-            if key not in sent and key in self.records:
-                self.records.postpone(key, epoch + self.config.backoff_base_epochs)
-        if not (payload.acks or payload.offers or payload.requests or payload.messages):
-            return None
-        self.last_payload_epoch = epoch
-        self.stats["payloads_sent"] += 1
-        return payload.SerializeToString()
-
-    def _add_messages(self, payload: Payload, due: list[Key], epoch: int, budget: int, sent: set[Key],
-                      silent: bool) -> int:
-        """Each conversation with a due message sends its unacknowledged
-        messages up to the latest due one, oldest first (see the module
-        docstring for why); a prefix when they do not all fit. To a peer
-        that seems away they then travel as one train, at the pace of the
-        most-sent among them, rather than each dragging the rest along on
-        its own schedule."""
-        latest: dict[bytes, int] = {}
-        for kind, mid in due:
-            if kind == MESSAGE:
-                own = self.own[mid]
-                latest[own.group_id] = max(latest.get(own.group_id, -1), own.timestamp)
-        for group, upto in latest.items():
-            train: list[Key] = []
-            for mid in self.own.conversation(group):
-                own = self.own[mid]
-                cost = _MESSAGE_COST + len(own.group_id) + len(own.body)
-                if own.timestamp > upto or (cost > budget and payload.messages):
-                    break
-                budget -= cost
-                if self.records.remove((OFFER, mid)):  # an earlier offer goes as the message itself
-                    self.records.add(MESSAGE, mid, epoch)
-                    self.stats["offer_promoted"] += 1
-                payload.messages.append(Message(group_id=own.group_id, timestamp=own.timestamp, body=own.body))
-                self.records.sent((MESSAGE, mid), epoch)
-                sent.add((MESSAGE, mid))
-                sent.add((OFFER, mid))
-                train.append((MESSAGE, mid))
-            if silent and len(train) > 1:
-                self.records.align(train, epoch)
-        return budget
+        """This epoch's one payload for the peer, or None if nothing is due (see ``payloads``)."""
+        return payloads.compose(self, epoch, now)
 
     # ----------------------------------------------------------- receiving
 
