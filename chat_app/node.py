@@ -103,17 +103,17 @@ class Node:
             await self.io.announce()
 
     async def set_nick(self, nick: str) -> None:
-        if self.io.call(lambda now: self.runtime.set_nick(nick)):
+        if self.io.call(lambda now: self.runtime.profile.set_nick(nick)):
             await self.io.announce()
 
     def whois(self, nick: str) -> None:
-        self.io.call(self.runtime.whois, nick)
+        self.io.call(self.runtime.profile.whois, nick)
 
     def trust(self, argument: str) -> None:
-        self.io.call(self.runtime.trust, argument)
+        self.io.call(self.runtime.profile.trust, argument)
 
     def set_away(self, reason: str) -> None:
-        self.io.call(self.runtime.set_away, reason)
+        self.io.call(self.runtime.profile.set_away, reason)
 
     def topic(self, channel: str) -> None:
         self.io.call(self.runtime.topic, channel)

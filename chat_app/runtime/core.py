@@ -23,7 +23,8 @@ The runtime coordinates; the parts do the work, each in its own module:
 messages), ``Envelopes`` (signing,
 opening, routing), ``Outbox`` (sealing and addressing what leaves),
 ``PrivateChannels`` (keys and blind channels), ``PeerTracker`` and ``People``
-(who is out there, and which key is whose), ``Fetcher``, ``CatchUp``
+(who is out there, and which key is whose), ``Profile`` (our nick, away
+reason and addresses; /whois, /trust), ``Fetcher``, ``CatchUp``
 (when to replicate with whom) and ``Links`` (the replication links), and
 ``TypingIndicator``.
 """
@@ -39,7 +40,7 @@ from chat_app import events as ev
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
-from chat_app.payload import Payload, PayloadError
+from chat_app.payload import Payload
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.conversation import Conversation
@@ -52,6 +53,7 @@ from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.private import PrivateChannels
+from chat_app.runtime.profile import Profile
 from chat_app.runtime.routing import FetchRequest, Refused
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
@@ -59,10 +61,6 @@ from sync.replication import Connection
 from sync.sds import Config
 
 log = logging.getLogger(__name__)
-
-MAX_AWAY = 200
-"""Characters of an away reason: it rides in one ephemeral datagram."""
-
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
@@ -72,17 +70,13 @@ class Runtime:
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
         self.envelopes = Envelopes(self.identity)
-        self.nick = nick
         self.config = config or Config()
         self.send_typing = send_typing
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
-        self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
-        self.port = 0
         self.fetcher = Fetcher()
         self.catchup = CatchUp(live, self.envelopes)
         self.typing_state = TypingIndicator()
-        self.away: str | None = None  # our reason for being away
         self.people = People(store)
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
         self.stats: Counter[str] = Counter()
@@ -97,6 +91,8 @@ class Runtime:
                              mailboxes=lambda: [p.address for p in self.peers if MAILBOX_LINK in (p.channels or ())])
         self.outbox.introductions.append(self.direct.statement)  # our exchange key, for direct messages
         self.links = Links(self.catchup, self.joined, self.stats, self._emit)
+        self.profile = Profile(store, self.identity, nick, channels=self.joined, people=self.people, peers=self.peers,
+                               emit=self._emit)
 
     # ----------------------------------------------------------------- outputs
 
@@ -120,6 +116,10 @@ class Runtime:
         deadlines.append(self.direct.get_timer())
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
+
+    @property
+    def nick(self) -> str:
+        return self.profile.nick
 
     @property
     def conversations(self) -> dict[str, Conversation]:
@@ -146,12 +146,13 @@ class Runtime:
     # --------------------------------------------------------------- lifecycle
 
     def start(self, channels: Iterable[str], port: int, addresses: Iterable[str], now: int) -> None:
-        self.port, self.addresses = port, tuple(addresses)
+        self.profile.port, self.profile.addresses = port, tuple(addresses)
         self.store.set_nick(self.nick)
         self.joined.open_stored(channels, now)
         private = tuple(c for c in self.channels if c in self.envelopes.private)
         svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
-        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.addresses, self.channels, private, svs))
+        self._events.append(ev.Ready(self.peer_id, self.nick, port, self.profile.addresses, self.channels, private,
+                                     svs))
         for channel in self.channels:
             self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -184,37 +185,6 @@ class Runtime:
 
     def part(self, channel: str) -> bool:
         return self.joined.part(channel)
-
-    def set_nick(self, nick: str) -> bool:
-        try:
-            Payload("typing", nick)
-        except PayloadError as exc:
-            self._error(str(exc))
-            return False
-        old, self.nick = self.nick, nick
-        self.store.set_nick(nick)
-        self._events.append(ev.NickChanged(old, nick))
-        return True
-
-    def set_away(self, reason: str, now: int) -> None:
-        """Tell every channel we are away (``reason``), or back (empty).
-        Said again whenever a peer appears (see ``_heard``)."""
-        if len(reason) > MAX_AWAY:
-            return self._error(f"an away reason is at most {MAX_AWAY} characters")
-        self.away = reason or None
-        self._events.append(ev.PeerAway(self.peer_id, self.nick, self.away))
-        self._say_away(now)
-
-    def _say_away(self, now: int) -> None:
-        self.joined.notice(Payload("away", self.nick, self.away or "", sent_at=now), now)
-
-    def whois(self, nick: str, now: int) -> None:
-        ours = [(a, self.port) for a in self.addresses]
-        self.people.seen(self.peer_id, self.identity.public_key, self.nick, now, ours)
-        self._events.append(self.people.whois(nick.lstrip("@"), self.peers.addresses_of))
-
-    def trust(self, argument: str, now: int) -> None:
-        self._events.append(self.people.trust(argument))
 
     def _emit(self, events: list[ev.AppEvent]) -> None:
         self._events += events  # not a bound ``extend``: ``events()`` swaps the list
@@ -286,8 +256,7 @@ class Runtime:
         if new:
             self.outbox.met(addr)
             self._replicate(addr, now)
-            if self.away is not None:  # a newcomer learns we are away
-                self._say_away(now)
+            self.profile.greet(now)  # a newcomer learns we are away
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
@@ -307,7 +276,7 @@ class Runtime:
             self._replicate(peer.address, now)
 
     def peer_snapshot(self) -> ev.Peers:
-        return self.peers.snapshot(self.addresses, self.port)
+        return self.peers.snapshot(self.profile.addresses, self.profile.port)
 
     def peer_gone(self, peer_id: str) -> None:
         self._events += self.peers.gone(peer_id)

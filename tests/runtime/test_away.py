@@ -19,14 +19,14 @@ def snapshot_away(rt, peer_id: str) -> str | None:
 def test_away_and_back_reach_peers_and_newcomers(net):
     alice, bob = net.add("alice"), net.add("bob")
     net.run(25_000)  # they have heard each other
-    alice.set_away("lunch", net.now)
+    alice.profile.set_away("lunch", net.now)
     net.pump()
     assert away_of(net, bob, alice.peer_id) == ["lunch"]
     assert snapshot_away(bob, alice.peer_id) == "lunch"
     carol = net.add("carol")
     net.run(25_000)
     assert away_of(net, carol, alice.peer_id) == ["lunch"]  # told when carol first appeared
-    alice.set_away("", net.now)
+    alice.profile.set_away("", net.now)
     net.pump()
     assert away_of(net, bob, alice.peer_id) == ["lunch", None]
     assert snapshot_away(carol, alice.peer_id) is None
@@ -35,5 +35,5 @@ def test_away_and_back_reach_peers_and_newcomers(net):
 def test_an_over_long_reason_is_refused(net):
     alice = net.add("alice")
     net.seen(alice).clear()
-    alice.set_away("x" * 201, net.now)
-    assert [type(e) for e in alice.events()] == [ev.Error] and alice.away is None
+    alice.profile.set_away("x" * 201, net.now)
+    assert [type(e) for e in alice.events()] == [ev.Error] and alice.profile.away is None

@@ -142,7 +142,7 @@ def test_a_migrated_peer_proves_its_old_id_to_the_peers_it_meets(net, tmp_path):
     alice.say("general", "hi", "text", net.now)
     bob.say("general", "hello", "text", net.now)
     net.run(27_000)  # alice hears bob's syncs: she meets him, and tells him
-    bob.whois("alice", net.now)
+    bob.profile.whois("alice", net.now)
     net.pump()
     (who,) = [e for e in net.seen(bob) if isinstance(e, ev.Whois)]
     assert [(p["sender_id"], p["was"]) for p in who.people] == [(alice.peer_id, old_id)]

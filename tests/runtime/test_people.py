@@ -21,7 +21,7 @@ def test_whois_shows_each_key_behind_a_nick(net, tmp_path):
     # their syncs make them known where they are (a message with content from
     # a --peer address could be relayed, so it does not): within 26 s
     net.run(27_000)
-    bob.whois("sam", net.now)
+    bob.profile.whois("sam", net.now)
     net.pump()
     (who,) = of(net, bob, ev.Whois)
     assert {p["fingerprint"] for p in who.people} == {fingerprint(sam1.identity.public_key),
@@ -35,8 +35,8 @@ def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
     alice, bob = net.add("alice"), net.add("bob")
     alice.say("general", "hello", "text", net.now)
     net.run(500)
-    bob.trust("alice 0000 0000 0000 0000 0000", net.now)
-    bob.trust(f"alice {fingerprint(alice.identity.public_key)}", net.now)
+    bob.profile.trust("alice 0000 0000 0000 0000 0000", net.now)
+    bob.profile.trust(f"alice {fingerprint(alice.identity.public_key)}", net.now)
     net.pump()
     assert [type(e) for e in net.seen(bob) if isinstance(e, (ev.Error, ev.Trusted))] == [ev.Error, ev.Trusted]
     assert of(net, bob, ev.KeyChanged) == []
@@ -47,7 +47,7 @@ def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
     (changed,) = of(net, bob, ev.KeyChanged)
     assert changed.sender_id == mallory.peer_id
     assert changed.trusted_fingerprint == fingerprint(alice.identity.public_key)
-    bob.whois("alice", net.now)
+    bob.profile.whois("alice", net.now)
     net.pump()
     (who,) = of(net, bob, ev.Whois)
     assert [p["trusted"] for p in who.people] == [True, False]

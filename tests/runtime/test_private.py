@@ -123,7 +123,7 @@ def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
         alice.typing(ROOM, net.now)
         net.run(4_000)  # typing notices, and sync messages on the sync timer
         alice.say(ROOM, f"line {i}", "text", net.now)
-    alice.set_away("lunch", net.now)
+    alice.profile.set_away("lunch", net.now)
     net.run(60_000)
     kept = store.store.blind.held(bytes.fromhex(tag_name[1:]))
     messages = [SdsMessage.FromString(alice.envelopes.gate.open(d, ("10.0.0.9", 1), net.now).payload) for d in kept]
