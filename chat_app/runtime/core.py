@@ -62,6 +62,7 @@ from sync.sds import Config
 
 log = logging.getLogger(__name__)
 
+
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
                  live: bool = False, config: Config | None = None, identity: Identity | None = None,
