@@ -90,6 +90,7 @@ __all__ = [
 ]
 
 TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES = 16, 12, 16
+NDN_INTEREST = b"\x05"  # the first byte of an SVS sync or data interest (a publication is Data, 6)
 _HEADER = 2 + TAG_BYTES
 _MIN_BYTES = _HEADER + NONCE_BYTES + AEAD_TAG_BYTES + 1
 
@@ -209,13 +210,17 @@ _PRIVATE_KINDS = (Kind.PRIVATE, Kind.PRIVATE_PASSING)
 def lasting(envelope: bytes) -> bool:
     """Will a member who joins later need this signed envelope? Only a chat
     message: an SDS message with a Lamport timestamp (not ephemeral) and
-    content (not a sync message). What cannot be read says yes: better kept."""
+    content (not a sync message), or an SVS publication (an NDN Data packet;
+    sync and data interests are Interests). What cannot be read says yes:
+    better kept."""
     kind = envelope[1] if len(envelope) > 2 else None
     if kind == Kind.FETCH:
         return False
-    if kind != Kind.SDS:
+    if kind not in (Kind.SDS, Kind.SVS):
         return True
     start = 3 + (32 if envelope[2] == 0 else SENDER_ID_BYTES)  # after the key or key id (envelope.py)
+    if kind == Kind.SVS:
+        return envelope[start:start + 1] != NDN_INTEREST
     message = SdsMessage()
     try:
         message.ParseFromString(envelope[start:-64])

@@ -10,6 +10,7 @@ peer table. The I/O adapter takes the queue with ``Runtime.datagrams_to_send``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from chat_app.net.udp import Address
 from chat_app.runtime.envelopes import Envelopes, is_envelope
@@ -17,6 +18,13 @@ from chat_app.runtime.fetching import Send
 from chat_app.runtime.peers import PeerTracker
 from chat_app.store import Store
 from sync.core import BROADCAST, Outgoing
+
+@dataclass(frozen=True, slots=True)
+class Silent:
+    """A target: every peer of the channel but ``members`` (the addresses that speak its protocol to us)."""
+
+    members: frozenset
+
 
 Seal = Callable[[Envelopes, bytes, Callable[[str], "bytes | None"]], "bytes | None"]
 """A conversation's way of putting what its engine produced in an envelope (None: nothing to send)."""
@@ -58,6 +66,9 @@ class Outbox:
                 continue
             if out.to is BROADCAST:
                 self.broadcast(channel, data)
+            elif isinstance(out.to, Silent):
+                link = self.envelopes.link_name(channel)
+                self._out += [(data, address) for address in self.peers.targets(link) if address not in out.to.members]
             else:
                 self._out.append((data, out.to))
 

@@ -89,7 +89,7 @@ class SvsConversation:
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
-        return SvsEngine(member, self.channel, self.peer_id, self._last)
+        return SvsEngine(member, self.channel, self.peer_id, self._last, self.envelopes.open_record)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
@@ -109,7 +109,10 @@ class SvsConversation:
         record = SdsMessage(sender_id=self.peer_id, message_id=message_id, channel_id=self.channel,
                             lamport_timestamp=lamport, content=content).SerializeToString()
         envelope = self.envelopes.stored_wire(self.channel, record, self.peer_id)
-        self.engine.member.send(self.envelopes.outgoing(self.channel, envelope), now)
+        published = self.envelopes.outgoing(self.channel, envelope)
+        seq = self.engine.member.send(published, now)
+        if self.channel in self.envelopes.private:  # a blind store keeps it (see ``SvsEngine.push``)
+            self.engine.push(seq, published)
         self.lamport = lamport
         return message_id
 

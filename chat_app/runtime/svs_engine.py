@@ -12,6 +12,11 @@ speaks. This wraps ``sync.svs.Channel`` to take what reaches an SVS channel:
 * chat records (an author's signed SDS chat message): what replication
   brings - kept for the conversation, which stores them in each author's
   sequence order and tells the member it need not fetch them;
+* a publication no vector announced: what a blind store keeps of a private
+  channel and hands a late member (see ``push``). The member would drop it,
+  as NDN drops unsolicited data, but routing has verified its record (its
+  author's signature, this channel, the number in its name), so it is kept
+  as a chat record, as if replicated;
 * SDS sync messages: a peer that runs this channel on SDS; counted, dropped.
 
 It stays sans-I/O like the engines: bytes and ``now`` in, events and
@@ -26,6 +31,8 @@ from collections.abc import Callable, Hashable
 from sync.core import BROADCAST, Outgoing
 from sync.sds import EphemeralReceived
 from sync.sds.ids import compute_message_id
+from chat_app.runtime.outbox import Silent
+from chat_app.runtime.routing import SdsDatagram
 from chat_app.runtime.svs_routing import sender_of
 from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
@@ -46,9 +53,11 @@ defaults (1 s, backoff to 8 s, no repeats) and in 4-10 s with these
 
 
 class SvsEngine:
-    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int]) -> None:
+    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int],
+                 open_record: Callable[[bytes], object]) -> None:
         self.member = member
         self.held = held  # author -> how many of its messages (1..n) the store holds
+        self.open_record = open_record  # a publication's content -> its record (SdsDatagram), or Refused
         self.channel = channel
         self.sender_id = sender_id
         self.records: list[tuple[SdsMessage, bytes]] = []  # replicated chat records (message, its SDS bytes)
@@ -60,6 +69,8 @@ class SvsEngine:
         if isinstance(message, packets.SyncInterest):
             self._settle_new_producers(message)
             self.member.receive(data, now, source)
+        elif isinstance(message, packets.Publication) and message.seq > self.member.vector.get(message.producer, 0):
+            self._unannounced(message)
         elif isinstance(message, (packets.DataInterest, packets.Publication)):
             self.member.receive(data, now, source)
         elif not isinstance(message, SdsMessage):
@@ -70,6 +81,21 @@ class SvsEngine:
             self.ephemeral.append(EphemeralReceived(message.sender_id, message.content, now))
         else:
             self.stats["sds_sync_dropped"] += 1  # someone runs this channel on SDS
+
+    def _unannounced(self, publication: packets.Publication) -> None:
+        record = self.open_record(publication.content)  # verified by routing: a cache hit
+        if isinstance(record, SdsDatagram):
+            self.records.append((record.message, record.data))
+            self.stats["unannounced_kept"] += 1
+
+    def push(self, seq: int, content: bytes) -> None:
+        """Our new publication, to the peers in the channel that never sent
+        us a vector: a blind store of a private channel announces its tag but
+        cannot speak SVS, so it would never see a publication (they answer
+        data interests, one member at a time) and could not serve them."""
+        members = frozenset(self.member.member_addresses())
+        self._out.append(Outgoing(packets.encode_publication(self.member.group, self.member.me, seq, content),
+                                  Silent(members)))
 
     def _settle_new_producers(self, interest: packets.SyncInterest) -> None:
         """A producer the member meets for the first time may have messages in

@@ -74,6 +74,10 @@ class Channel:
     def state(self) -> str:
         return self._timer.state
 
+    def member_addresses(self) -> list[Hashable]:
+        """Where the members we heard sync interests from send from."""
+        return list(self._data.fetch.addresses.values())
+
     @property
     def vector_version(self) -> int:
         """Grows whenever an entry of the vector does (ours included)."""

@@ -152,19 +152,20 @@ def test_one_name_two_passphrases_never_see_each_other(spawn):
     assert [_texts(p, ROOM) for p in theirs] == [["theirs"], ["theirs"]]
 
 
-def test_a_blind_store_relays_a_private_channel_to_a_late_member(spawn):
+@pytest.mark.parametrize("protocol", ["", "+svs"], ids=["sds", "svs"])
+def test_a_blind_store_relays_a_private_channel_to_a_late_member(spawn, protocol):
     from chat_app.crypto import ChannelKey
 
     tag = ChannelKey.from_passphrase(ROOM, PASS).tag.hex()  # what members announce; it reveals nothing
     store = spawn("store", "serve", "--channel", f"~{tag}")
-    alice = spawn("alice", "--channel", f"{ROOM}:{PASS}")
+    alice = spawn("alice", "--channel", f"{ROOM}{protocol}:{PASS}")
     _introduced(store, alice)
     for i in range(5):
         alice.send(f"before you came {i}")
     alice.wait_delivered(5, channel=ROOM)
     time.sleep(2)  # the store has them (it cannot say: it cannot read them)
     alice.stop()
-    carol = spawn("carol", "--channel", f"{ROOM}:{PASS}")
+    carol = spawn("carol", "--channel", f"{ROOM}{protocol}:{PASS}")
     got = carol.wait_delivered(5, channel=ROOM, timeout=60)
     assert [e["text"] for e in got] == [f"before you came {i}" for i in range(5)]
     store.stop()

@@ -3,7 +3,6 @@ misses, and two groups that share a name."""
 
 from __future__ import annotations
 
-import pytest
 
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
@@ -136,8 +135,6 @@ def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
     assert texts(carol.store, ROOM) == ["line 0", "line 1", "line 2"]
 
 
-@pytest.mark.xfail(strict=True, reason="a late SVS member drops the publications the store hands it unasked "
-                                       "(counted 'unsolicited'): no vector it heard announced them")
 def test_a_blind_store_serves_a_private_svs_channel_to_a_late_member(net):
     alice = net.add("alice", channels=(), passphrases={"hideout+svs": PASS})
     tag_name = alice.announced_channels[0]
