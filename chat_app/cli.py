@@ -84,14 +84,18 @@ def _channel_to_join(text: str) -> str:
     channel): the name checked and without its ``#``."""
     name, colon, passphrase = text.partition(":")
     if name.startswith("~") and not colon:  # serve: a private channel kept blind, by its tag
-        if re.fullmatch(r"~[0-9a-f]{32}", name) is None:
-            raise argparse.ArgumentTypeError("a blind channel is ~ and its 32-digit hex tag")
-        return name
+        return _blind_channel(name)
     try:
         name, protocol = channel_spec(name)
     except BadChannelName as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return name + (SVS_MARK if protocol == "svs" else "") + colon + passphrase
+
+
+def _blind_channel(text: str) -> str:
+    if re.fullmatch(r"~[0-9a-f]{32}", text) is None:
+        raise argparse.ArgumentTypeError("a blind channel is ~ and its 32-digit hex tag")
+    return text
 
 
 def default_data_dir() -> Path:
@@ -147,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="an always-on store peer: keeps full history and answers catch-up "
                                          "for everyone (peer options as for chat)")
     _peer_options(serve, defaults=False, client=False)
+    serve.add_argument("--forget", action="append", type=_blind_channel, default=[], metavar="~TAG",
+                       help="stop keeping this private channel blind: delete what it holds of it, and no longer "
+                            "announce or serve it (repeatable)")
     serve.add_argument("--mailbox", action="store_true",
                        help="also hold sealed direct messages for peers who are away, and hand them over when "
                             "they return (it can read none of them)")
@@ -226,6 +233,10 @@ def run_peer(args: argparse.Namespace) -> int:
 
     nick = (args.nick or nick_setting(data_dir) or store.nick()
             or ("store" if args.command == "serve" else getpass.getuser()))
+    for link in getattr(args, "forget", []):
+        dropped = store.blind.forget(bytes.fromhex(link[1:]))
+        print(f"sds-chat: no longer keeping {link} ({dropped} datagram{'' if dropped == 1 else 's'} deleted)",
+              file=sys.stderr)
     given = [c.partition(":") for c in args.channels or []]
     passphrases = {name: passphrase for name, colon, passphrase in given if colon}
     channels = [name for name, _, _ in given] or (store.joined_channels() or ["general"])

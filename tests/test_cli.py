@@ -54,3 +54,29 @@ def test_serve_help_lists_only_what_a_store_peer_takes_and_simulate_explains_its
     for option in ("--peers", "--messages", "--loss", "--seed"):
         line = next(line for line in simulate.splitlines() if line.strip().startswith(option))
         assert len(line.split(maxsplit=2)) == 3, line  # option, metavar, then its help
+
+
+def test_serve_forget_stops_keeping_a_blind_channel(tmp_path):
+    from chat_app.store import Store, database_path
+
+    tag, other = bytes(16), bytes([1] * 16)
+    store = Store(database_path(tmp_path))
+    for t in (tag, other):
+        store.blind.remember(t)
+        store.blind.keep(t, t.hex(), b"ciphertext", now=1, limit=10)
+    store.close()
+    bad = sds_chat("serve", "--forget", "~nothex", "--data-dir", str(tmp_path))
+    assert bad.returncode == 2 and "32-digit hex tag" in bad.stderr and "Traceback" not in bad.stderr
+    serve = subprocess.Popen([sys.executable, "-m", "chat_app.cli", "serve", "--forget", f"~{tag.hex()}",
+                              "--data-dir", str(tmp_path), "--no-discovery", "--bind", "127.0.0.1", "--port", "0"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        said = serve.stderr.readline()
+        ready = serve.stdout.readline()  # serving: the forgetting is done and committed
+    finally:
+        serve.terminate()
+        serve.wait(timeout=10)
+    assert said.strip() == f"sds-chat: no longer keeping ~{tag.hex()} (1 datagram deleted)"
+    assert '"event":"ready"' in ready
+    store = Store(database_path(tmp_path))
+    assert store.blind.tags() == [other] and store.blind.held(tag) == [] and store.blind.held(other) == [b"ciphertext"]

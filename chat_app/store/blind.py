@@ -21,6 +21,20 @@ class BlindTable:
         """Remember to keep the private channel ``tag`` blind: a restart keeps and serves it still."""
         self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"blind:{tag.hex()}", b""))
 
+    def forget(self, tag: bytes) -> int:
+        """Stop keeping ``tag``: what is held of it goes, and the note to keep
+        it; how many datagrams were held."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            dropped = self._conn.execute("DELETE FROM blind WHERE tag = ?", (tag,)).rowcount
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (f"blind:{tag.hex()}",))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._held.pop(tag, None)
+        return dropped
+
     def keep(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
         """Keep one private datagram we cannot read; False if it is held already.
         Past ``limit`` datagrams for the tag, the oldest go: the count is kept

@@ -43,3 +43,17 @@ def test_a_failed_insert_leaves_the_count_as_it_was(tmp_path):
         store.blind.keep(TAG, "bad", object(), now=5, limit=3)  # no SQLite value: the insert fails
     store.blind.keep(TAG, "id3", b"d3", now=6, limit=3)
     assert held(store, TAG) == [b"d1", b"d2", b"d3"]
+
+
+def test_forgetting_a_channel_drops_what_is_held_of_it_and_the_note_to_keep_it(tmp_path):
+    store = Store(tmp_path / "db.sqlite3")
+    for tag in (TAG, OTHER):
+        store.blind.remember(tag)
+        for i in range(3):
+            store.blind.keep(tag, f"{tag.hex()}{i}", b"d%d" % i, now=i, limit=3)
+    assert store.blind.forget(TAG) == 3
+    assert held(store, TAG) == [] and store.blind.tags() == [OTHER] and len(held(store, OTHER)) == 3
+    for i in range(3):  # kept again later, it counts from nothing: nothing is dropped early
+        store.blind.keep(TAG, f"again{i}", b"a%d" % i, now=10 + i, limit=3)
+    assert held(store, TAG) == [b"a0", b"a1", b"a2"]
+    assert store.blind.forget(bytes([9] * 16)) == 0
