@@ -19,6 +19,7 @@ from chat_app.runtime.peers import PeerTracker
 from chat_app.store import Store
 from sync.core import BROADCAST, Outgoing
 
+
 @dataclass(frozen=True, slots=True)
 class Silent:
     """A target: every peer of the channel but ``members`` (the addresses that speak its protocol to us)."""

@@ -45,11 +45,11 @@ A sign of life from each member at least every 20 s: the peer table lets a
 peer go after 45 s without a datagram from it (``chat_app.peers``), and SVS
 alone leaves all but one member of a quiet group silent. On a LAN a data
 interest is answered in milliseconds, so one unanswered for 250 ms is
-retried (after 0.25, 0.5, 1, 2, 2 ... s), and a publication's vector is repeated after
-about 1, 2 and 4 s unless another member says it first: at 30% loss a
-channel of 5 or 20 members converged in 23-47 s at p99 with the engine's
-defaults (1 s, backoff to 8 s, no repeats) and in 4-10 s with these
-(``benchmarks/protocols_runtime.py``, seeds 1-3)."""
+retried (after 0.25, 0.5, 1, 2, 2 ... s), and a publication's vector is
+repeated about 1, 2 and 4 s later unless another member says it first: at
+30% loss a channel of 5 or 20 members converged in 23-47 s at p99 with the
+engine's defaults (1 s, backoff to 8 s, no repeats) and in 4-10 s with
+these (``benchmarks/protocols_runtime.py``, seeds 1-3)."""
 
 
 class SvsEngine:
