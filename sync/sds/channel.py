@@ -83,7 +83,8 @@ class Channel:
         self._bloom = ReceivedFilter(config)
         self._log = LocalLog(config.causal_history_size, config.max_missing)
         self._peers = Participants(config.max_participants, config.lost_after_ms)
-        self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable)
+        self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable,
+                                        log_size=lambda: len(self._log))
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
         self._composer = Composer(channel_id, sender_id, config, self._log, self._incoming, self._out, now)
         self._repair = Responses(config, sender_id)

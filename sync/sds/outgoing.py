@@ -48,13 +48,16 @@ class OwnMessage:
     possible_by: set[str] = field(default_factory=set)
     log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
     resends: int = 0
+    log_size: int = 0  # messages in our log when it was sent (see _check_watched)
 
 
 class OutgoingBuffer:
     def __init__(self, config: Config, peers: Participants, out: Output,
-                 refit: Callable[[bytes, int], bytes] = lambda wire, now: wire) -> None:
+                 refit: Callable[[bytes, int], bytes] = lambda wire, now: wire,
+                 log_size: Callable[[], int] = lambda: 0) -> None:
         self.config, self._peers, self._out = config, peers, out
         self._refit = refit  # a resend in the filter dialect the channel speaks now (dialects.py)
+        self._log_size = log_size  # how many messages our log holds
         self.unacked: dict[str, OwnMessage] = {}
         self.resend: Schedule[str] = Schedule()
         self.watched: OrderedDict[str, OwnMessage] = OrderedDict()
@@ -66,7 +69,7 @@ class OutgoingBuffer:
     # --------------------------------------------------------------- adding
 
     def add(self, message_id: str, wire: bytes, now: int) -> None:
-        self.unacked[message_id] = OwnMessage(wire, now, self._next_stamp())
+        self.unacked[message_id] = OwnMessage(wire, now, self._next_stamp(), log_size=self._log_size())
         self.resend.set(message_id, now + self.config.resend_unacknowledged_ms)
         self.dirty["outgoing"].add(message_id)
 
@@ -208,6 +211,14 @@ class OutgoingBuffer:
         out = self.watched[message_id]
         config = self.config
         self.dirty["watched"].add(message_id)
+        if self._log_size() - out.log_size >= config.bloom_capacity // 2:
+            # A filter is sure to hold only its newest half: after this many
+            # messages, one lacking ours says nothing, now or later (in a busy
+            # channel that rebroadcast nearly every message to everyone). A
+            # peer that did miss it finds the gap in our sequence numbers.
+            del self.watched[message_id]
+            self._out.stats["watch_rolled_past"] += 1
+            return
         horizon = now - config.lost_after_ms
         lacking = False
         for peer, heard_at in self._peers.items():
@@ -243,7 +254,7 @@ class OutgoingBuffer:
         if out is None:
             return None
         return [out.wire, out.sent_at, out.stamp, sorted(out.possible_by), out.log_fp, out.resends,
-                schedule.get(message_id)]
+                schedule.get(message_id), out.log_size]
 
     def export(self, name: str) -> dict[str, list]:
         buffer = self.unacked if name == "outgoing" else self.watched
@@ -251,8 +262,10 @@ class OutgoingBuffer:
 
     def restore(self, name: str, entries: dict[str, list]) -> None:
         buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
-        for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due) in sorted(
+        for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due, *rest) in sorted(
                 entries.items(), key=lambda kv: kv[1][2]):
-            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends)
+            # saved before log_size was: as if the log had moved on past it
+            log_size = rest[0] if rest else -self.config.bloom_capacity
+            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends, log_size)
             if due is not None:
                 schedule.set(mid, due)

@@ -273,6 +273,32 @@ def test_acknowledged_message_is_rebroadcast_to_a_peer_seen_lacking_it():
     assert take_content(a) == [] and mid not in a._outgoing.unacked and mid not in a._outgoing.watched
 
 
+def test_a_filter_that_rolled_past_the_message_proves_nothing():
+    """In a busy channel every filter soon rolls over past a message (a
+    filter keeps only its newest ids): a peer's filter lacking it then is no
+    sign that the peer lacks it, and the message is not rebroadcast to all."""
+    a, b, c = make("a"), make("b"), make("c")
+    b.send(b"b joins", T0)
+    deliver(take(b), a, c, now=T0 + 1)
+    c.send(b"c joins", T0 + 2)
+    deliver(take(c), a, b, now=T0 + 3)
+    mid = a.send(b"x", T0 + 5)
+    deliver(take(a), b, c, now=T0 + 10)  # both have it
+    b.send(b"b replies", T0 + 20)
+    deliver(take(b), a, c, now=T0 + 30)
+    assert of(a.events(), Acknowledged)[0].via == "causal_history"
+    for i in range(a.config.bloom_capacity // 2):  # the channel moves on
+        b.send(f"busy {i}".encode(), T0 + 40 + i)
+        deliver(take(b), a, c, now=T0 + 40 + i)
+    _fill(c, a.config.bloom_capacity)  # c's filter rolls over: its newest half no longer holds x
+    assert mid not in c._bloom
+    c.send(b"c talks", T0 + 4000)
+    deliver(take(c), a, now=T0 + 4010)
+    a.handle_timer(T0 + 30 + 15_000)
+    assert take_content(a) == []
+    assert a.stats["rebroadcast_uncovered"] == 0 and mid not in a._outgoing.watched
+
+
 # --- incoming buffer ---------------------------------------------------------
 
 def _chain(a, n, start=T0):
