@@ -174,7 +174,7 @@ class Channels:
         if step.seq_gaps:
             self.stats["seq_gaps"] += len(step.seq_gaps)
         if step.missing or step.seq_gaps:
-            self._ask_for(channel, step.missing, now)
+            self._ask_for(channel, step.missing, bool(step.seq_gaps), now)
         self.catchup.push(channel, [row.wire for row in step.rows])
         events = []
         for sender_id, nick in step.authors:
@@ -194,12 +194,17 @@ class Channels:
         self._emit(events)
         return True
 
-    def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], now: int) -> None:
-        """Fetch what is missing, and replicate the channel (throttled): that
-        also finds what nobody references."""
-        sends, asked = self.fetcher.requests(channel, missing, self.peers, now)
+    def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], gap: bool, now: int) -> None:
+        """Fetch what is missing; replicate the channel (throttled) when a
+        fetch did not bring it, or an author's numbers have a gap: that also
+        finds what nobody references. Not at the first sign: in a busy
+        channel most missing messages are still on their way, and a
+        replication with every peer carries them all a second time."""
+        sends, asked, again = self.fetcher.requests(channel, missing, self.peers, now)
         self.outbox.fetches(channel, sends)
         self.stats["fetch_sent"] += asked
+        if not (again or gap):
+            return
         for peer in self.peers:
             if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
                 self._replicate(peer.address, now)

@@ -32,13 +32,18 @@ class Fetcher:
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
 
     def requests(self, channel: str, missing: Iterable[tuple[str, str | None]], peers: PeerTable,
-                 now: int) -> tuple[list[Send], int]:
+                 now: int) -> tuple[list[Send], int, int]:
         """(message_id, sender_id) pairs to ask for: the datagrams to send
-        (to an author, or to None for the whole channel) and how many ids."""
+        (to an author, or to None for the whole channel), how many ids, and
+        how many of them were asked for before (a fetch did not bring them)."""
         by_target: dict[Address | None, list[str]] = {}
+        again = 0
         for mid, sender in missing:
-            if now - self._asked.get(mid, -FETCH_RETRY_MS) < FETCH_RETRY_MS:
-                continue
+            asked_at = self._asked.get(mid)
+            if asked_at is not None:
+                if now - asked_at < FETCH_RETRY_MS:
+                    continue
+                again += 1
             self._asked[mid] = now
             author = peers.get(sender or "")
             by_target.setdefault(author.address if author else None, []).append(mid)
@@ -46,7 +51,7 @@ class Fetcher:
             for mid in list(self._asked)[: MAX_ASKED // 2]:
                 del self._asked[mid]
         sends = [(encode_fetch(channel, ids), target) for target, ids in by_target.items()]
-        return sends, sum(len(ids) for ids in by_target.values())
+        return sends, sum(len(ids) for ids in by_target.values()), again
 
     def answers(self, message_ids: list[str], addr: Address, wire_of: Callable[[str], bytes | None],
                 now: int) -> tuple[list[bytes], int]:

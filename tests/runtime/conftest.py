@@ -26,6 +26,7 @@ class Net:
         self.nodes: dict[tuple[str, int], Runtime] = {}
         self.events: dict[tuple[str, int], list] = {}
         self.sent: list[tuple[tuple[str, int], bytes, tuple[str, int]]] = []
+        self.dialed: list[tuple[tuple[str, int], tuple[str, int]]] = []  # (who, whom): never connected
         self.added = 0
 
     def add(self, name: str, channels=("general",), store: Store | None = None, **kwargs) -> Runtime:
@@ -53,7 +54,7 @@ class Net:
             moved = False
             for src, rt in list(self.nodes.items()):
                 self.events[src] += rt.events()
-                rt.dials()  # replication is exercised over real TCP elsewhere
+                self.dialed += [(src, address) for address in rt.dials()]  # replication: over real TCP elsewhere
                 for data, dst in rt.datagrams_to_send():
                     moved = True
                     self.sent.append((src, data, dst))

@@ -181,6 +181,27 @@ def test_a_missing_message_is_fetched_from_its_author(tmp_path):
     assert texts(bob.store) == ["one", "two"]
 
 
+def test_a_missing_message_is_replicated_for_only_when_fetching_it_did_not_bring_it(tmp_path):
+    """In a busy channel most missing messages are on their way: a first
+    fetch is cheap, a replication with every peer carries them all again."""
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    bob.peer_announced(alice.peer_id, "alice", [net.address(alice)[0]], net.address(alice)[1], ("general",),
+                       net.now)  # found by mDNS: a first catch-up, then the throttle
+    net.run(6_000)
+    bob.catchup.dial_ended(net.address(alice))
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    net.pump()
+    alice.say("general", "two", "text", net.now)  # names "one"
+    for data, dst in alice.datagrams_to_send():
+        if dst == net.address(bob):
+            bob.datagram_received(data, net.address(alice), net.now)
+    assert bob.stats["fetch_sent"] == 1 and bob.dials() == []
+    net.run(2_500)  # the fetch is lost too; "one" is reported missing again
+    assert bob.stats["fetch_sent"] == 2 and (net.address(bob), net.address(alice)) in net.dialed
+
+
 def test_a_gap_in_an_authors_numbers_starts_a_catch_up_even_when_nothing_names_the_lost_messages(tmp_path):
     net = Net(tmp_path)
     alice = net.add("alice", config=Config(causal_history_size=0))  # her messages name no earlier ones
