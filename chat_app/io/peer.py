@@ -41,6 +41,7 @@ class AsyncPeer:
         self._tcp: asyncio.AbstractServer | None = None
         self._discovery: Discovery | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: int | None = None  # what _timer was set for
         self._writers: dict[Connection, asyncio.StreamWriter] = {}
         self._tasks: set[asyncio.Task] = set()
         self._stopping = False
@@ -142,8 +143,10 @@ class AsyncPeer:
     def _rearm(self) -> None:
         deadline = self.runtime.get_timer()
         if self._timer is not None:
+            if deadline == self._deadline:  # most steps leave it where it was: keep the handle
+                return
             self._timer.cancel()
-        self._timer = None
+        self._timer, self._deadline = None, deadline
         if deadline is not None:
             delay = max(0.0, (deadline - self._now()) / 1000)
             self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)

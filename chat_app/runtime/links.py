@@ -49,11 +49,14 @@ class Links:
     def _step(self, conn: Connection, now: int) -> bool:
         conversations = self.channels.conversations
         outcome = self.catchup.outcome(conn, set(conversations))
+        touched: dict[str, None] = {}  # one step (and commit) per channel for all a frame brought
         for channel, entry in outcome.entries:
             if channel in conversations:
                 conversations[channel].engine.receive_message(entry.message, entry.data, now,
                                                               self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
-                self.channels.step(channel, now)
+                touched[channel] = None
+        for channel in touched:
+            self.channels.step(channel, now)
         self._emit(outcome.events)
         return outcome.over or conn.closed is not None
