@@ -10,20 +10,70 @@ Stdin may be a terminal, a pipe, a regular file (``< cmds.txt``) or
 ``/dev/null``. The end of input - Ctrl+D, the end of the file - leaves as
 ``/quit`` does; messages not yet acknowledged by then are resent the next
 time a peer starts on the same data directory.
+
+Event lines are written by a thread of their own (``EventLines``): a reader
+slower than the channel (a full pipe) holds up that thread, never the chat;
+the lines wait in memory meanwhile, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import queue
 import signal
 import stat
 import sys
+import threading
 from collections.abc import Awaitable, Callable
+from typing import TextIO
 
 from chat_app import events as ev
 from chat_app.commands import Invalid, Invocation, Say, parse
 from chat_app.node import Node
+
+log = logging.getLogger(__name__)
+
+FLUSH_AT_EXIT_S = 5.0
+"""How long leaving waits for a reader to take the last lines."""
+
+
+class EventLines:
+    """Lines to ``stream`` from a writer thread, in order, each batch
+    flushed at once. Writing to a full pipe blocks only that thread: with
+    the event loop writing itself, a slow reader of our output held up the
+    chat (under load a peer spent 30% of its time blocked there)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._write, name="sds-chat-stdout", daemon=True)
+        self._thread.start()
+
+    def put(self, line: str) -> None:
+        self._lines.put(line)
+
+    def close(self, timeout: float = FLUSH_AT_EXIT_S) -> None:
+        """Write what is queued (giving up after ``timeout``), then stop."""
+        self._lines.put(None)
+        self._thread.join(timeout)
+
+    def _write(self) -> None:
+        done = False
+        while not done:
+            batch = [self._lines.get()]
+            while not self._lines.empty():  # whatever else is queued goes in the same write
+                batch.append(self._lines.get())
+            if None in batch:
+                done = True
+                batch = batch[:batch.index(None)]
+            try:
+                self._stream.write("".join(batch))
+                self._stream.flush()
+            except (BrokenPipeError, ValueError) as exc:  # nobody reads any more, or stdout was closed
+                log.debug("event output stopped: %s", exc)
+                return
 
 
 class Headless:
@@ -32,16 +82,22 @@ class Headless:
         self.read_stdin = read_stdin
         self.current: str | None = None
         self._done = asyncio.Event()
+        self._out = EventLines(sys.stdout)
 
     def emit(self, event: ev.AppEvent) -> None:
         if isinstance(event, ev.Joined):  # newly joined, or joined before: either way now the current one
             self.current = event.channel
-        if not event.printed:
-            return
-        sys.stdout.write(event.json_line() + "\n")
-        sys.stdout.flush()
+        if event.printed:
+            self._out.put(event.json_line() + "\n")
 
     async def run(self) -> int:
+        try:
+            await self._run()
+        finally:  # the lines of a failed start too
+            self._out.close()
+        return 0
+
+    async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._done.set)
@@ -55,7 +111,6 @@ class Headless:
             lines.cancel()
         await self.node.stop()
         self.emit(ev.Bye())
-        return 0
 
     async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
         while True:

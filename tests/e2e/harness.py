@@ -27,6 +27,8 @@ class HeadlessPeer:
         self.events: list[dict] = []
         self._queue: queue.Queue[dict] = queue.Queue()
         self.proc: subprocess.Popen | None = None
+        self.reading = threading.Event()  # cleared: its output is not read (the pipe fills)
+        self.reading.set()
         self.start()
 
     def start(self) -> None:
@@ -46,7 +48,7 @@ class HeadlessPeer:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=stderr, text=True, bufsize=1,
                                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        threading.Thread(target=self._pump, args=(self.proc, self._queue), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc, self._queue, self.reading), daemon=True).start()
         self.ready = self.wait_for(lambda e: e["event"] == "ready", timeout=30)
         self.peer_id, self.port = self.ready["peer_id"], self.ready["port"]
 
@@ -56,8 +58,9 @@ class HeadlessPeer:
         return f"{self.host.address if self.host else '127.0.0.1'}:{self.port}"
 
     @staticmethod
-    def _pump(proc: subprocess.Popen, events: queue.Queue) -> None:
+    def _pump(proc: subprocess.Popen, events: queue.Queue, reading: threading.Event) -> None:
         for line in proc.stdout:
+            reading.wait()
             try:
                 events.put(json.loads(line))
             except json.JSONDecodeError:

@@ -215,3 +215,23 @@ def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
         pass
     sock.close()
     assert 100 <= answers <= 128 * 2  # capped (the burst may straddle a second boundary)
+
+
+def test_a_reader_that_stops_reading_the_events_does_not_stop_the_chat(spawn):
+    """Nobody reads alice's output while bob says 600 long lines: her pipe
+    fills (about 64 KB, some 150 events), yet every message reaches her
+    database; once read again, her events all come, in order."""
+    alice, bob = spawn("alice"), spawn("bob")
+    _introduced(alice, bob)
+    alice.reading.clear()
+    for i in range(600):
+        bob.send(f"{i:03d} " + "x" * 300)
+    bob.wait_delivered(600, timeout=60)
+    deadline = time.monotonic() + 60
+    while len(log_order(alice)) < 600 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(log_order(alice)) == 600
+    alice.reading.set()
+    texts = [e["text"][:3] for e in alice.wait_delivered(600, timeout=60)]
+    assert texts == [f"{i:03d}" for i in range(600)]
+
