@@ -46,6 +46,14 @@ class People:
         self._flagged: set[str] = set()
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
         self._claimed: set[str] = set()
+        self._trust: dict[str, str | None] = {}  # nick -> the checked fingerprint: read once, not per message
+
+    def _trusted(self, nick: str) -> str | None:
+        if nick not in self._trust:
+            if len(self._trust) >= MAX_PEOPLE:  # anyone can make up nicks
+                self._trust.clear()
+            self._trust[nick] = self.store.keys.trusted(nick)
+        return self._trust[nick]
 
     def rekeyed(self, old_sender_id: str, new_sender_id: str) -> None:
         """A verified rekey: ``new`` showed the secret behind ``old``. The
@@ -67,7 +75,7 @@ class People:
         person.nick, person.last_seen = nick, now
         if addresses:
             person.addresses = list(addresses)
-        trusted = self.store.keys.trusted(nick)
+        trusted = self._trusted(nick)
         if trusted is None or trusted == _compact(person.fingerprint) or sender_id in self._flagged:
             return []
         self._flagged.add(sender_id)
@@ -78,7 +86,7 @@ class People:
         return [(p.sender_id, p.public_key) for p in self._people.values() if p.nick == nick]
 
     def whois(self, nick: str, addresses_of) -> ev.Whois:
-        trusted = self.store.keys.trusted(nick)
+        trusted = self._trusted(nick)
         found = [p for p in self._people.values() if p.nick == nick]
         return ev.Whois(nick, tuple(
             {"sender_id": p.sender_id, "fingerprint": p.fingerprint, "short": f"{nick}~{p.fingerprint[:4]}",
@@ -98,6 +106,7 @@ class People:
         if not match:
             return ev.Error(f"nobody called {nick} has the fingerprint {fp}; see /whois {nick}")
         self.store.keys.set_trusted(nick, wanted)
+        self._trust[nick] = wanted
         self._flagged.discard(match[0].sender_id)
         return ev.Trusted(nick, match[0].fingerprint)
 
