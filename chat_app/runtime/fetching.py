@@ -1,8 +1,8 @@
 """Fetching missing messages, and serving others' fetches within a budget.
 
-When the engine reports a message as missing, we ask for it: its author if
-we know where the author is, else everyone in the channel, at most once per
-id every ``FETCH_RETRY_MS``. A peer that holds a requested message answers
+When the engine reports a message as missing for ``FETCH_GRACE_MS``, we ask
+for it: its author if we know where the author is, else everyone in the
+channel, at most once per id every ``FETCH_RETRY_MS``. A peer that holds a requested message answers
 with the message's original SDS datagram. Both sides are pure bookkeeping
 here: they say what to send to whom, and the runtime sends it.
 """
@@ -15,6 +15,11 @@ from chat_app.net.frames import encode_fetch
 from chat_app.net.udp import Address
 from chat_app.runtime.peers import PeerTable
 
+FETCH_GRACE_MS = 1_000
+"""A message is fetched once it has been missing this long (the engine
+reports what is still missing every 2 s): most missing messages are on their
+way, and in an overloaded channel asking at once had their authors send
+nearly every message twice, on top of the load."""
 FETCH_RETRY_MS = 2_000
 FETCH_BUDGET = 128
 """Messages served per requesting address per second: a fetch request is tiny
@@ -28,7 +33,7 @@ Send = tuple[bytes, Address | None]  # None: broadcast to the channel
 
 class Fetcher:
     def __init__(self) -> None:
-        self._asked: dict[str, int] = {}
+        self._asked: dict[str, tuple[int, int | None]] = {}  # id -> (first reported missing, last asked)
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
 
     def requests(self, channel: str, missing: Iterable[tuple[str, str | None]], peers: PeerTable,
@@ -39,12 +44,14 @@ class Fetcher:
         by_target: dict[Address | None, list[str]] = {}
         again = 0
         for mid, sender in missing:
-            asked_at = self._asked.get(mid)
+            first, asked_at = self._asked.setdefault(mid, (now, None))
+            if now - first < FETCH_GRACE_MS:
+                continue
             if asked_at is not None:
                 if now - asked_at < FETCH_RETRY_MS:
                     continue
                 again += 1
-            self._asked[mid] = now
+            self._asked[mid] = (first, now)
             author = peers.get(sender or "")
             by_target.setdefault(author.address if author else None, []).append(mid)
         if len(self._asked) > MAX_ASKED:
