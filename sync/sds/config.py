@@ -77,6 +77,13 @@ class Config:
     """All resends of a channel together, at most (a second's worth may go
     at once): a peer alone with 100,000 unacknowledged messages must not
     spend its time resending them."""
+    max_resent_copies_per_s: int = 200
+    """The same cap counted in copies: every participant receives each
+    resend, so a larger group may have fewer messages resent (a 20-member
+    channel 10 a second). When a channel is overloaded nothing is
+    acknowledged in time, and resending at the full rate to everyone
+    multiplied the overload (a 20 x 10 msg/s run: three resent copies
+    received for every new message)."""
 
     # Incoming buffer
     sweep_interval_ms: int = 2 * SECOND
@@ -120,7 +127,7 @@ class Config:
             "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
             "max_id_length", "max_entries", "max_watched", "max_participants", "max_missing",
-            "resend_max_interval_ms", "max_resends_per_s",
+            "resend_max_interval_ms", "max_resends_per_s", "max_resent_copies_per_s",
         )
         for name in positive:
             if getattr(self, name) <= 0:

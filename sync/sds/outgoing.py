@@ -12,8 +12,9 @@ its own period that doubles with every resend up to
 ``resend_max_interval_ms`` - a message nobody took after a few tries is
 most likely waiting for an absent peer, and resending it every period would
 make the cost of a lone peer grow with everything it ever said. All resends
-together are held to ``max_resends_per_s`` (a token bucket kept as a
-theoretical arrival time, so its whole state is one integer).
+together are held to ``max_resends_per_s``, and to ``max_resent_copies_per_s``
+counting a copy for each participant (a token bucket kept as a theoretical
+arrival time, so its whole state is one integer).
 
 An acknowledgement proves that one peer holds a message, not that all do,
 so acknowledged messages are *watched* (see ``_acknowledge``).
@@ -188,7 +189,9 @@ class OutgoingBuffer:
         return min(base << min(out.resends, 32), max(base, config.resend_max_interval_ms))
 
     def _interval(self) -> int:
-        return max(1, 1000 // self.config.max_resends_per_s)
+        config = self.config
+        per_s = min(config.max_resends_per_s, max(1, config.max_resent_copies_per_s // max(1, len(self._peers))))
+        return max(1, 1000 // per_s)
 
     def _earliest_resend(self) -> int:
         """A second's worth of resends may go at once (the bucket's depth),

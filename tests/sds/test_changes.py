@@ -46,6 +46,24 @@ def test_resends_are_capped_in_rate_however_many_are_due():
     assert a.stats["resend_deferred"] > 0
 
 
+def test_in_a_larger_group_fewer_messages_are_resent_since_each_goes_to_everyone():
+    """20 participants heard: 200 copies a second make 10 resent messages."""
+    a = make("alice", max_resends_per_s=50, max_resent_copies_per_s=200, sync_interval_ms=10**9, sync_backoff_ms=0)
+    for i in range(20):
+        peer = make(f"peer{i}")
+        peer.send(b"here", T0)
+        a.receive(take(peer)[0], T0)
+    for i in range(1_000):
+        a.send(b"message %d" % i, T0)
+    take(a)
+    now, sent = T0 + 3_000, 0
+    while (t := a.get_timer()) <= T0 + 13_000:
+        now = max(now, t)
+        a.handle_timer(now)
+        sent += len([w for w in take(a) if parse(w).content])
+    assert 10 * 10 <= sent <= 10 + 10 * 10 + 1
+
+
 def test_a_step_that_sends_one_message_changes_one_entry():
     a = make("alice")
     saved = a.export_state(include_log=False)
