@@ -43,6 +43,7 @@ class Channels:
         self._emit, self._replicate = emit, replicate
         self.conversations: dict[str, Conversation] = {}
         self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
+        self.behind = False  # the last datagrams came in a large batch (fetching.BEHIND)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -200,7 +201,7 @@ class Channels:
         finds what nobody references. Not at the first sign: in a busy
         channel most missing messages are still on their way, and a
         replication with every peer carries them all a second time."""
-        sends, asked, again = self.fetcher.requests(channel, missing, self.peers, now)
+        sends, asked, again = self.fetcher.requests(channel, missing, self.peers, now, self.behind)
         self.outbox.fetches(channel, sends)
         self.stats["fetch_sent"] += asked
         if not (again or gap):

@@ -47,7 +47,7 @@ from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.direct import Direct
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
-from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.fetching import BEHIND, Fetcher
 from chat_app.runtime.links import Links
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
@@ -204,10 +204,13 @@ class Runtime:
         then every channel touched takes one step - one commit for the batch,
         however many duplicates and acknowledgements it held."""
         touched: dict[str, None] = {}
+        count = 0
         for data, addr in batch:
+            count += 1
             if (channel := self._take(data, addr, now)) is not None:
                 touched[channel] = None
         self.stats["batches_in"] += 1
+        self.joined.behind = count >= BEHIND  # what is missing is then most likely in the queue
         for channel in touched:
             self.joined.step(channel, now)
 

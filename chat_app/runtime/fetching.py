@@ -1,8 +1,9 @@
 """Fetching missing messages, and serving others' fetches within a budget.
 
-When the engine reports a message as missing for ``FETCH_GRACE_MS``, we ask
-for it: its author if we know where the author is, else everyone in the
-channel, at most once per id every ``FETCH_RETRY_MS``. A peer that holds a requested message answers
+When the engine reports a message as missing, we ask for it (at once, or
+after ``FETCH_GRACE_MS`` when we are behind): its author if we know where
+the author is, else everyone in the channel, at most once per id every
+``FETCH_RETRY_MS``. A peer that holds a requested message answers
 with the message's original SDS datagram. Both sides are pure bookkeeping
 here: they say what to send to whom, and the runtime sends it.
 """
@@ -16,10 +17,13 @@ from chat_app.net.udp import Address
 from chat_app.runtime.peers import PeerTable
 
 FETCH_GRACE_MS = 1_000
-"""A message is fetched once it has been missing this long (the engine
-reports what is still missing every 2 s): most missing messages are on their
-way, and in an overloaded channel asking at once had their authors send
-nearly every message twice, on top of the load."""
+"""While we are behind (``BEHIND``), a message is fetched only once it has
+been missing this long (the engine reports what is still missing every
+2 s): it is most likely waiting in our socket queue, and in an overloaded
+channel asking at once had authors send nearly every message twice, on top
+of the load. Otherwise it is asked for at once."""
+BEHIND = 32
+"""Datagrams read off the socket in one go: this many say we are behind."""
 FETCH_RETRY_MS = 2_000
 FETCH_BUDGET = 128
 """Messages served per requesting address per second: a fetch request is tiny
@@ -37,7 +41,7 @@ class Fetcher:
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
 
     def requests(self, channel: str, missing: Iterable[tuple[str, str | None]], peers: PeerTable,
-                 now: int) -> tuple[list[Send], int, int]:
+                 now: int, behind: bool = False) -> tuple[list[Send], int, int]:
         """(message_id, sender_id) pairs to ask for: the datagrams to send
         (to an author, or to None for the whole channel), how many ids, and
         how many of them were asked for before (a fetch did not bring them)."""
@@ -45,7 +49,7 @@ class Fetcher:
         again = 0
         for mid, sender in missing:
             first, asked_at = self._asked.setdefault(mid, (now, None))
-            if now - first < FETCH_GRACE_MS:
+            if behind and now - first < FETCH_GRACE_MS:
                 continue
             if asked_at is not None:
                 if now - asked_at < FETCH_RETRY_MS:

@@ -9,6 +9,7 @@ import pytest
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.frames import encode_fetch
+from chat_app.runtime.fetching import BEHIND
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store
 from sync.sds import Channel, Config
@@ -181,10 +182,10 @@ def test_a_missing_message_is_fetched_from_its_author(tmp_path):
     assert texts(bob.store) == ["one", "two"]
 
 
-def test_a_missing_message_is_fetched_after_a_grace_and_replicated_for_only_when_that_did_not_bring_it(tmp_path):
-    """In a busy channel most missing messages are on their way: asking at
-    once has them sent twice, and a replication with every peer carries them
-    all again."""
+def test_a_missing_message_is_replicated_for_only_when_fetching_it_did_not_bring_it(tmp_path):
+    """In a busy channel most missing messages are on their way: a fetch
+    costs one datagram, a replication with every peer carries them all
+    again."""
     net = Net(tmp_path)
     alice, bob = net.add("alice"), net.add("bob")
     bob.peer_announced(alice.peer_id, "alice", [net.address(alice)[0]], net.address(alice)[1], ("general",),
@@ -199,11 +200,27 @@ def test_a_missing_message_is_fetched_after_a_grace_and_replicated_for_only_when
     for data, dst in alice.datagrams_to_send():
         if dst == net.address(bob):
             bob.datagram_received(data, net.address(alice), net.now)
-    assert bob.stats["fetch_sent"] == 0 and bob.dials() == []  # it may be on its way
-    net.run(2_500)  # "one" is reported missing again: asked for
-    assert bob.stats["fetch_sent"] == 1 and net.dialed == []
-    net.run(2_000)  # the fetch is lost too
+    assert bob.stats["fetch_sent"] == 1 and bob.dials() == []  # asked for at once, no replication yet
+    net.run(2_500)  # the fetch is lost too: "one" is reported missing again
     assert bob.stats["fetch_sent"] == 2 and (net.address(bob), net.address(alice)) in net.dialed
+
+
+def test_a_peer_that_is_behind_waits_a_second_before_asking_for_what_is_missing(tmp_path):
+    """Datagrams read in a large batch say we are behind: a missing message
+    is then most likely in our own queue, and asking at once would have its
+    author send it twice."""
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    net.pump()
+    alice.say("general", "two", "text", net.now)  # names "one"
+    two = [data for data, dst in alice.datagrams_to_send() if dst == net.address(bob)]
+    noise = [(b"\x00\x09junk", ("10.0.0.9", 1))] * (BEHIND - 1)  # refused, but read in the same batch
+    bob.datagrams_received([(two[0], net.address(alice)), *noise], net.now)
+    assert bob.stats["fetch_sent"] == 0
+    net.run(2_500)  # still missing at the engine's next report
+    assert bob.stats["fetch_sent"] == 1
 
 
 def test_a_gap_in_an_authors_numbers_starts_a_catch_up_even_when_nothing_names_the_lost_messages(tmp_path):
