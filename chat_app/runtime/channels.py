@@ -196,16 +196,22 @@ class Channels:
         return True
 
     def _ask_for(self, channel: str, missing: list[tuple[str, str | None]], gap: bool, now: int) -> None:
-        """Fetch what is missing; replicate the channel (throttled) when a
-        fetch did not bring it, or an author's numbers have a gap: that also
-        finds what nobody references. Not at the first sign: in a busy
-        channel most missing messages are still on their way, and a
-        replication with every peer carries them all a second time."""
+        """Fetch what is missing, and replicate the channel (throttled): at
+        the first sign with the missing messages' authors, which brings
+        whatever else they said that we lack; with every peer of the channel
+        once a fetch did not bring a message, or an author's numbers have a
+        gap (that also finds what nobody references). In a busy channel most
+        missing messages are on their way, and replicating with every peer
+        at once carried them all a second time."""
         sends, asked, again = self.fetcher.requests(channel, missing, self.peers, now, self.behind)
         self.outbox.fetches(channel, sends)
         self.stats["fetch_sent"] += asked
-        if not (again or gap):
-            return
-        for peer in self.peers:
-            if peer.channels is None or self.envelopes.link_name(channel) in peer.channels:
-                self._replicate(peer.address, now)
+        if again or gap:
+            link_name = self.envelopes.link_name(channel)
+            for peer in self.peers:
+                if peer.channels is None or link_name in peer.channels:
+                    self._replicate(peer.address, now)
+        elif not self.behind:
+            for sender in {sender for _, sender in missing if sender}:
+                if (author := self.peers.get(sender)) is not None:
+                    self._replicate(author.address, now)
