@@ -250,13 +250,18 @@ def test_a_participant_lacking_the_message_blocks_bloom_acknowledgement():
     assert of(a.events(), Acknowledged) == [Acknowledged(mid, "bloom", 1)]
 
 
-def test_acknowledged_message_is_rebroadcast_to_a_peer_seen_lacking_it():
+def _three_who_met():
+    """a, b and c, each having heard the other two; then a says x (its id)."""
     a, b, c = make("a"), make("b"), make("c")
     b.send(b"b joins", T0)
     deliver(take(b), a, c, now=T0 + 1)
     c.send(b"c joins", T0 + 2)
     deliver(take(c), a, b, now=T0 + 3)
-    mid = a.send(b"x", T0 + 5)
+    return a, b, c, a.send(b"x", T0 + 5)
+
+
+def test_acknowledged_message_is_rebroadcast_to_a_peer_seen_lacking_it():
+    a, b, c, mid = _three_who_met()
     wire = take(a)[0]
     b.receive(wire, T0 + 10)  # c misses it
     b.send(b"b replies", T0 + 20)
@@ -277,12 +282,7 @@ def test_a_filter_that_rolled_past_the_message_proves_nothing():
     """In a busy channel every filter soon rolls over past a message (a
     filter keeps only its newest ids): a peer's filter lacking it then is no
     sign that the peer lacks it, and the message is not rebroadcast to all."""
-    a, b, c = make("a"), make("b"), make("c")
-    b.send(b"b joins", T0)
-    deliver(take(b), a, c, now=T0 + 1)
-    c.send(b"c joins", T0 + 2)
-    deliver(take(c), a, b, now=T0 + 3)
-    mid = a.send(b"x", T0 + 5)
+    a, b, c, mid = _three_who_met()
     deliver(take(a), b, c, now=T0 + 10)  # both have it
     b.send(b"b replies", T0 + 20)
     deliver(take(b), a, c, now=T0 + 30)
