@@ -203,14 +203,13 @@ class Runtime:
         """Datagrams that arrived together: each is fed to its channel's engine,
         then every channel touched takes one step - one commit for the batch,
         however many duplicates and acknowledgements it held."""
+        batch = list(batch)
         touched: dict[str, None] = {}
-        count = 0
         for data, addr in batch:
-            count += 1
             if (channel := self._take(data, addr, now)) is not None:
                 touched[channel] = None
         self.stats["batches_in"] += 1
-        self.joined.behind = count >= BEHIND  # what is missing is then most likely in the queue
+        self.joined.behind = len(batch) >= BEHIND  # what is missing is then most likely in the queue
         for channel in touched:
             self.joined.step(channel, now)
 

@@ -54,8 +54,7 @@ class OwnMessage:
 
 class OutgoingBuffer:
     def __init__(self, config: Config, peers: Participants, out: Output,
-                 refit: Callable[[bytes, int], bytes] = lambda wire, now: wire,
-                 log_size: Callable[[], int] = lambda: 0) -> None:
+                 refit: Callable[[bytes, int], bytes], log_size: Callable[[], int]) -> None:
         self.config, self._peers, self._out = config, peers, out
         self._refit = refit  # a resend in the filter dialect the channel speaks now (dialects.py)
         self._log_size = log_size  # how many messages our log holds
