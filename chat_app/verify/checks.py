@@ -13,7 +13,7 @@ about 8,000 of them - on a small input, more time than running the checks.
 Theory of operation: the full rows are shuffled only twice.
 
 * ``messages``: one group per (channel, message) - which peers hold it,
-  how many rows it has, its payload versions, one holder's copy.
+  how many rows it has, whether its copies differ, one copy.
   Missing and minority messages, payload conflicts, duplicates, Lamport
   clocks and gaps in an author's sequence numbers are read from these
   (rows / peers of them), not from every row.
@@ -92,22 +92,23 @@ def channel_peers(rows: DataFrame) -> DataFrame:
 
 
 def messages(rows: DataFrame) -> DataFrame:
-    """One row per (channel, message): its holders, row count, payload
-    versions (with a witness peer for the lowest and highest) and one copy.
+    """One row per (channel, message): its holders, row count, whether its
+    copies differ, and one copy (the one with the lowest payload hash).
 
-    Versions are told apart by a 64-bit hash of the payload, so the
-    aggregation compares and collects numbers, not strings and arrays."""
-    payloads = rows.selectExpr("channel_id", "message_id", "peer_id", "seq",
-                               "struct(sender_id, lamport_timestamp, causal_history AS history) AS v",
-                               "xxhash64(sender_id, lamport_timestamp, causal_history) AS h")
+    Copies are told apart by a 64-bit hash of the payload, so the
+    aggregation compares numbers, not strings and arrays; which peers hold
+    which version is worked out by ``payload_conflicts``, for the few
+    messages whose hashes differ."""
+    payloads = rows.selectExpr("channel_id", "message_id", "peer_id", "seq", "sender_id", "lamport_timestamp",
+                               "causal_history", f"{PAYLOAD_HASH} AS h")
     return (_agg(payloads.groupBy("channel_id", "message_id"),
                  "count(*) AS n_rows", "array_sort(collect_set(peer_id)) AS holders",
-                 "size(collect_set(h)) AS versions", "min_by(v, h) AS a", "max_by(v, h) AS b", "min(seq) AS seq",
-                 # the witness peers: ties among a version's holders go by peer id, so the
-                 # choice does not depend on the order rows arrive in
-                 "min(struct(h, peer_id)).peer_id AS pa", "max(struct(h, peer_id)).peer_id AS pb")
-            .selectExpr("*", "a.history AS history", "a.lamport_timestamp AS lamport", "a.sender_id AS author",
-                        "size(holders) AS n_holders"))
+                 "min(h) != max(h) AS conflicting", "min(seq) AS seq", "min_by(causal_history, h) AS history",
+                 "min_by(lamport_timestamp, h) AS lamport", "min_by(sender_id, h) AS author")
+            .selectExpr("*", "size(holders) AS n_holders"))
+
+
+PAYLOAD_HASH = "xxhash64(sender_id, lamport_timestamp, causal_history)"
 
 
 OUT_OF_ORDER = "prev_lamport > lamport_timestamp OR (prev_lamport = lamport_timestamp AND prev_id > message_id)"
@@ -148,13 +149,22 @@ def minority_messages(msgs: DataFrame, peers: DataFrame, hint=_hinted) -> DataFr
         peer="a_holder", message="message_id")
 
 
-def payload_conflicts(msgs: DataFrame) -> DataFrame:
-    """One message id, different sender / lamport / causal history."""
+def payload_conflicts(rows: DataFrame, msgs: DataFrame, hint=_hinted) -> DataFrame:
+    """One message id, different sender / lamport / causal history: the
+    versions with the lowest and highest hash, each with a witness peer
+    (ties among a version's holders go by peer id, so the choice does not
+    depend on the order rows arrive in)."""
+    conflicting = hint(msgs.where("conflicting").select("channel_id", "message_id"))
+    versions = rows.join(conflicting, ["channel_id", "message_id"]).selectExpr(
+        "channel_id", "message_id", "peer_id", f"{PAYLOAD_HASH} AS h",
+        "struct(sender_id, lamport_timestamp, causal_history AS history) AS v")
+    pairs = _agg(versions.groupBy("channel_id", "message_id"), "min_by(v, h) AS a", "max_by(v, h) AS b",
+                 "min(struct(h, peer_id)).peer_id AS pa", "max(struct(h, peer_id)).peer_id AS pb")
     fields = Sql("concat_ws(', ', CASE WHEN a.sender_id != b.sender_id THEN 'sender' END, "
                  "CASE WHEN a.lamport_timestamp != b.lamport_timestamp THEN 'lamport' END, "
                  "CASE WHEN NOT (a.history <=> b.history) THEN 'causal history' END)")
     return anomalies(
-        msgs.where("versions > 1"), "payload_conflict",
+        pairs, "payload_conflict",
         _say("message ", _short("message_id"), ": peers ", _short("pa"), " and ", _short("pb"),
              " disagree on its ", fields),
         peer="pa", message="message_id", other_peer="pb")
@@ -322,7 +332,7 @@ def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda d
         ("duplicate deliveries", duplicate_deliveries(rows, msgs, hint)),
         ("position gaps", position_gaps(flags)),
         ("position collisions", position_collisions(flags)),
-        ("payload conflicts", payload_conflicts(msgs)),
+        ("payload conflicts", payload_conflicts(rows, msgs, hint)),
         ("Lamport order", lamport_order_violations(flags)),
         ("causal gaps", causal_gaps(msgs, missing, hint)),
         ("causal inversions", causal_inversions(rows, flags, pairs, hint)),
