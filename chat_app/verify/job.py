@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,42 +187,38 @@ def check(spark, rows, tiny: bool = False) -> dict:
     several checks share are persisted and the small side of each join is
     broadcast; on ``tiny`` ones neither (Spark reuses the shared shuffles
     within the one query instead, and each broadcast or cache would be a
-    job of its own). Both ways give the same report."""
+    job of its own), and the per-peer pass runs at the same time as the
+    checks. Both ways give the same report."""
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
     from chat_app.verify.checks import all_checks
     from chat_app.verify.peers import collect, summary
-    from chat_app.verify.schema import ANOMALY_COLUMNS, REQUIRED
+    from chat_app.verify.schema import ANOMALY_COLUMNS
 
     progress("reading exports, counting rows and timing deliveries")
-    peers = collect(summary(rows))
-    invalid = sum(p["invalid"] for p in peers)
-    if invalid:
-        raise InputError(f"{invalid} row{'s' if invalid > 1 else ''} lack required fields ({', '.join(REQUIRED)})")
-    total = sum(p["rows"] for p in peers)
-    by_channel: dict[str, list[str]] = {}
-    for p in peers:
-        for channel in p["channels"]:
-            by_channel.setdefault(channel, []).append(p["peer_id"])
-    # channel -> peers as literals: a table built in the JVM, so no executor ever starts a Python worker
-    members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
-               for c, ps in sorted(by_channel.items())]
-    channel_peers = spark.range(1).select(F.inline(F.array(*members))) if members else None
-    if channel_peers is not None and not tiny:
-        channel_peers = F.broadcast(channel_peers)
-
     keep = StorageLevel.MEMORY_AND_DISK
-    checks = all_checks(rows, channel_peers, persist=(lambda df: df) if tiny else (lambda df: df.persist(keep)),
-                        broadcast=not tiny)
-    progress(f"running {len(checks)} checks over {total:,} rows: " + ", ".join(n for n, _ in checks))
-    found = checks[0][1]
-    for _, df in checks[1:]:
-        found = found.unionByName(df)
+    if tiny:
+        # One task per stage leaves a core idle: the per-peer pass runs beside
+        # the checks, which then find each channel's peers themselves.
+        with ThreadPoolExecutor(1) as pool:
+            passed = pool.submit(lambda: collect(summary(rows)))
+            checks = all_checks(rows, broadcast=False)
+            progress(f"running {len(checks)} checks: " + ", ".join(n for n, _ in checks))
+            found = _counted_examples(_union(checks)).collect()
+            peers = passed.result()
+        _valid(peers)
+    else:
+        peers = _valid(collect(summary(rows)))
+        checks = all_checks(rows, _channel_peers(spark, peers), persist=lambda df: df.persist(keep))
+        progress(f"running {len(checks)} checks over {sum(p['rows'] for p in peers):,} rows: "
+                 + ", ".join(n for n, _ in checks))
+        found = _counted_examples(_union(checks)).collect()
+    total = sum(p["rows"] for p in peers)
+    by_channel = _channels(peers)
     counts: dict[str, int] = {}
     per_peer: dict[str, int] = {}
     examples: dict[str, list[dict]] = {}
-    for r in _counted_examples(found).collect():
+    for r in found:
         if r["first_of_peer"]:
             counts[r["kind"]] = counts.get(r["kind"], 0) + r["of_peer"]
             if r["peer_id"] is not None:
@@ -239,6 +236,41 @@ def check(spark, rows, tiny: bool = False) -> dict:
             examples.get(kind, []), key=lambda e: tuple(str(e[k]) for k in ("channel_id", "peer_id", "message_id")))}
             for kind in sorted(counts)},
     }
+
+
+def _valid(peers: list[dict]) -> list[dict]:
+    from chat_app.verify.schema import REQUIRED
+
+    invalid = sum(p["invalid"] for p in peers)
+    if invalid:
+        raise InputError(f"{invalid} row{'s' if invalid > 1 else ''} lack required fields ({', '.join(REQUIRED)})")
+    return peers
+
+
+def _channels(peers: list[dict]) -> dict[str, list[str]]:
+    """channel -> the peers that exported it."""
+    by_channel: dict[str, list[str]] = {}
+    for p in peers:
+        for channel in p["channels"]:
+            by_channel.setdefault(channel, []).append(p["peer_id"])
+    return by_channel
+
+
+def _channel_peers(spark, peers: list[dict]):
+    """(channel_id, all_peers) as literals, broadcast: a table built in the
+    JVM, so no executor ever starts a Python worker. None without channels."""
+    from pyspark.sql import functions as F
+
+    members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
+               for c, ps in sorted(_channels(peers).items())]
+    return F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
+
+
+def _union(checks):
+    found = checks[0][1]
+    for _, df in checks[1:]:
+        found = found.unionByName(df)
+    return found
 
 
 def _counted_examples(found):
