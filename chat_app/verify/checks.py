@@ -91,6 +91,10 @@ def channel_peers(rows: DataFrame) -> DataFrame:
     return _agg(rows.groupBy("channel_id"), "array_sort(collect_set(peer_id)) AS all_peers")
 
 
+PAYLOAD_HASH = "xxhash64(sender_id, lamport_timestamp, causal_history)"
+"""A message's payload as one number: its copies differ when these do."""
+
+
 def messages(rows: DataFrame) -> DataFrame:
     """One row per (channel, message): its holders, row count, whether its
     copies differ, and one copy (the one with the lowest payload hash).
@@ -106,9 +110,6 @@ def messages(rows: DataFrame) -> DataFrame:
                  "min(h) != max(h) AS conflicting", "min(seq) AS seq", "min_by(causal_history, h) AS history",
                  "min_by(lamport_timestamp, h) AS lamport", "min_by(sender_id, h) AS author")
             .selectExpr("*", "size(holders) AS n_holders"))
-
-
-PAYLOAD_HASH = "xxhash64(sender_id, lamport_timestamp, causal_history)"
 
 
 OUT_OF_ORDER = "prev_lamport > lamport_timestamp OR (prev_lamport = lamport_timestamp AND prev_id > message_id)"
