@@ -195,26 +195,25 @@ def check(spark, rows, tiny: bool = False) -> dict:
     from chat_app.verify.peers import collect, summary
     from chat_app.verify.schema import ANOMALY_COLUMNS
 
+    def anomalies(checks) -> list:
+        progress(f"running {len(checks)} checks: " + ", ".join(n for n, _ in checks))
+        found = checks[0][1]
+        for _, df in checks[1:]:
+            found = found.unionByName(df)
+        return _counted_examples(found).collect()
+
     progress("reading exports, counting rows and timing deliveries")
-    keep = StorageLevel.MEMORY_AND_DISK
     if tiny:
         # One task per stage leaves a core idle: the per-peer pass runs beside
         # the checks, which then find each channel's peers themselves.
         with ThreadPoolExecutor(1) as pool:
             passed = pool.submit(lambda: collect(summary(rows)))
-            checks = all_checks(rows, broadcast=False)
-            progress(f"running {len(checks)} checks: " + ", ".join(n for n, _ in checks))
-            found = _counted_examples(_union(checks)).collect()
-            peers = passed.result()
-        _valid(peers)
+            found = anomalies(all_checks(rows, broadcast=False))
+            peers = _valid(passed.result())
     else:
         peers = _valid(collect(summary(rows)))
-        checks = all_checks(rows, _channel_peers(spark, peers), persist=lambda df: df.persist(keep))
-        progress(f"running {len(checks)} checks over {sum(p['rows'] for p in peers):,} rows: "
-                 + ", ".join(n for n, _ in checks))
-        found = _counted_examples(_union(checks)).collect()
-    total = sum(p["rows"] for p in peers)
-    by_channel = _channels(peers)
+        found = anomalies(all_checks(rows, _channel_peers(spark, peers),
+                                     persist=lambda df: df.persist(StorageLevel.MEMORY_AND_DISK)))
     counts: dict[str, int] = {}
     per_peer: dict[str, int] = {}
     examples: dict[str, list[dict]] = {}
@@ -227,8 +226,8 @@ def check(spark, rows, tiny: bool = False) -> dict:
             examples.setdefault(r["kind"], []).append({k: r[k] for k in ANOMALY_COLUMNS if k != "kind"})
     return {
         "verdict": "consistent" if not counts else "inconsistent",
-        "rows": total,
-        "channels": len(by_channel),
+        "rows": sum(p["rows"] for p in peers),
+        "channels": len(_channels(peers)),
         "peers": [{"peer_id": p["peer_id"], "rows": p["rows"], "channels": len(p["channels"]),
                    "anomalies": per_peer.get(p["peer_id"], 0), "timed": p["timed"],
                    "delay_ms": p["delay_ms"], "wait_ms": p["wait_ms"]} for p in peers],
@@ -264,13 +263,6 @@ def _channel_peers(spark, peers: list[dict]):
     members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
                for c, ps in sorted(_channels(peers).items())]
     return F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
-
-
-def _union(checks):
-    found = checks[0][1]
-    for _, df in checks[1:]:
-        found = found.unionByName(df)
-    return found
 
 
 def _counted_examples(found):
