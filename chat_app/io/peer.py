@@ -22,7 +22,7 @@ from chat_app.io.listen import listen
 from chat_app.net.addresses import advertised_addresses
 from chat_app.net.udp import Address, Datagrams, UdpEndpoint
 from chat_app.runtime import Runtime
-from chat_app.runtime.catchup import PEER_CLOSED, Read, answer
+from chat_app.runtime.catchup import PEER_CLOSED, Read
 from chat_app.store import Store
 from sync.replication import Connection
 
@@ -167,7 +167,7 @@ class AsyncPeer:
         if self._stopping:
             return None  # nobody will take the answer
         self._reader = self._reader or Store(self.runtime.store.path)
-        return answer(self._reader, wanted, self.runtime.envelopes)
+        return self.runtime.catchup.answer(self._reader, wanted)
 
     # -------------------------------------------------------- replication links
 

@@ -19,6 +19,16 @@ is a member's datagram from garbage someone sent under the (public) tag:
 so it keeps up to ``LIMIT`` per channel (the oldest go first), and members
 refuse the garbage when served (``undecryptable``).
 
+It also catches up over replication, where entries are addressed by author
+and sequence number, which it cannot read. So a private SDS channel has a
+second name on replication links, its datagram set ``=<tag>``: the set of
+its chat messages' datagrams, each by its blind id. Members can compute it
+(the ciphertext of a message is a function of its stored envelope), a blind
+store holds it, and set reconciliation over blind ids (an item per datagram,
+``(blind id, log_id("=<tag>"), 1)``) tells each side which datagrams the
+other lacks, both ways. Members replicate a channel they share by its logs,
+never by this set (``CatchUp``): it is only for a peer that cannot read.
+
 A mailbox store (``chat_app.runtime.mailbox``) is a blind store that keeps
 letters under any tag it is handed, and serves a tag to the peer that
 announces it - never back to whoever deposited it.
@@ -53,6 +63,14 @@ class BlindStore:
     @staticmethod
     def link_name(tag: bytes) -> str:
         return f"~{tag.hex()}"
+
+    def replicated(self) -> tuple[str, ...]:
+        """What a replication link is offered: each kept channel's datagram set (a mailbox is no channel)."""
+        return tuple(datagram_set(t) for t in sorted(self.tags) if t != MAILBOX_TAG)
+
+    def replicated_in(self, tag: bytes, data: bytes, now: int) -> bool:
+        """Keep a datagram a replication link brought (it checked the tag and kind); False if held already."""
+        return self.store.blind.keep(tag, blind_id(data), data, now, LIMIT)
 
     def keeps(self, tag: bytes | None, private: set[bytes]) -> bool:
         """Is a datagram under ``tag`` ours to keep blind (``private``: the tags we can open)?"""
@@ -95,6 +113,19 @@ class BlindStore:
         out = [self._queue.popleft() for _ in range(min(PACE, len(self._queue)))]
         self._next = now + TICK_MS if self._queue else None
         return out
+
+
+DATAGRAM_SET = "="
+
+
+def datagram_set(tag: bytes) -> str:
+    """The name of a private channel's datagram set on replication links."""
+    return f"{DATAGRAM_SET}{tag.hex()}"
+
+
+def datagram_set_tag(name: str) -> bytes | None:
+    """The tag behind a datagram set's name (None: not one)."""
+    return _tag("~" + name[1:]) if name.startswith(DATAGRAM_SET) else None
 
 
 def _tag(link_name: str) -> bytes | None:

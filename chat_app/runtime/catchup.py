@@ -18,7 +18,10 @@ import logging
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
+from chat_app.crypto import blind_id, channel_tag_of
+from chat_app.crypto.channel import is_passing
 from chat_app.net.udp import Address
+from chat_app.runtime.blind import DATAGRAM_SET, BlindStore, datagram_set, datagram_set_tag
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.replication import (
@@ -52,7 +55,7 @@ def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes)
     if not isinstance(routed, SdsDatagram):
         raise ReplicationError("entry is not an SDS message")
     link_name = envelopes.link_name(routed.channel)
-    if link_name not in channels:
+    if link_name not in channels and DATAGRAM_SET + link_name[1:] not in channels:
         raise ReplicationError(f"entry for channel {link_name!r}, which was not requested")
     if not routed.chat:
         raise ReplicationError("entry is not a chat message with a sequence number")
@@ -63,27 +66,26 @@ Read = HeightsWanted | EntriesWanted
 """What a link asks of the store; the I/O adapter reads it off the event loop."""
 
 
-def answer(store, wanted: Read, envelopes: Envelopes) -> dict[str, list[tuple[str, int]]] | list[bytes]:
-    """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
-    channel_of = envelopes.channel_of
-    if isinstance(wanted, HeightsWanted):
-        return {c: store.heights(channel_of(c)) if channel_of(c) else [] for c in wanted.channels}
-    # messages stored before envelopes have no signature to show: they stay local
-    return [envelopes.outgoing(channel_of(link), entry) for link, author, above in wanted.wants if channel_of(link)
-            for entry in store.entries_after(channel_of(link), author, above) if is_envelope(entry)]
+def shared(ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
+    """What to replicate with a peer: the names both offer, except a private
+    channel's datagram set where both offer its logs (both are members)."""
+    common = set(ours) & set(theirs)
+    return tuple(sorted(c for c in common if not (c.startswith(DATAGRAM_SET) and "~" + c[1:] in common)))
 
 
 @dataclass
 class LinkOutcome:
     entries: list[tuple[str, SdsDatagram]] = field(default_factory=list)  # (channel, the entry as routed)
+    blind: list[tuple[bytes, bytes]] = field(default_factory=list)  # (tag, datagram) of a channel kept blind
     events: list[ev.AppEvent] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
 
 
 class CatchUp:
-    def __init__(self, live: bool, envelopes: Envelopes) -> None:
+    def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore) -> None:
         self.live = live
         self.envelopes = envelopes
+        self.blind = blind
         self.links: dict[Connection, Address] = {}
         self._dialing: set[Address] = set()
         self._dials: list[Address] = []
@@ -117,9 +119,25 @@ class CatchUp:
         self.links[conn] = address
         return conn
 
-    def validate(self, channels: tuple[str, ...], entry: bytes) -> str:
-        """The links' entry check (``sync.replication.Validate``): ``checked_entry``, by link name."""
-        routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
+    def validate(self, channels: tuple[str, ...], entry: bytes) -> str | None:
+        """The links' entry check (``sync.replication.Validate``): ``checked_entry``,
+        by link name. In a datagram set (``BlindStore``): kept blind, that it
+        is a chat message's datagram under the set's tag; read here, what it
+        holds, and what fails is dropped, not a reason to hang up - a blind
+        store cannot tell a member's datagram from garbage sent under the tag."""
+        tag = channel_tag_of(entry)
+        in_set = tag is not None and datagram_set(tag) in channels
+        if in_set and tag in self.blind.tags:
+            if is_passing(entry):
+                raise ReplicationError("entry is not a chat message's datagram")
+            return datagram_set(tag)
+        try:
+            routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
+        except ReplicationError:
+            if in_set:
+                self.envelopes.stats["entry_dropped"] += 1
+                return None
+            raise
         return self.envelopes.link_name(routed.channel)
 
     def close(self, conn: Connection) -> None:
@@ -129,6 +147,46 @@ class CatchUp:
         """One frame from a link (None: the stream ended, and ``conn`` is already closed)."""
         if data is not None:
             conn.receive(data, now, self.links.get(conn))
+
+    def answer(self, store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
+        """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
+        channel_of = self.envelopes.channel_of
+        if isinstance(wanted, HeightsWanted):
+            return {c: [(b, 1) for b in self._set_ids(store, c)] if c.startswith(DATAGRAM_SET)
+                    else store.heights(channel_of(c)) if channel_of(c) else [] for c in wanted.channels}
+        entries, sets = [], {}
+        for link, author, above in wanted.wants:
+            if link.startswith(DATAGRAM_SET):
+                sets.setdefault(link, []).append(author)
+            elif channel := channel_of(link):
+                # messages stored before envelopes have no signature to show: they stay local
+                entries += [self.envelopes.outgoing(channel, e) for e in store.entries_after(channel, author, above)
+                            if is_envelope(e)]
+        for name, ids in sets.items():
+            entries += self._set_datagrams(store, name, ids)
+        return entries
+
+    def _set_ids(self, store, name: str) -> list[str]:
+        """The blind ids of a datagram set: kept, or worked out from our messages."""
+        tag = datagram_set_tag(name)
+        return store.blind.ids(tag) if tag in self.blind.tags else list(self._sealed(store, name))
+
+    def _set_datagrams(self, store, name: str, ids: list[str]) -> list[bytes]:
+        tag = datagram_set_tag(name)
+        if tag in self.blind.tags:
+            return store.blind.get(tag, ids)
+        sealed = self._sealed(store, name)
+        return [sealed[b] for b in ids if b in sealed]
+
+    def _sealed(self, store, name: str) -> dict[str, bytes]:
+        """A private channel's chat messages as they travel, by blind id:
+        each stored envelope encrypts to the very datagram its author sent."""
+        channel = self.envelopes.channel_of(name)
+        key = self.envelopes.private.get(channel) if channel else None
+        if key is None:
+            return {}
+        datagrams = (key.encrypt(wire) for wire in store.wires(channel) if is_envelope(wire))
+        return {blind_id(d): d for d in datagrams}
 
     def answered(self, conn: Connection, wanted: Read, answer) -> None:
         """The store's answer to a read the link asked for (see ``reads``)."""
@@ -151,12 +209,13 @@ class CatchUp:
             if isinstance(event, (HeightsWanted, EntriesWanted)):
                 self._reads.append((conn, event))
             elif isinstance(event, RemoteAnnounced) and conn.initiator:
-                if conn.sync() is not None:
+                if conn.sync(common := shared(conn.channels, event.channels)) is not None:
                     pending += conn.events()
-                    common = tuple(sorted(set(conn.channels) & set(event.channels)))
                     out.events.append(ev.CatchupStarted(tuple(address), common))
                 else:
                     out.over = True  # nothing in common
+            elif isinstance(event, EntryReceived) and (tag := datagram_set_tag(event.channel)) in self.blind.tags:
+                out.blind.append((tag, event.entry))
             elif isinstance(event, EntryReceived) and self.envelopes.channel_of(event.channel) in joined:
                 routed = self._routed.get(event.entry) or checked_entry(self.envelopes, (event.channel,), event.entry)
                 out.entries.append((self.envelopes.channel_of(event.channel), routed))

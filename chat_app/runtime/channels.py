@@ -55,6 +55,12 @@ class Channels:
         return self.private.link_names(self.conversations)
 
     @property
+    def replicated(self) -> tuple[str, ...]:
+        """What replication links are offered (``PrivateChannels.replicated``)."""
+        sds = (c for c, conv in self.conversations.items() if conv.protocol == "sds")
+        return self.private.replicated(self.conversations, sds)
+
+    @property
     def svs(self) -> tuple[str, ...]:
         """Which of ``announced`` run on SVS (announced too, so joiners speak it)."""
         return tuple(self.envelopes.link_name(c) for c, conv in self.conversations.items() if conv.protocol == "svs")

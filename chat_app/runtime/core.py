@@ -76,10 +76,10 @@ class Runtime:
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.fetcher = Fetcher()
-        self.catchup = CatchUp(live, self.envelopes)
+        self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
+        self.catchup = CatchUp(live, self.envelopes, self.private.blind)
         self.typing_state = TypingIndicator()
         self.people = People(store)
-        self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
         self.stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
         self.joined = Channels(store, self.envelopes, self.config, private=self.private, outbox=self.outbox,
@@ -287,7 +287,7 @@ class Runtime:
     # ------------------------------------------------------------- replication
 
     def _replicate(self, address: Address, now: int) -> None:
-        if self.conversations:
+        if self.conversations or self.private.blind.replicated():
             self.catchup.dial(address, now)
 
     # -------------------------------------------------------------------- time

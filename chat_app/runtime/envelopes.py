@@ -57,6 +57,7 @@ from chat_app.crypto import (
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION
 from chat_app.net.frames import CONTROL
+from chat_app.runtime.blind import DATAGRAM_SET, datagram_set
 from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
 from chat_app.runtime.svs_routing import SvsDatagram, route_svs
 from proto.sds_pb2 import SdsMessage
@@ -117,7 +118,7 @@ class Envelopes:
         self.private[channel] = key
         self._routed.clear()  # where a datagram may go depends on which channels are private
         self._entries.clear()
-        self._by_link[self.link_name(channel)] = channel
+        self._by_link[self.link_name(channel)] = self._by_link[datagram_set(key.tag)] = channel
         return key
 
     def leave_private(self, channel: str) -> None:
@@ -126,6 +127,7 @@ class Envelopes:
             self._routed.clear()
             self._entries.clear()
             self._by_link.pop(self.link_name(channel, key), None)
+            self._by_link.pop(datagram_set(key.tag), None)
             self.gate.leave(key)
 
     def link_name(self, channel: str, key: ChannelKey | None = None) -> str:
@@ -134,8 +136,9 @@ class Envelopes:
         return f"~{key.tag.hex()}" if key is not None else channel
 
     def channel_of(self, link_name: str) -> str | None:
-        """The channel behind a name seen on a link or in an announcement."""
-        if link_name.startswith("~"):
+        """The channel behind a name seen on a link or in an announcement
+        (a private channel's datagram set is that channel)."""
+        if link_name.startswith(("~", DATAGRAM_SET)):
             return self._by_link.get(link_name)
         return None if link_name in self.private else link_name
 

@@ -29,7 +29,7 @@ class Links:
         self._emit = emit
 
     def open(self, address: Address, *, initiator: bool, now: int) -> Connection:
-        return self.catchup.open(self.channels.announced, address, initiator=initiator, now=now)
+        return self.catchup.open(self.channels.replicated, address, initiator=initiator, now=now)
 
     def received(self, conn: Connection, data: bytes | None, now: int) -> bool:
         """One frame from a link (None: the stream ended or failed, and
@@ -58,5 +58,7 @@ class Links:
                 touched[channel] = None
         for channel in touched:
             self.channels.step(channel, now)
+        kept = sum(self.channels.private.blind.replicated_in(tag, data, now) for tag, data in outcome.blind)
+        self.stats["blind_replicated_in"] += kept
         self._emit(outcome.events)
         return outcome.over or conn.closed is not None

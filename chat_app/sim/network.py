@@ -42,7 +42,6 @@ from chat_app.channel_names import SVS_MARK
 from chat_app.crypto import Identity, Kind
 from chat_app.net.udp import Address
 from chat_app.runtime import Runtime
-from chat_app.runtime.catchup import answer
 from chat_app.sim.measure import Measurements
 from chat_app.sim.scenario import EPOCH_MS, SECOND, Report, Scenario
 from chat_app.sim.streams import Streams
@@ -224,7 +223,7 @@ class Simulator:
                 self.streams.dial(peer, address)
             reads = rt.reads()
             for conn, wanted in reads:
-                read = answer(peer.store, wanted, rt.envelopes)
+                read = rt.catchup.answer(peer.store, wanted)
                 self.streams.answered(conn, rt.links.answer(conn, wanted, read, self.now))
             for event in rt.events():
                 self.measured.observe(peer.index, event, self.now)

@@ -62,3 +62,13 @@ class BlindTable:
         """The private datagrams kept for ``tag``, oldest first."""
         return [r[0] for r in self._conn.execute(
             "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, blind_id", (tag,))]
+
+    def ids(self, tag: bytes) -> list[str]:
+        """The blind ids of what is kept for ``tag``."""
+        return [r[0] for r in self._conn.execute("SELECT blind_id FROM blind WHERE tag = ?", (tag,))]
+
+    def get(self, tag: bytes, blind_ids: list[str]) -> list[bytes]:
+        """The datagrams kept for ``tag`` under ``blind_ids`` (each a primary-key lookup)."""
+        rows = (self._conn.execute("SELECT data FROM blind WHERE tag = ? AND blind_id = ?", (tag, b)).fetchone()
+                for b in blind_ids)
+        return [r[0] for r in rows if r is not None]

@@ -39,9 +39,10 @@ from .state import export_object, from_plain, restore_object, to_plain
 
 RECONCILIATION = (EmptySet, LowerBound, ItemPayload, EmptyPayload, Done, Fingerprint, Terminal)
 
-Validate = Callable[[tuple[str, ...], bytes], str]
-"""(channels of the session, entry) -> the entry's channel; raises
-ReplicationError if the entry is not valid for this session."""
+Validate = Callable[[tuple[str, ...], bytes], str | None]
+"""(channels of the session, entry) -> the entry's channel, or None to drop
+it quietly (the validator counts it); raises ReplicationError if the entry
+is not valid for this session, which closes the connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +152,9 @@ class Session:
         if self.finished:
             raise ReplicationError(f"entry after session {self.session_id} finished")
         channel = validate(self.channels, msg.entry)
-        self.received += 1
-        out.report(EntryReceived(self.session_id, channel, msg.entry))
+        if channel is not None:
+            self.received += 1
+            out.report(EntryReceived(self.session_id, channel, msg.entry))
 
     def done(self, msg: SyncDone, out: Output) -> None:
         if self.live and not msg.live_mode:

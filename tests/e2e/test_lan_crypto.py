@@ -210,3 +210,28 @@ def _blind_rows(peer, tag: bytes) -> int:
         return conn.execute("SELECT COUNT(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
     finally:
         conn.close()
+
+
+def test_a_blind_store_started_after_the_talk_catches_up_over_replication(spawn):
+    from chat_app.crypto import ChannelKey
+
+    tag = ChannelKey.from_passphrase(ROOM, PASS).tag
+    alice = spawn("alice", "--channel", f"{ROOM}:{PASS}")
+    bob = spawn("bob", "--channel", f"{ROOM}:{PASS}")
+    _introduced(alice, bob)
+    for i in range(3):
+        alice.send(f"before any store {i}")
+    bob.wait_delivered(3, channel=ROOM)
+    alice.stop()  # the author, who would resend her messages over UDP, is gone
+    store = spawn("store", "serve", "--channel", f"~{tag.hex()}")  # heard none of it
+    deadline = time.monotonic() + 30
+    while _blind_rows(store, tag) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _blind_rows(store, tag) == 3  # reconciled with bob by datagram hash, over TCP
+    bob.stop()
+    carol = spawn("carol", "--channel", f"{ROOM}:{PASS}")
+    got = carol.wait_delivered(3, channel=ROOM, timeout=60)
+    assert [e["text"] for e in got] == [f"before any store {i}" for i in range(3)]
+    assert not [e for e in carol.events if e["event"] == "rejected"]
+    store.stop()
+    assert log_order(store, ROOM) == [] and log_order(carol, ROOM) == log_order(alice, ROOM)

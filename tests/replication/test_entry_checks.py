@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import pytest
 
 from chat_app.runtime import Runtime
-from chat_app.runtime.catchup import CatchUp
 from chat_app.store import Store
 from sync.replication import Connection, EntryReceived, ReplicationError, Validate, encode
 from sync.replication import messages as m
@@ -48,7 +47,7 @@ def _real_check(tmp_path) -> tuple[Check, Runtime]:
     reader = Runtime(Store(tmp_path / "reader.sqlite3"), nick="bob")
     (general,) = author.store.entries_after("general", author.peer_id, 0)
     (random_,) = author.store.entries_after("random", author.peer_id, 0)
-    return Check(CatchUp(False, reader.envelopes).validate, general, random_, b"\x00not an envelope"), author
+    return Check(reader.catchup.validate, general, random_, b"\x00not an envelope"), author
 
 
 @pytest.fixture(params=["toy", "real"])

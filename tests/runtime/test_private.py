@@ -113,6 +113,82 @@ def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
     assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
 
 
+def _a_late_store(net, said: int):
+    """alice says ``said`` lines in a private channel (bob hears them), then
+    a blind store starts that heard none of them, and bob leaves: only a
+    replication link can bring them to the store."""
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    for i in range(said):
+        alice.say(ROOM, f"secret line {i}", "text", net.now)
+    net.run(1_000)
+    del net.nodes[net.address(bob)]
+    tag_name = alice.announced_channels[0]
+    store = net.add("store", channels=(tag_name,))
+    return alice, store, bytes.fromhex(tag_name[1:])
+
+
+def test_a_blind_store_started_late_catches_up_over_replication_and_serves_a_late_member(net):
+    alice, store, tag = _a_late_store(net, 5)
+    assert store.stats["blind_kept"] == 0  # nothing reached it live
+    _link(net, store, alice)  # the store dials, as it does any peer it hears of
+    assert store.stats["blind_replicated_in"] == 5
+    kept = store.store.blind.held(tag)
+    assert len(kept) == 5 and not any(b"secret line" in d for d in kept)
+    # the very datagrams alice sent: one row per message, however many pass it on
+    sent = {d for src, d, _ in net.sent if src == net.address(alice) and d[1] == Kind.PRIVATE}
+    assert set(kept) <= sent
+    _link(net, alice, store)  # again, the other way: nothing new on either side
+    assert store.stats["blind_replicated_in"] == 5 and len(store.store.blind.held(tag)) == 5
+    del net.nodes[net.address(alice)]
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    carol.peers.static.clear()
+    _link(net, carol, store)
+    assert texts(carol.store, ROOM) == [f"secret line {i}" for i in range(5)]
+    assert carol.stats["replicated_in"] == 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
+
+
+def test_a_blind_store_and_a_member_each_get_what_the_other_lacks(net):
+    alice, store, tag = _a_late_store(net, 3)
+    _link(net, store, alice)
+    del net.nodes[net.address(alice)]
+    dave = net.add("dave", channels=(), passphrases={ROOM: PASS})  # never met alice
+    dave.peers.static.clear()
+    dave.say(ROOM, "dave was here", "text", net.now)
+    kept_before = store.stats["blind_kept"]
+    _link(net, dave, store)
+    assert texts(dave.store, ROOM) == [*(f"secret line {i}" for i in range(3)), "dave was here"]
+    assert store.stats["blind_replicated_in"] + store.stats["blind_kept"] - kept_before == 4
+    assert len(store.store.blind.held(tag)) == 4
+
+
+def test_garbage_a_blind_store_holds_is_dropped_by_members_without_breaking_catch_up(net):
+    alice, store, tag = _a_late_store(net, 3)
+    _link(net, store, alice)
+    forged = bytes((1, Kind.PRIVATE)) + tag + bytes(range(12)) + b"not a member's datagram" * 2
+    store.store.blind.keep(tag, "f" * 32, forged, net.now, 100)  # sent under the public tag by anyone
+    del net.nodes[net.address(alice)]
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    carol.peers.static.clear()
+    _link(net, carol, store)
+    assert texts(carol.store, ROOM) == [f"secret line {i}" for i in range(3)]
+    assert carol.envelopes.stats["entry_dropped"] == 1
+    assert not [e for e in net.seen(carol) if isinstance(e, ev.ReplicationClosed)]
+
+
+def test_members_replicate_a_private_channel_by_its_logs_not_its_datagram_set(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    alice.say(ROOM, "one", "text", net.now)
+    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    (tag_name,) = alice.announced_channels
+    offered = alice.joined.replicated
+    assert offered == (tag_name, "=" + tag_name[1:])  # the set, for blind stores
+    carol.peers.static.clear()
+    _link(net, carol, alice)
+    (started,) = [e for e in net.seen(carol) if isinstance(e, ev.CatchupStarted)]
+    assert started.channels == (tag_name,)
+
+
 def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
     alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
     bob = net.add("bob", channels=(), passphrases={ROOM: PASS})

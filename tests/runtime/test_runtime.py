@@ -279,8 +279,6 @@ def test_a_silent_peer_is_dropped_and_a_leaving_one_at_once(tmp_path):
 def _link(net: Net, dialer, listener) -> None:
     """Run one replication session between two runtimes over an in-memory
     stream, answering their store reads at once."""
-    from chat_app.runtime.catchup import answer
-
     a_conn = dialer.links.open(net.address(listener), initiator=True, now=net.now)
     b_conn = listener.links.open(net.address(dialer), initiator=False, now=net.now)
     ends = [(dialer, a_conn, listener, b_conn), (listener, b_conn, dialer, a_conn)]
@@ -288,7 +286,7 @@ def _link(net: Net, dialer, listener) -> None:
         moved = False
         for rt, conn, other, other_conn in ends:
             for wanted_conn, wanted in rt.reads():
-                rt.links.answer(wanted_conn, wanted, answer(rt.store, wanted, rt.envelopes), net.now)
+                rt.links.answer(wanted_conn, wanted, rt.catchup.answer(rt.store, wanted), net.now)
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True
