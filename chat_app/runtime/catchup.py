@@ -91,6 +91,7 @@ class CatchUp:
         self._dials: list[Address] = []
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
+        self._sets: dict[str, dict[str, str]] = {}  # a datagram set worked out for a session's heights (``_sealed``)
         # entries as validation routed them, until the link's step hands them on: parsed once
         self._routed: dict[bytes, SdsDatagram] = {}
 
@@ -167,26 +168,39 @@ class CatchUp:
         return entries
 
     def _set_ids(self, store, name: str) -> list[str]:
-        """The blind ids of a datagram set: kept, or worked out from our messages."""
+        """The blind ids of a datagram set: kept, or worked out from our messages
+        (and remembered until the session asks for datagrams by them)."""
         tag = datagram_set_tag(name)
-        return store.blind.ids(tag) if tag in self.blind.tags else list(self._sealed(store, name))
+        if tag in self.blind.tags:
+            return store.blind.ids(tag)
+        self._sets[name] = ids = self._sealed(store, name)
+        return list(ids)
 
     def _set_datagrams(self, store, name: str, ids: list[str]) -> list[bytes]:
         tag = datagram_set_tag(name)
         if tag in self.blind.tags:
             return store.blind.get(tag, ids)
-        sealed = self._sealed(store, name)
-        return [sealed[b] for b in ids if b in sealed]
+        known = self._sets.pop(name, {})
+        channel = self.envelopes.channel_of(name)
+        key = self.envelopes.private.get(channel) if channel else None
+        if key is None:
+            return []
+        if len(ids) * 8 < len(known) and all(b in known for b in ids):  # a few: looked up by message id
+            wires = (store.wire(channel, known[b]) for b in ids)
+            return [key.encrypt(w) for w in wires if w is not None]
+        wanted = set(ids)  # many, or another session's read came between: one pass over the channel
+        datagrams = (key.encrypt(w) for _, w in store.wires(channel) if is_envelope(w))
+        return [d for d in datagrams if blind_id(d) in wanted]
 
-    def _sealed(self, store, name: str) -> dict[str, bytes]:
-        """A private channel's chat messages as they travel, by blind id:
-        each stored envelope encrypts to the very datagram its author sent."""
+    def _sealed(self, store, name: str) -> dict[str, str]:
+        """A private channel's chat messages by the blind id of the datagram
+        each travels as (its stored envelope encrypts to the very datagram its
+        author sent): blind id -> message id."""
         channel = self.envelopes.channel_of(name)
         key = self.envelopes.private.get(channel) if channel else None
         if key is None:
             return {}
-        datagrams = (key.encrypt(wire) for wire in store.wires(channel) if is_envelope(wire))
-        return {blind_id(d): d for d in datagrams}
+        return {blind_id(key.encrypt(wire)): mid for mid, wire in store.wires(channel) if is_envelope(wire)}
 
     def answered(self, conn: Connection, wanted: Read, answer) -> None:
         """The store's answer to a read the link asked for (see ``reads``)."""

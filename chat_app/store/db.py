@@ -257,9 +257,10 @@ class Store:
             "SELECT wire FROM messages WHERE channel = ? AND sender_id = ? AND seq > ? ORDER BY seq",
             (channel, author, seq))]
 
-    def wires(self, channel: str) -> list[bytes]:
-        """Every stored message of the channel as it travels (its envelope), in no particular order."""
-        return [r[0] for r in self._conn.execute("SELECT wire FROM messages WHERE channel = ?", (channel,))]
+    def wires(self, channel: str) -> list[tuple[str, bytes]]:
+        """Every stored message of the channel as it travels (its envelope), by
+        message id, in no particular order."""
+        return self._conn.execute("SELECT message_id, wire FROM messages WHERE channel = ?", (channel,)).fetchall()
 
     def entry(self, channel: str, author: str, seq: int) -> bytes | None:
         """The author's datagram with sequence number ``seq`` in the channel (an index lookup)."""

@@ -130,6 +130,7 @@ def _a_late_store(net, said: int):
 
 def test_a_blind_store_started_late_catches_up_over_replication_and_serves_a_late_member(net):
     alice, store, tag = _a_late_store(net, 5)
+    assert store.joined.replicated == ("=" + tag.hex(),)  # its set: the ~tag's logs it cannot read
     assert store.stats["blind_kept"] == 0  # nothing reached it live
     _link(net, store, alice)  # the store dials, as it does any peer it hears of
     assert store.stats["blind_replicated_in"] == 5
