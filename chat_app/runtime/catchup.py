@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
-from chat_app.crypto import blind_id, channel_tag_of
+from chat_app.crypto import ChannelKey, blind_id, channel_tag_of
 from chat_app.crypto.channel import is_passing
 from chat_app.net.udp import Address
 from chat_app.runtime.blind import DATAGRAM_SET, BlindStore, datagram_set, datagram_set_tag
@@ -176,11 +176,10 @@ class CatchUp:
         tag = datagram_set_tag(name)
         if tag in self.blind.tags:
             return store.blind.get(tag, ids)
-        known = self._sealed(store, name)
-        channel = self.envelopes.channel_of(name)
-        key = self.envelopes.private.get(channel) if channel else None
+        channel, key = self._key(name)
         if key is None:
             return []
+        known = self._sealed(store, name)
         if len(ids) * 8 < len(known):  # a few: looked up by message id
             wires = (store.wire(channel, known[b]) for b in ids if b in known)
             return [key.encrypt(w) for w in wires if w is not None]
@@ -194,8 +193,7 @@ class CatchUp:
         author sent): blind id -> message id. Worked out again only when the
         channel has grown (a log only grows): one encryption and hash per
         message is 1 s at 100,000, and every link with a blind store asks."""
-        channel = self.envelopes.channel_of(name)
-        key = self.envelopes.private.get(channel) if channel else None
+        channel, key = self._key(name)
         if key is None:
             return {}
         count = store.count(channel)
@@ -204,6 +202,11 @@ class CatchUp:
             sealed = {blind_id(key.encrypt(wire)): mid for mid, wire in store.wires(channel) if is_envelope(wire)}
             self._sets[name] = cached = (count, sealed)
         return cached[1]
+
+    def _key(self, name: str) -> tuple[str | None, ChannelKey | None]:
+        """The private channel behind a datagram set, and its key (None: not ours)."""
+        channel = self.envelopes.channel_of(name)
+        return channel, self.envelopes.private.get(channel) if channel else None
 
     def answered(self, conn: Connection, wanted: Read, answer) -> None:
         """The store's answer to a read the link asked for (see ``reads``)."""
