@@ -20,7 +20,7 @@ so it keeps up to ``LIMIT`` per channel (the oldest go first), and members
 refuse the garbage when served (``undecryptable``).
 
 It also catches up over replication, where entries are addressed by author
-and sequence number, which it cannot read. So a private SDS channel has a
+and sequence number, which it cannot read. So a private channel has a
 second name on replication links, its datagram set ``=<tag>``: the set of
 its chat messages' datagrams, each by its blind id. Members can compute it
 (the ciphertext of a message is a function of its stored envelope), a blind

@@ -57,8 +57,7 @@ class Channels:
     @property
     def replicated(self) -> tuple[str, ...]:
         """What replication links are offered (``PrivateChannels.replicated``)."""
-        sds = (c for c, conv in self.conversations.items() if conv.protocol == "sds")
-        return self.private.replicated(self.conversations, sds)
+        return self.private.replicated(self.conversations)
 
     @property
     def svs(self) -> tuple[str, ...]:

@@ -93,13 +93,12 @@ class PrivateChannels:
         return (*(self.envelopes.link_name(c) for c in channels),
                 *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
 
-    def replicated(self, channels: Iterable[str], sds: Iterable[str]) -> tuple[str, ...]:
+    def replicated(self, channels: Iterable[str]) -> tuple[str, ...]:
         """What replication links are offered: ``channels`` by their link names,
-        the datagram set of each private one of them run on SDS (``sds``; an
-        SVS publication is signed by whoever sends it, so it has no one
-        datagram), and the datagram sets kept blind - never a blind ``~tag``,
-        whose logs this peer cannot read."""
-        sets = (datagram_set(key.tag) for c in sds if (key := self.envelopes.private.get(c)) is not None)
+        the datagram set of each private one of them, and the datagram sets
+        kept blind - never a blind ``~tag``, whose logs this peer cannot read."""
+        channels = tuple(channels)
+        sets = (datagram_set(key.tag) for c in channels if (key := self.envelopes.private.get(c)) is not None)
         return (*(self.envelopes.link_name(c) for c in channels), *sets, *self.blind.replicated())
 
     def names(self, link_names: tuple[str, ...]) -> tuple[str, ...]:

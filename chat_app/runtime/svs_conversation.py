@@ -43,6 +43,8 @@ import logging
 from collections import OrderedDict, deque
 
 from chat_app import events as ev
+from chat_app.crypto import Kind
+from chat_app.crypto.envelope import VERSION
 from chat_app.payload import Payload
 from chat_app.runtime.conversation import Conversation, StepFailed
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
@@ -58,6 +60,7 @@ from sync.svs import Channel, DataWanted, Delivered, Known, Missing, Rejected
 
 log = logging.getLogger(__name__)
 
+_PRIVATE_RECORD = bytes((VERSION, Kind.PRIVATE))
 PENDING_PER_AUTHOR = 4096
 """Replicated messages kept waiting for an earlier one of their author."""
 
@@ -110,9 +113,9 @@ class SvsConversation:
                             lamport_timestamp=lamport, content=content).SerializeToString()
         envelope = self.envelopes.stored_wire(self.channel, record, self.peer_id)
         published = self.envelopes.outgoing(self.channel, envelope)
-        seq = self.engine.member.send(published, now)
+        self.engine.member.send(published, now)
         if self.channel in self.envelopes.private:  # a blind store keeps it (see ``SvsEngine.push``)
-            self.engine.push(seq, published)
+            self.engine.push(published)
         self.lamport = lamport
         return message_id
 
@@ -120,6 +123,8 @@ class SvsConversation:
         self.engine.send_ephemeral(payload.encode(), now)
 
     def seal(self, envelopes: Envelopes, data: bytes, wire_of) -> bytes | None:
+        if data[:2] == _PRIVATE_RECORD:  # pushed to blind stores: sealed and encrypted by its author already
+            return data
         if is_svs_packet(data):
             return envelopes.seal_svs(self.channel, data)
         return envelopes.seal_sds(self.channel, data, wire_of)  # an ephemeral message

@@ -10,13 +10,15 @@ speaks. This wraps ``sync.svs.Channel`` to take what reaches an SVS channel:
   publications, and these are not synced by any protocol, so every channel
   speaks them alike; reported as ``EphemeralReceived``;
 * chat records (an author's signed SDS chat message): what replication
-  brings - kept for the conversation, which stores them in each author's
-  sequence order and tells the member it need not fetch them;
-* a publication no vector announced: what a blind store keeps of a private
-  channel and hands a late member (see ``push``). The member would drop it,
-  as NDN drops unsolicited data, but routing has verified its record (its
-  author's signature, this channel, the number in its name), so it is kept
-  as a chat record, as if replicated;
+  brings, and what a blind store keeps of a private channel and hands a
+  late member (see ``push``) - kept for the conversation, which stores them
+  in each author's sequence order and tells the member it need not fetch
+  them;
+* a publication no vector announced: what blind stores kept before they
+  were pushed records. The member would drop it, as NDN drops unsolicited
+  data, but routing has verified its record (its author's signature, this
+  channel, the number in its name), so it is kept as a chat record, as if
+  replicated;
 * SDS sync messages: a peer that runs this channel on SDS; counted, dropped.
 
 It stays sans-I/O like the engines: bytes and ``now`` in, events and
@@ -88,14 +90,17 @@ class SvsEngine:
             self.records.append((record.message, record.data))
             self.stats["unannounced_kept"] += 1
 
-    def push(self, seq: int, content: bytes) -> None:
-        """Our new publication, to the peers in the channel that never sent
-        us a vector: a blind store of a private channel announces its tag but
-        cannot speak SVS, so it would never see a publication (they answer
-        data interests, one member at a time) and could not serve them."""
-        members = frozenset(self.member.member_addresses())
-        self._out.append(Outgoing(packets.encode_publication(self.member.group, self.member.me, seq, content),
-                                  Silent(members)))
+    def push(self, record: bytes) -> None:
+        """Our new message's record as it travels in a private channel (its
+        author's envelope, encrypted: a publication's content), to the peers
+        in the channel that never sent us a vector: a blind store announces
+        the channel's tag but cannot speak SVS, so it would never see a
+        publication (they answer data interests, one member at a time).
+        The record alone, not a publication around it, which whoever sends
+        it would sign: so the store holds the very datagram every member can
+        work out from its own copy (``chat_app.runtime.blind``), and both
+        sides of a replication link can tell what the other lacks."""
+        self._out.append(Outgoing(record, Silent(frozenset(self.member.member_addresses()))))
 
     def _settle_new_producers(self, interest: packets.SyncInterest) -> None:
         """A producer the member meets for the first time may have messages in

@@ -212,12 +212,13 @@ def _blind_rows(peer, tag: bytes) -> int:
         conn.close()
 
 
-def test_a_blind_store_started_after_the_talk_catches_up_over_replication(spawn):
+@pytest.mark.parametrize("protocol", ["", "+svs"], ids=["sds", "svs"])
+def test_a_blind_store_started_after_the_talk_catches_up_over_replication(spawn, protocol):
     from chat_app.crypto import ChannelKey
 
     tag = ChannelKey.from_passphrase(ROOM, PASS).tag
-    alice = spawn("alice", "--channel", f"{ROOM}:{PASS}")
-    bob = spawn("bob", "--channel", f"{ROOM}:{PASS}")
+    alice = spawn("alice", "--channel", f"{ROOM}{protocol}:{PASS}")
+    bob = spawn("bob", "--channel", f"{ROOM}{protocol}:{PASS}")
     _introduced(alice, bob)
     for i in range(3):
         alice.send(f"before any store {i}")
@@ -229,7 +230,7 @@ def test_a_blind_store_started_after_the_talk_catches_up_over_replication(spawn)
         time.sleep(0.2)
     assert _blind_rows(store, tag) == 3  # reconciled with bob by datagram hash, over TCP
     bob.stop()
-    carol = spawn("carol", "--channel", f"{ROOM}:{PASS}")
+    carol = spawn("carol", "--channel", f"{ROOM}{protocol}:{PASS}")
     got = carol.wait_delivered(3, channel=ROOM, timeout=60)
     assert [e["text"] for e in got] == [f"before any store {i}" for i in range(3)]
     assert not [e for e in carol.events if e["event"] == "rejected"]

@@ -4,10 +4,13 @@ misses, and two groups that share a name."""
 from __future__ import annotations
 
 
+import pytest
+
 from chat_app import events as ev
-from chat_app.crypto import Identity, Kind, seal
+from chat_app.crypto import Identity, Kind, blind_id, seal
 from chat_app.payload import Payload
 from proto.sds_pb2 import SdsMessage
+from sync.replication import HeightsWanted
 from sync.sds import Channel
 
 from .conftest import T0, texts
@@ -113,39 +116,50 @@ def test_a_blind_store_serves_a_private_channel_to_a_late_member(net):
     assert store.stats["blind_kept"] >= 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
 
 
-def _a_late_store(net, said: int):
+def _a_late_store(net, said: int, spec: str = ROOM):
     """alice says ``said`` lines in a private channel (bob hears them), then
     a blind store starts that heard none of them, and bob leaves: only a
     replication link can bring them to the store."""
-    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
-    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    channel = spec.removesuffix("+svs")
+    alice = net.add("alice", channels=(), passphrases={spec: PASS})
+    bob = net.add("bob", channels=(), passphrases={spec: PASS})
     for i in range(said):
-        alice.say(ROOM, f"secret line {i}", "text", net.now)
+        alice.say(channel, f"secret line {i}", "text", net.now)
+        net.run(300)
     net.run(1_000)
+    assert len(texts(bob.store, channel)) == said
     del net.nodes[net.address(bob)]
     tag_name = alice.announced_channels[0]
     store = net.add("store", channels=(tag_name,))
     return alice, store, bytes.fromhex(tag_name[1:])
 
 
-def test_a_blind_store_started_late_catches_up_over_replication_and_serves_a_late_member(net):
-    alice, store, tag = _a_late_store(net, 5)
+def _set_of(member, tag: bytes) -> set[str]:
+    """The blind ids of the datagram set a member works out for a channel."""
+    name = "=" + tag.hex()
+    return {blind for blind, _height in member.catchup.answer(member.store, HeightsWanted(0, (name,)))[name]}
+
+
+@pytest.mark.parametrize("spec", [ROOM, "hideout+svs"], ids=["sds", "svs"])
+def test_a_blind_store_started_late_catches_up_over_replication_and_serves_a_late_member(net, spec):
+    channel = spec.removesuffix("+svs")
+    alice, store, tag = _a_late_store(net, 5, spec)
     assert store.joined.replicated == ("=" + tag.hex(),)  # its set: the ~tag's logs it cannot read
     assert store.stats["blind_kept"] == 0  # nothing reached it live
     _link(net, store, alice)  # the store dials, as it does any peer it hears of
     assert store.stats["blind_replicated_in"] == 5
     kept = store.store.blind.held(tag)
     assert len(kept) == 5 and not any(b"secret line" in d for d in kept)
-    # the very datagrams alice sent: one row per message, however many pass it on
-    sent = {d for src, d, _ in net.sent if src == net.address(alice) and d[1] == Kind.PRIVATE}
-    assert set(kept) <= sent
+    assert {blind_id(d) for d in kept} == _set_of(alice, tag)
+    if channel == ROOM:  # the very datagrams alice sent: one row per message, however many pass it on
+        assert set(kept) <= {d for src, d, _ in net.sent if src == net.address(alice) and d[1] == Kind.PRIVATE}
     _link(net, alice, store)  # again, the other way: nothing new on either side
     assert store.stats["blind_replicated_in"] == 5 and len(store.store.blind.held(tag)) == 5
     del net.nodes[net.address(alice)]
-    carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
+    carol = net.add("carol", channels=(), passphrases={spec: PASS})
     carol.peers.static.clear()
     _link(net, carol, store)
-    assert texts(carol.store, ROOM) == [f"secret line {i}" for i in range(5)]
+    assert texts(carol.store, channel) == [f"secret line {i}" for i in range(5)]
     assert carol.stats["replicated_in"] == 5 and not [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
 
 
@@ -215,10 +229,15 @@ def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
 def test_a_blind_store_serves_a_private_svs_channel_to_a_late_member(net):
     alice = net.add("alice", channels=(), passphrases={"hideout+svs": PASS})
     tag_name = alice.announced_channels[0]
-    net.add("store", channels=(tag_name,))  # the blind store
+    store = net.add("store", channels=(tag_name,))  # the blind store
     for i in range(3):
         alice.say("hideout", f"line {i}", "text", net.now)
         net.run(2_000)
+    # pushed as the records every member can work out: a link has nothing to add either way
+    tag = bytes.fromhex(tag_name[1:])
+    assert {blind_id(d) for d in store.store.blind.held(tag)} == _set_of(alice, tag)
+    _link(net, store, alice)
+    assert store.stats["blind_replicated_in"] == 0
     del net.nodes[net.address(alice)]
     carol = net.add("carol", channels=(), passphrases={"hideout+svs": PASS})
     net.run(30_000)
