@@ -27,7 +27,9 @@ message, so causal gaps come from the (small) missing set. And in a log in
 (lamport, id) order a dependency can come later only if its timestamp is not
 below the message's - a Lamport clock violation - so inversions come from
 those pairs, plus a full check restricted to the few logs out of order.
-Joins against every row broadcast the small side, except on tiny inputs
+Every dependency is joined with the messages' timestamps once
+(``dependencies``), which finds both the dependencies nobody holds and the
+clock violations; only those few are kept. Joins against every row broadcast the small side, except on tiny inputs
 (``all_checks(..., broadcast=False)``): there every broadcast is a Spark job
 of its own, and sort-merge joins inside the one query cost less than the
 jobs' fixed cost.
@@ -184,12 +186,25 @@ def duplicate_deliveries(rows: DataFrame, msgs: DataFrame, hint=_hinted) -> Data
         peer="peer_id", message="message_id")
 
 
-def clock_pairs(msgs: DataFrame) -> DataFrame:
+def dependencies(msgs: DataFrame) -> DataFrame:
+    """Every message's dependencies, each with the message it depends on and
+    that one's holders, and the dependency's Lamport timestamp (null if
+    nobody holds it) - one join for the checks that follow a dependency."""
+    deps = msgs.selectExpr("channel_id", "message_id", "lamport", "holders", "explode(history) AS dep")
+    stamps = msgs.selectExpr("channel_id", "message_id AS dep", "lamport AS dep_lamport")
+    return deps.join(stamps, ["channel_id", "dep"], "left")
+
+
+def odd_dependencies(deps: DataFrame) -> DataFrame:
+    """The dependencies nobody holds, and those whose Lamport timestamp is
+    not below their message's: few, in a healthy conversation."""
+    return deps.where("dep_lamport IS NULL OR dep_lamport >= lamport")
+
+
+def clock_pairs(odd: DataFrame) -> DataFrame:
     """(message, dependency) pairs whose dependency's Lamport timestamp is
     not below the message's: the author's clock did not advance."""
-    deps = msgs.selectExpr("channel_id", "message_id", "lamport", "holders[0] AS holder", "explode(history) AS dep")
-    stamps = msgs.selectExpr("channel_id", "message_id AS dep", "lamport AS dep_lamport")
-    return deps.join(stamps, ["channel_id", "dep"]).where("dep_lamport >= lamport")
+    return odd.where("dep_lamport IS NOT NULL").selectExpr("*", "holders[0] AS holder")
 
 
 def lamport_clock_violations(pairs: DataFrame) -> DataFrame:
@@ -273,13 +288,12 @@ def order_disagreements(rows: DataFrame, flags: DataFrame, hint=_hinted) -> Data
 
 # ------------------------------------------------------------------- causal
 
-def causal_gaps(msgs: DataFrame, missing: DataFrame, hint=_hinted) -> DataFrame:
+def causal_gaps(msgs: DataFrame, odd: DataFrame, missing: DataFrame, hint=_hinted) -> DataFrame:
     """A peer delivered a message but never one of its dependencies: either
     nobody holds the dependency, or this peer is missing it."""
-    deps = msgs.selectExpr("channel_id", "message_id", "holders", "explode(history) AS dep")
-    known = msgs.selectExpr("channel_id", "message_id AS dep")
-    unheld = (deps.join(known, ["channel_id", "dep"], "left_anti")
+    unheld = (odd.where("dep_lamport IS NULL")
               .selectExpr("channel_id", "message_id", "dep", "explode(holders) AS peer_id"))
+    deps = msgs.selectExpr("channel_id", "message_id", "holders", "explode(history) AS dep")
     lacked = hint(missing.selectExpr("channel_id", "peer_id", "message_id AS dep"))
     lacking = (deps.join(lacked, ["channel_id", "dep"]).where("array_contains(holders, peer_id)")
                .select("channel_id", "message_id", "dep", "peer_id"))
@@ -326,7 +340,8 @@ def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda d
     msgs = persist(messages(rows))
     flags = persist(flagged(rows))
     missing = persist(missing_messages(msgs, peers, hint))
-    pairs = persist(clock_pairs(msgs))
+    odd = persist(odd_dependencies(dependencies(msgs)))
+    pairs = clock_pairs(odd)
     return [
         ("missing messages", missing),
         ("minority messages", minority_messages(msgs, peers, hint)),
@@ -335,7 +350,7 @@ def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda d
         ("position collisions", position_collisions(flags)),
         ("payload conflicts", payload_conflicts(rows, msgs, hint)),
         ("Lamport order", lamport_order_violations(flags)),
-        ("causal gaps", causal_gaps(msgs, missing, hint)),
+        ("causal gaps", causal_gaps(msgs, odd, missing, hint)),
         ("causal inversions", causal_inversions(rows, flags, pairs, hint)),
         ("Lamport clocks", lamport_clock_violations(pairs)),
         ("sequence gaps", sequence_gaps(msgs)),
