@@ -29,7 +29,9 @@ below the message's - a Lamport clock violation - so inversions come from
 those pairs, plus a full check restricted to the few logs out of order.
 Every dependency is joined with the messages' timestamps once
 (``dependencies``), which finds both the dependencies nobody holds and the
-clock violations; only those few are kept. Joins against every row broadcast the small side, except on tiny inputs
+clock violations; only those few are kept.
+
+Joins against every row broadcast the small side, except on tiny inputs
 (``all_checks(..., broadcast=False)``): there every broadcast is a Spark job
 of its own, and sort-merge joins inside the one query cost less than the
 jobs' fixed cost.
