@@ -55,7 +55,8 @@ def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes)
     if not isinstance(routed, SdsDatagram):
         raise ReplicationError("entry is not an SDS message")
     link_name = envelopes.link_name(routed.channel)
-    if link_name not in channels and DATAGRAM_SET + link_name[1:] not in channels:
+    key = envelopes.private.get(routed.channel)
+    if link_name not in channels and (key is None or datagram_set(key.tag) not in channels):
         raise ReplicationError(f"entry for channel {link_name!r}, which was not requested")
     if not routed.chat:
         raise ReplicationError("entry is not a chat message with a sequence number")
@@ -70,7 +71,8 @@ def shared(ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
     """What to replicate with a peer: the names both offer, except a private
     channel's datagram set where both offer its logs (both are members)."""
     common = set(ours) & set(theirs)
-    return tuple(sorted(c for c in common if not (c.startswith(DATAGRAM_SET) and "~" + c[1:] in common)))
+    return tuple(sorted(c for c in common if (tag := datagram_set_tag(c)) is None or BlindStore.link_name(tag)
+                        not in common))
 
 
 @dataclass

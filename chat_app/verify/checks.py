@@ -188,13 +188,17 @@ def duplicate_deliveries(rows: DataFrame, msgs: DataFrame, hint=_hinted) -> Data
         peer="peer_id", message="message_id")
 
 
+def _deps(msgs: DataFrame) -> DataFrame:
+    """(message, dependency) pairs, with the message's timestamp and holders."""
+    return msgs.selectExpr("channel_id", "message_id", "lamport", "holders", "explode(history) AS dep")
+
+
 def dependencies(msgs: DataFrame) -> DataFrame:
     """Every message's dependencies, each with the message it depends on and
     that one's holders, and the dependency's Lamport timestamp (null if
     nobody holds it) - one join for the checks that follow a dependency."""
-    deps = msgs.selectExpr("channel_id", "message_id", "lamport", "holders", "explode(history) AS dep")
     stamps = msgs.selectExpr("channel_id", "message_id AS dep", "lamport AS dep_lamport")
-    return deps.join(stamps, ["channel_id", "dep"], "left")
+    return _deps(msgs).join(stamps, ["channel_id", "dep"], "left")
 
 
 def odd_dependencies(deps: DataFrame) -> DataFrame:
@@ -295,7 +299,7 @@ def causal_gaps(msgs: DataFrame, odd: DataFrame, missing: DataFrame, hint=_hinte
     nobody holds the dependency, or this peer is missing it."""
     unheld = (odd.where("dep_lamport IS NULL")
               .selectExpr("channel_id", "message_id", "dep", "explode(holders) AS peer_id"))
-    deps = msgs.selectExpr("channel_id", "message_id", "holders", "explode(history) AS dep")
+    deps = _deps(msgs)
     lacked = hint(missing.selectExpr("channel_id", "peer_id", "message_id AS dep"))
     lacking = (deps.join(lacked, ["channel_id", "dep"]).where("array_contains(holders, peer_id)")
                .select("channel_id", "message_id", "dep", "peer_id"))
