@@ -39,6 +39,8 @@ jobs' fixed cost.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -128,6 +130,58 @@ def flagged(rows: DataFrame) -> DataFrame:
             .selectExpr("*", "(prev_pos IS NULL AND pos != 0) OR (pos - prev_pos > 1) AS gap",
                         "pos = prev_pos AS collision", f"{OUT_OF_ORDER} AS disorder")
             .where("gap OR collision OR disorder"))
+
+
+FLAGGED = [*LOG, "pos", "message_id", "lamport_timestamp", "prev_pos", "prev_id", "prev_lamport", "gap", "collision",
+           "disorder"]
+"""``flagged``'s columns."""
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Channels whose peers' logs all have the same fingerprint
+    (``peers.summary``), each with
+    the peer whose log is read for all (``references``); ``complete``: that
+    is every channel."""
+    references: dict[str, str]
+    complete: bool
+
+
+def one_for_all(rows: DataFrame, peers: DataFrame, agreed: Agreement, hint=_hinted) -> tuple[DataFrame, DataFrame]:
+    """``messages(rows)`` and ``flagged(rows)``, reading one log of each
+    channel whose peers' logs are identical: every message of that log is
+    held by every peer of the channel, as many times over, and every row it
+    flags is flagged in every peer's log. The other channels are read whole.
+    The shared intermediates are then exactly what reading every log gives,
+    so every check after them is unchanged; but a channel of n identical
+    logs costs one log's aggregation and sort, not n. An export holds one
+    peer's logs, and the filter on peer ids is applied to the files' row
+    groups by their statistics: only the chosen peers' files are read."""
+    channels = sorted(agreed.references)
+    pairs = [F.struct(F.lit(c).alias("channel_id"), F.lit(agreed.references[c]).alias("peer_id")) for c in channels]
+    chosen = rows.sparkSession.range(1).select(F.inline(F.array(*pairs)))
+    one = (rows.where(F.col("peer_id").isin(sorted(set(agreed.references.values()))))
+           .join(hint(chosen), LOG, "left_semi"))
+    msgs = messages(one).join(hint(peers), "channel_id").selectExpr(
+        "channel_id", "message_id", "n_rows * size(all_peers) AS n_rows", "all_peers AS holders", "conflicting",
+        "seq", "history", "lamport", "author", "size(all_peers) AS n_holders")
+    flags = flagged(one).join(hint(peers), "channel_id").selectExpr(
+        "channel_id", "explode(all_peers) AS peer_id", *FLAGGED[2:])
+    if not agreed.complete:
+        rest = rows.where(~F.col("channel_id").isin(channels))
+        msgs, flags = msgs.unionByName(messages(rest)), flags.unionByName(flagged(rest))
+    return msgs, flags
+
+
+def agreement(prints: dict[tuple[str, str], tuple], channels: int) -> Agreement:
+    """From each log's fingerprint (``peers.collect``), keyed by (channel,
+    peer): the channels whose peers' logs all agree, each read from its
+    first peer's log."""
+    logs: dict[str, dict[str, tuple]] = {}
+    for (channel, peer), fingerprint in prints.items():
+        logs.setdefault(channel, {})[peer] = fingerprint
+    agreed = {channel: min(by_peer) for channel, by_peer in logs.items() if len(set(by_peer.values())) == 1}
+    return Agreement(agreed, len(agreed) == channels)
 
 
 # ------------------------------------------------------------- per message
@@ -334,17 +388,22 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame, hint=
 
 
 def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df,
-               broadcast: bool = True) -> list[tuple[str, DataFrame]]:
+               broadcast: bool = True, agreed: Agreement | None = None) -> list[tuple[str, DataFrame]]:
     """Every check, in report order: (name, anomalies). ``peers`` is
     ``channel_peers(rows)`` when the caller already knows it (then it need
     not be computed again); ``persist`` caches the shared intermediate
     results (the caller owns the storage level); ``broadcast`` hints that
     the small side of each join be broadcast (off: Spark plans the joins
-    itself, as sort-merge joins when broadcasting is switched off)."""
+    itself, as sort-merge joins when broadcasting is switched off).
+    ``agreed``: the channels whose logs are identical, each read from one
+    of them (``one_for_all``)."""
     hint = _hinted if broadcast else _plain
     peers = persist(channel_peers(rows)) if peers is None else peers
-    msgs = persist(messages(rows))
-    flags = persist(flagged(rows))
+    if agreed is None or not agreed.references:
+        msgs, flags = messages(rows), flagged(rows)
+    else:
+        msgs, flags = one_for_all(rows, peers, agreed, hint)
+    msgs, flags = persist(msgs), persist(flags)
     missing = persist(missing_messages(msgs, peers, hint))
     odd = persist(odd_dependencies(dependencies(msgs)))
     pairs = clock_pairs(odd)

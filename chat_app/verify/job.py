@@ -191,7 +191,7 @@ def check(spark, rows, tiny: bool = False) -> dict:
     checks. Both ways give the same report."""
     from pyspark import StorageLevel
 
-    from chat_app.verify.checks import all_checks
+    from chat_app.verify.checks import agreement, all_checks
     from chat_app.verify.peers import collect, summary
     from chat_app.verify.schema import ANOMALY_COLUMNS
 
@@ -209,10 +209,13 @@ def check(spark, rows, tiny: bool = False) -> dict:
         with ThreadPoolExecutor(1) as pool:
             passed = pool.submit(lambda: collect(summary(rows)))
             found = anomalies(all_checks(rows, broadcast=False))
-            peers = _valid(passed.result())
+            peers = _valid(passed.result()[0])
     else:
-        peers = _valid(collect(summary(rows)))
-        found = anomalies(all_checks(rows, _channel_peers(spark, peers),
+        peers, prints = collect(summary(rows))
+        agreed = agreement(prints, len(_channels(_valid(peers))))
+        progress(f"{len(agreed.references)} of {len(_channels(peers))} channels have identical logs on every peer "
+                 "(each is read from one log)")
+        found = anomalies(all_checks(rows, _channel_peers(spark, peers), agreed=agreed,
                                      persist=lambda df: df.persist(StorageLevel.MEMORY_AND_DISK)))
     counts: dict[str, int] = {}
     per_peer: dict[str, int] = {}

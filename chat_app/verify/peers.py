@@ -1,6 +1,7 @@
-"""The per-peer pass: one aggregation over every row that yields each
-peer's totals, its channels, the rows lacking required fields, and how late
-messages reached it.
+"""The per-log pass: one aggregation over every row that yields, for each
+log (a peer's rows of one channel), its totals, its fingerprint and how late
+messages reached its peer; and, for each peer, the rows lacking required
+fields and its delivery timing over all its logs.
 
 Delivery timing, per peer, over the messages other peers wrote:
 
@@ -12,10 +13,18 @@ Delivery timing, per peer, over the messages other peers wrote:
 * **wait** = ``delivered_at_ms - received_at_ms``: how long a message that
   had arrived waited for its causal history before it could be delivered.
 
-Both are approximate percentiles (``percentile_approx``), computed in Spark
-next to the counts: the driver receives a handful of numbers per peer,
-however many rows there are. Rows without the timing columns count as
-rows but not in the percentiles.
+Both are approximate percentiles from KLL quantile sketches, one per log,
+merged per peer - all in Spark: the driver receives a handful of numbers
+per log, however many rows there are. Up to ``SKETCH_K`` values per log
+the sketch keeps every value and the percentiles are exact (the nearest
+rank); beyond, their rank is off by at most about 0.1%. Rows without the
+timing columns count as rows but not in the percentiles.
+
+A log's **fingerprint** is its row count and the sums of two independent
+64-bit hashes of its rows (position, id, author, timestamp, history,
+sequence number), each sum kept as two halves so it cannot overflow: logs
+with equal fingerprints hold the same rows at the same positions, barring a
+collision of 128-bit hashes (``checks.one_for_all`` reads one of them).
 """
 
 from __future__ import annotations
@@ -26,44 +35,65 @@ from pyspark.sql import functions as F
 from chat_app.verify.schema import REQUIRED
 
 PERCENTILES = (0.5, 0.9, 0.99)
-ACCURACY = 10_000  # relative error about 1/ACCURACY of the value range
+SKETCH_K = 4_000
+"""KLL sketch size: exact up to about this many values, ~0.1% rank error beyond."""
+ROW_HASH = "xxhash64({}pos, message_id, sender_id, lamport_timestamp, causal_history, coalesce(seq, -1))"
 
 
 def summary(rows: DataFrame) -> DataFrame:
-    """One row per exporting peer (a null peer_id collects invalid rows).
+    """One row per log ((channel, peer); a null peer_id collects rows
+    without one), with its peer's totals and timing repeated on each.
 
     Written as SQL text: one round trip to the JVM per expression."""
     invalid = " OR ".join(f"{c} IS NULL" for c in REQUIRED)
     foreign = "sender_id != peer_id"
     delay = f"CASE WHEN {foreign} THEN delivered_at_ms - lamport_timestamp END"
     wait = f"CASE WHEN {foreign} THEN delivered_at_ms - received_at_ms END"
-    quantiles = "array(" + ", ".join(f"{q}D" for q in PERCENTILES) + ")"
-    return rows.groupBy("peer_id").agg(*map(F.expr, (
+    hashed = rows.selectExpr("*", f"{ROW_HASH.format('')} AS a", f"{ROW_HASH.format(repr('sds-chat') + ', ')} AS b")
+    logs = hashed.groupBy("channel_id", "peer_id").agg(*map(F.expr, (
         "count(*) AS `rows`",
-        "array_sort(collect_set(channel_id)) AS channels",
         f"count(CASE WHEN {invalid} THEN 1 END) AS invalid",
         f"count({delay}) AS timed",
-        f"percentile_approx({delay}, {quantiles}, {ACCURACY}) AS delay",
-        f"percentile_approx({wait}, {quantiles}, {ACCURACY}) AS wait",
+        f"count({wait}) AS waited",
+        f"kll_sketch_agg_bigint({delay}, {SKETCH_K}) AS delay",
+        f"kll_sketch_agg_bigint({wait}, {SKETCH_K}) AS wait",
         f"max({delay}) AS delay_max",
         f"max({wait}) AS wait_max",
+        "array(count(*), sum(shiftright(a, 32)), sum(a & 4294967295), sum(shiftright(b, 32)), "
+        "sum(b & 4294967295)) AS fingerprint",
     )))
+    peer = "OVER (PARTITION BY peer_id)"
+    ranks = "array(" + ", ".join(f"{q}D" for q in PERCENTILES) + ")"
+    totals = logs.selectExpr(
+        "channel_id", "peer_id", "`rows`", "fingerprint", f"sum(invalid) {peer} AS invalid",
+        f"sum(timed) {peer} AS timed", f"sum(waited) {peer} AS waited", f"max(delay_max) {peer} AS delay_max", f"max(wait_max) {peer} AS wait_max",
+        f"kll_merge_agg_bigint(delay) {peer} AS delay", f"kll_merge_agg_bigint(wait) {peer} AS wait")
+    return totals.selectExpr(  # an empty sketch has no quantiles
+        "* EXCEPT (delay, wait)",
+        *(f"IF({n} > 0, kll_sketch_get_quantile_bigint({s}, {ranks}), NULL) AS {s}"
+          for s, n in (("delay", "timed"), ("wait", "waited"))))
 
 
 def _named(values, maximum) -> dict | None:
-    if values is None:
+    if values is None:  # no timed row
         return None
     named = {f"p{round(q * 100)}": v for q, v in zip(PERCENTILES, values, strict=True)}
     return {**named, "max": maximum}
 
 
-def collect(rows: DataFrame) -> list[dict]:
-    """The summary as plain data, sorted by peer id (invalid rows under None)."""
-    found = []
+def collect(rows: DataFrame) -> tuple[list[dict], dict[tuple[str, str], tuple]]:
+    """The summary as plain data: the peers, sorted by peer id (rows without
+    one under None), and each log's fingerprint by (channel, peer)."""
+    peers: dict[str | None, dict] = {}
+    prints: dict[tuple[str, str], tuple] = {}
     for r in rows.collect():
-        found.append({
-            "peer_id": r["peer_id"], "rows": r["rows"], "channels": list(r["channels"]), "invalid": r["invalid"],
-            "timed": r["timed"], "delay_ms": _named(r["delay"], r["delay_max"]),
-            "wait_ms": _named(r["wait"], r["wait_max"]),
-        })
-    return sorted(found, key=lambda p: (p["peer_id"] is None, p["peer_id"] or ""))
+        peer = peers.setdefault(r["peer_id"], {
+            "peer_id": r["peer_id"], "rows": 0, "channels": [], "invalid": r["invalid"], "timed": r["timed"],
+            "delay_ms": _named(r["delay"], r["delay_max"]), "wait_ms": _named(r["wait"], r["wait_max"])})
+        peer["rows"] += r["rows"]
+        if r["channel_id"] is not None:
+            peer["channels"].append(r["channel_id"])
+            prints[r["channel_id"], r["peer_id"]] = tuple(r["fingerprint"])
+    for peer in peers.values():
+        peer["channels"].sort()
+    return sorted(peers.values(), key=lambda p: (p["peer_id"] is None, p["peer_id"] or "")), prints
