@@ -101,21 +101,24 @@ PAYLOAD_HASH = "xxhash64(sender_id, lamport_timestamp, causal_history)"
 """A message's payload as one number: its copies differ when these do."""
 
 
-def messages(rows: DataFrame) -> DataFrame:
+def messages(rows: DataFrame, holders: bool = True) -> DataFrame:
     """One row per (channel, message): its holders, row count, whether its
     copies differ, and one copy (the one with the lowest payload hash).
 
     Copies are told apart by a 64-bit hash of the payload, so the
     aggregation compares numbers, not strings and arrays; which peers hold
     which version is worked out by ``payload_conflicts``, for the few
-    messages whose hashes differ."""
-    payloads = rows.selectExpr("channel_id", "message_id", "peer_id", "seq", "sender_id", "lamport_timestamp",
-                               "causal_history", f"{PAYLOAD_HASH} AS h")
-    return (_agg(payloads.groupBy("channel_id", "message_id"),
-                 "count(*) AS n_rows", "array_sort(collect_set(peer_id)) AS holders",
-                 "min(h) != max(h) AS conflicting", "min(seq) AS seq", "min_by(causal_history, h) AS history",
-                 "min_by(lamport_timestamp, h) AS lamport", "min_by(sender_id, h) AS author")
-            .selectExpr("*", "size(holders) AS n_holders"))
+    messages whose hashes differ. Collecting the holders is most of the
+    aggregation's cost: without ``holders`` (the caller knows them) the
+    columns ``holders`` and ``n_holders`` are left out."""
+    payloads = rows.selectExpr("channel_id", "message_id", "peer_id", "seq", f"{PAYLOAD_HASH} AS h",
+                               "struct(causal_history AS history, lamport_timestamp AS lamport, sender_id AS author) "
+                               "AS copy")
+    found = ["count(*) AS n_rows", "min(h) != max(h) AS conflicting", "min(seq) AS seq", "min_by(copy, h) AS copy"]
+    if holders:
+        found.append("array_sort(collect_set(peer_id)) AS holders")
+    msgs = _agg(payloads.groupBy("channel_id", "message_id"), *found).selectExpr("*", "copy.*").drop("copy")
+    return msgs.selectExpr("*", "size(holders) AS n_holders") if holders else msgs
 
 
 OUT_OF_ORDER = "prev_lamport > lamport_timestamp OR (prev_lamport = lamport_timestamp AND prev_id > message_id)"
@@ -162,9 +165,9 @@ def one_for_all(rows: DataFrame, peers: DataFrame, agreed: Agreement, hint=_hint
     chosen = rows.sparkSession.range(1).select(F.inline(F.array(*pairs)))
     one = (rows.where(F.col("peer_id").isin(sorted(set(agreed.references.values()))))
            .join(hint(chosen), LOG, "left_semi"))
-    msgs = messages(one).join(hint(peers), "channel_id").selectExpr(
-        "channel_id", "message_id", "n_rows * size(all_peers) AS n_rows", "all_peers AS holders", "conflicting",
-        "seq", "history", "lamport", "author", "size(all_peers) AS n_holders")
+    msgs = messages(one, holders=False).join(hint(peers), "channel_id").selectExpr(
+        "channel_id", "message_id", "n_rows * size(all_peers) AS n_rows", "conflicting", "seq", "history", "lamport",
+        "author", "all_peers AS holders", "size(all_peers) AS n_holders")
     flags = flagged(one).join(hint(peers), "channel_id").selectExpr(
         "channel_id", "explode(all_peers) AS peer_id", *FLAGGED[2:])
     if not agreed.complete:
