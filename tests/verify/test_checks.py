@@ -212,3 +212,43 @@ def test_exports_without_sequence_numbers_are_checked_as_before(spark, logs):
         for row in log:
             row["seq"] = None
     assert verify(spark, logs)["verdict"] == "consistent"
+
+
+# A channel whose logs are identical on every peer is checked from one of
+# them (``one_for_all``; ``verify`` above compares that plan with the one that
+# reads every log): what it finds must be found in every peer's log.
+
+def test_a_duplicate_every_peer_shares_is_found_in_every_log(spark, logs):
+    for log in logs.values():
+        log.append(dict(log[4], pos=20))
+    found = examples(verify(spark, logs), "duplicate_delivery")
+    assert sorted(e["peer_id"] for e in found) == sorted(logs)
+    assert {e["message_id"] for e in found} == {logs["peer000"][4]["message_id"]}
+
+
+def test_channels_whose_logs_agree_and_one_whose_logs_do_not(spark, logs):
+    """Two more channels, copies of the first: in one every peer shares the
+    same position gap, in the other one peer lacks a message."""
+    a, b, _ = logs
+    for peer, log in logs.items():
+        gapped = [dict(r, channel_id="gapped", pos=r["pos"] + (r["pos"] >= 6)) for r in log]
+        lacking = [dict(r, channel_id="lacking") for r in log if not (peer == b and r["pos"] == 7)]
+        log.extend(gapped + renumber(lacking))
+    report = verify(spark, logs)
+    gaps = examples(report, "position_gap")
+    assert sorted(e["peer_id"] for e in gaps) == sorted(logs) and {e["channel_id"] for e in gaps} == {"gapped"}
+    (missing,) = examples(report, "missing_message")
+    assert (missing["channel_id"], missing["peer_id"]) == ("lacking", b)
+    found = {(kind, e["channel_id"]) for kind, v in report["anomalies"].items() for e in v["examples"]}
+    assert {kind for kind, channel in found if channel == "gapped"} == {"position_gap"}
+    assert {channel for _, channel in found} == {"gapped", "lacking"}  # the first channel is clean
+
+
+def test_agreement_reads_one_log_of_each_channel_whose_logs_all_agree():
+    from chat_app.verify.checks import agreement
+
+    same, other = (3, 1, 2, 3, 4), (3, 1, 2, 3, 5)
+    prints = {("a", "p2"): same, ("a", "p1"): same, ("b", "p1"): same, ("b", "p2"): other, ("c", "p3"): other}
+    agreed = agreement(prints, channels=3)
+    assert agreed.references == {"a": "p1", "c": "p3"} and not agreed.complete
+    assert agreement({("a", "p1"): same, ("a", "p2"): same}, channels=1).complete
