@@ -10,7 +10,7 @@ rather than composed from ``Column`` objects: each ``Column`` operation is a
 round trip from Python to the JVM, and building every check that way took
 about 8,000 of them - on a small input, more time than running the checks.
 
-Theory of operation: the full rows are shuffled only twice.
+Theory of operation: the rows are shuffled only twice.
 
 * ``messages``: one group per (channel, message) - which peers hold it,
   how many rows it has, whether its copies differ, one copy.
@@ -21,6 +21,11 @@ Theory of operation: the full rows are shuffled only twice.
   only rows out of place (a gap, a collision, out of (lamport, id) order).
   Position and order checks read these few rows; disagreements are looked
   for only in the logs they show out of order.
+
+Both read only one log of a channel whose peers' logs are identical (same
+fingerprint, ``peers.summary``; ``one_for_all``): in a healthy conversation,
+that is every channel, and the rows shuffled are one peer's, not every
+peer's.
 
 Causal checks use two facts. A peer lacks a dependency only if it lacks that
 message, so causal gaps come from the (small) missing set. And in a log in

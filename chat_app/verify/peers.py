@@ -38,6 +38,7 @@ PERCENTILES = (0.5, 0.9, 0.99)
 SKETCH_K = 4_000
 """KLL sketch size: exact up to about this many values, ~0.1% rank error beyond."""
 ROW_HASH = "xxhash64({}pos, message_id, sender_id, lamport_timestamp, causal_history, coalesce(seq, -1))"
+"""A row of a log as one number; ``{}`` takes a salt, for the second hash."""
 
 
 def summary(rows: DataFrame) -> DataFrame:
@@ -65,9 +66,10 @@ def summary(rows: DataFrame) -> DataFrame:
     peer = "OVER (PARTITION BY peer_id)"
     ranks = "array(" + ", ".join(f"{q}D" for q in PERCENTILES) + ")"
     totals = logs.selectExpr(
-        "channel_id", "peer_id", "`rows`", "fingerprint", f"sum(invalid) {peer} AS invalid",
-        f"sum(timed) {peer} AS timed", f"sum(waited) {peer} AS waited", f"max(delay_max) {peer} AS delay_max", f"max(wait_max) {peer} AS wait_max",
-        f"kll_merge_agg_bigint(delay) {peer} AS delay", f"kll_merge_agg_bigint(wait) {peer} AS wait")
+        "channel_id", "peer_id", "`rows`", "fingerprint",
+        *(f"sum({n}) {peer} AS {n}" for n in ("invalid", "timed", "waited")),
+        *(f"max({s}_max) {peer} AS {s}_max" for s in ("delay", "wait")),
+        *(f"kll_merge_agg_bigint({s}) {peer} AS {s}" for s in ("delay", "wait")))
     return totals.selectExpr(  # an empty sketch has no quantiles
         "* EXCEPT (delay, wait)",
         *(f"IF({n} > 0, kll_sketch_get_quantile_bigint({s}, {ranks}), NULL) AS {s}"
