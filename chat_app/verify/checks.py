@@ -148,9 +148,8 @@ FLAGGED = [*LOG, "pos", "message_id", "lamport_timestamp", "prev_pos", "prev_id"
 @dataclass(frozen=True)
 class Agreement:
     """Channels whose peers' logs all have the same fingerprint
-    (``peers.summary``), each with
-    the peer whose log is read for all (``references``); ``complete``: that
-    is every channel."""
+    (``peers.summary``), each with the peer whose log is read for all
+    (``references``); ``complete``: that is every channel."""
     references: dict[str, str]
     complete: bool
 

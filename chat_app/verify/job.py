@@ -213,8 +213,8 @@ def check(spark, rows, tiny: bool = False) -> dict:
     else:
         peers, prints = collect(summary(rows))
         agreed = agreement(prints, len(_channels(_valid(peers))))
-        progress(f"{len(agreed.references)} of {len(_channels(peers))} channels have identical logs on every peer "
-                 "(each is read from one log)")
+        progress(f"{len(agreed.references)} of {len(_channels(peers))} channel(s) have the same log on every peer "
+                 "and are checked from one of them")
         found = anomalies(all_checks(rows, _channel_peers(spark, peers), agreed=agreed,
                                      persist=lambda df: df.persist(StorageLevel.MEMORY_AND_DISK)))
     counts: dict[str, int] = {}
