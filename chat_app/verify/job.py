@@ -107,6 +107,10 @@ def progress(message: str) -> None:
 def spark_session(master: str | None, inputs: Inputs):
     from pyspark.sql import SparkSession
 
+    from chat_app.verify import classes
+
+    jvm = f"{JVM} {classes.options()}".strip()
+
     # ~64 MB of input per shuffle partition, at least 2, at most 400
     partitions = max(2, min(400, inputs.bytes // SMALL + 1))
     builder = (SparkSession.builder.appName("sds-chat verify")
@@ -118,8 +122,9 @@ def spark_session(master: str | None, inputs: Inputs):
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.driver.memory", "6g")
                # a batch job on few cores: the throughput collector, whose work stops the
-               # job briefly, costs less than G1's concurrent threads competing with the tasks
-               .config("spark.driver.extraJavaOptions", JVM))
+               # job briefly, costs less than G1's concurrent threads competing with the tasks;
+               # and the classes an earlier run loaded are mapped from its archive
+               .config("spark.driver.extraJavaOptions", jvm))
     if inputs.bytes < TINY:
         # On a few thousand rows Spark's fixed costs are the whole wait:
         # compiling generated code for each of the job's few dozen
@@ -136,7 +141,7 @@ def spark_session(master: str | None, inputs: Inputs):
         # become 3). Together the checks of 3,000 rows take about half as long.
         builder = (builder.config("spark.sql.codegen.wholeStage", "false")
                    .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
-                   .config("spark.driver.extraJavaOptions", f"{JVM} -XX:TieredStopAtLevel=1")
+                   .config("spark.driver.extraJavaOptions", f"{jvm} -XX:TieredStopAtLevel=1")
                    .config("spark.sql.autoBroadcastJoinThreshold", "-1")
                    .config("spark.sql.adaptive.enabled", "false")
                    .config("spark.sql.shuffle.partitions", "1"))
