@@ -58,13 +58,14 @@ def _java() -> str | None:
 
 
 def _key(java: str) -> str:
-    """A hash of the JDK (its binary's path, size and time) and of Spark's jars."""
+    """A hash of the JDK (its binary's path, size and time) and of Spark's
+    jars (where they are and which: the archive holds the class path)."""
     import pyspark
 
     jars = Path(pyspark.__file__).parent / "jars"
     names = sorted(p.name for p in jars.glob("*.jar")) if jars.is_dir() else []
     stat = os.stat(java)
-    identity = "\n".join([java, str(stat.st_size), str(stat.st_mtime_ns), pyspark.__version__, *names])
+    identity = "\n".join([java, str(stat.st_size), str(stat.st_mtime_ns), pyspark.__version__, str(jars), *names])
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 

@@ -64,10 +64,12 @@ def test_an_archive_still_being_written_is_left_alone_and_no_second_one_started(
     assert os.path.exists(name) and not list(tmp_path.glob("spark-*.jsa"))
 
 
-def test_another_jdk_or_spark_means_another_archive(tmp_path, monkeypatch):
+def test_another_spark_or_another_installation_of_it_means_another_archive(tmp_path, monkeypatch):
     first = classes._key(java)
     monkeypatch.setattr("pyspark.__version__", "0.0.0")
-    assert classes._key(java) != first
+    second = classes._key(java)
+    monkeypatch.setattr("pyspark.__file__", str(tmp_path / "elsewhere" / "__init__.py"))
+    assert len({first, second, classes._key(java)}) == 3
 
 
 @pytest.mark.slow  # two runs of verify
