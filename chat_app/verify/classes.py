@@ -91,8 +91,9 @@ def _adopt(java: str, archive: Path) -> bool:
 
 def _starts(java: str, archive: Path) -> bool:
     try:
-        run = subprocess.run([java, f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", QUIET, "-version"],
-                             capture_output=True, timeout=30)
+        run = subprocess.run([java, f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", QUIET,
+                              "-XX:ErrorFile=/dev/null", "-XX:-CreateCoredumpOnCrash",  # it may crash: no litter
+                              "-version"], capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return run.returncode == 0
