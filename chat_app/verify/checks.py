@@ -165,8 +165,8 @@ def one_for_all(rows: DataFrame, peers: DataFrame, agreed: Agreement, hint=_hint
     peer's logs, and the filter on peer ids is applied to the files' row
     groups by their statistics: only the chosen peers' files are read."""
     channels = sorted(agreed.references)
-    pairs = [F.struct(F.lit(c).alias("channel_id"), F.lit(agreed.references[c]).alias("peer_id")) for c in channels]
-    chosen = rows.sparkSession.range(1).select(F.inline(F.array(*pairs)))
+    chosen = literal_table(rows.sparkSession, [
+        F.struct(F.lit(c).alias("channel_id"), F.lit(agreed.references[c]).alias("peer_id")) for c in channels])
     one = (rows.where(F.col("peer_id").isin(sorted(set(agreed.references.values()))))
            .join(hint(chosen), LOG, "left_semi"))
     msgs = messages(one, holders=False).join(hint(peers), "channel_id").selectExpr(
@@ -180,7 +180,7 @@ def one_for_all(rows: DataFrame, peers: DataFrame, agreed: Agreement, hint=_hint
     return msgs, flags
 
 
-def agreement(prints: dict[tuple[str, str], tuple], channels: int) -> Agreement:
+def agreement(prints: dict[tuple[str, str], tuple]) -> Agreement:
     """From each log's fingerprint (``peers.collect``), keyed by (channel,
     peer): the channels whose peers' logs all agree, each read from its
     first peer's log."""
@@ -188,7 +188,13 @@ def agreement(prints: dict[tuple[str, str], tuple], channels: int) -> Agreement:
     for (channel, peer), fingerprint in prints.items():
         logs.setdefault(channel, {})[peer] = fingerprint
     agreed = {channel: min(by_peer) for channel, by_peer in logs.items() if len(set(by_peer.values())) == 1}
-    return Agreement(agreed, len(agreed) == channels)
+    return Agreement(agreed, len(agreed) == len(logs))
+
+
+def literal_table(spark, structs: list) -> DataFrame:
+    """A small table of literal rows (``F.struct`` columns), built in the
+    JVM: no executor ever starts a Python worker for it."""
+    return spark.range(1).select(F.inline(F.array(*structs)))
 
 
 # ------------------------------------------------------------- per message

@@ -13,7 +13,7 @@ of both. The JVM writes it under a name of its own; a later run adopts it
 only once it has stopped changing and a JVM has started from it - a
 truncated archive does not fall back, it crashes the JVM - so at worst a
 run starts without one. Archives live in ``$XDG_CACHE_HOME/sds-chat``
-(``~/.cache/sds-chat``), about 170 MB each; deleting them is harmless.
+(``~/.cache/sds-chat``), about 180 MB each; deleting them is harmless.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ QUIET = "-Xlog:cds*=off"  # an archive that does not fit is set aside silently
 def options(cache: Path | None = None) -> str:
     """JVM options for the driver: start from the archive, or write one.
     Empty when there is no JDK to name it by, nowhere to keep it, or
-    another run is writing one (one at a time: each is about 170 MB)."""
+    another run is writing one (one at a time: each is about 180 MB)."""
     java = _java()
     if java is None:
         return ""

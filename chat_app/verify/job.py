@@ -217,7 +217,8 @@ def check(spark, rows, tiny: bool = False) -> dict:
             peers = _valid(passed.result()[0])
     else:
         peers, prints = collect(summary(rows))
-        agreed = agreement(prints, len(_channels(_valid(peers))))
+        _valid(peers)
+        agreed = agreement(prints)
         progress(f"{len(agreed.references)} of {len(_channels(peers))} channel(s) have the same log on every peer "
                  "and are checked from one of them")
         found = anomalies(all_checks(rows, _channel_peers(spark, peers), agreed=agreed,
@@ -264,13 +265,14 @@ def _channels(peers: list[dict]) -> dict[str, list[str]]:
 
 
 def _channel_peers(spark, peers: list[dict]):
-    """(channel_id, all_peers) as literals, broadcast: a table built in the
-    JVM, so no executor ever starts a Python worker. None without channels."""
+    """(channel_id, all_peers) as literals, broadcast. None without channels."""
     from pyspark.sql import functions as F
+
+    from chat_app.verify.checks import literal_table
 
     members = [F.struct(F.lit(c).alias("channel_id"), F.array(*map(F.lit, sorted(ps))).alias("all_peers"))
                for c, ps in sorted(_channels(peers).items())]
-    return F.broadcast(spark.range(1).select(F.inline(F.array(*members)))) if members else None
+    return F.broadcast(literal_table(spark, members)) if members else None
 
 
 def _counted_examples(found):

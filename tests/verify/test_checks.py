@@ -249,6 +249,6 @@ def test_agreement_reads_one_log_of_each_channel_whose_logs_all_agree():
 
     same, other = (3, 1, 2, 3, 4), (3, 1, 2, 3, 5)
     prints = {("a", "p2"): same, ("a", "p1"): same, ("b", "p1"): same, ("b", "p2"): other, ("c", "p3"): other}
-    agreed = agreement(prints, channels=3)
+    agreed = agreement(prints)
     assert agreed.references == {"a": "p1", "c": "p3"} and not agreed.complete
-    assert agreement({("a", "p1"): same, ("a", "p2"): same}, channels=1).complete
+    assert agreement({("a", "p1"): same, ("a", "p2"): same}).complete
