@@ -154,12 +154,19 @@ class ReceivedFilter:
     def export(self) -> dict:
         return self.compact.export()
 
+    def export_ids(self) -> dict[str, str]:
+        return self.compact.export_ids()
+
+    def take_ids(self) -> dict[str, str | None]:
+        return self.compact.take_ids()
+
     @classmethod
-    def restore(cls, state: dict, config: Config, filters: Iterable[tuple[str, bytes, int]]) -> ReceivedFilter:
-        """Rebuild from ``export()`` and the latest filter of each participant,
-        ``(participant, filter bytes, when it arrived)``."""
+    def restore(cls, state: dict, ids: dict[str, str], config: Config,
+                filters: Iterable[tuple[str, bytes, int]]) -> ReceivedFilter:
+        """Rebuild from ``export()``, ``export_ids()`` and the latest filter
+        of each participant, ``(participant, filter bytes, when it arrived)``."""
         received = cls(config)
-        received.compact = RollingBloom.restore(state, config.bloom_capacity, config.bloom_error_rate)
+        received.compact = RollingBloom.restore(state, ids, config.bloom_capacity, config.bloom_error_rate)
         for participant, data, at in sorted(filters, key=lambda f: f[2]):
             received.heard(participant, data, at)
         return received

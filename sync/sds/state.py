@@ -2,19 +2,21 @@
 (``take_changes``), for a store that writes each step in proportion to what
 the step did rather than to everything the channel holds.
 
-The state (``STATE_VERSION`` 2) is a dict of *parts*, each replaced whole
+The state (``STATE_VERSION`` 3) is a dict of *parts*, each replaced whole
 when it changes, and *collections*, keyed dicts whose entries change one by
 one:
 
     parts        "clock"   the Lamport clock, causal history, sync timing,
                            counters, datagrams not yet drained: small
-                 "bloom"   our filter's ids (up to ``bloom_capacity``)
+                 "bloom"   how many ids our filter holds, the next id's number
                  "repair"  missing ids and their deadlines, SDS-R requests
                            and responses, ids given up as lost: bounded
     collections  "outgoing"  message id -> an own message not yet acknowledged
                  "watched"   message id -> an acknowledged one still watched
                  "incoming"  message id -> a message waiting for its history
                  "peers"     sender id  -> when last heard, its bloom filter
+                 "bloom_ids" number     -> an id our filter is built from
+                             (up to ``bloom_capacity``, numbered as added)
 
 plus ``version``, ``channel_id`` and ``sender_id``, and, unless
 ``include_log=False``, ``log`` and ``repair_cache`` (a runtime that stores
@@ -57,9 +59,9 @@ if TYPE_CHECKING:
     from .channel import Channel
     from .delivery import HintFunction
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 PARTS = ("clock", "bloom", "repair")
-COLLECTIONS = ("outgoing", "watched", "incoming", "peers")
+COLLECTIONS = ("outgoing", "watched", "incoming", "peers", "bloom_ids")
 
 
 def export_state(ch: Channel, include_log: bool = True) -> dict:
@@ -70,6 +72,7 @@ def export_state(ch: Channel, include_log: bool = True) -> dict:
     saved["watched"] = ch._outgoing.export("watched")
     saved["incoming"] = ch._incoming.export()
     saved["peers"] = ch._peers.export()
+    saved["bloom_ids"] = ch._bloom.export_ids()
     if include_log:
         saved["log"] = ch._log.rows()
         saved["repair_cache"] = [[mid, wire] for mid, wire in ch._repair.cache.items()]
@@ -87,6 +90,7 @@ def take_changes(ch: Channel) -> dict:
         "watched": {mid: out.export_entry("watched", mid) for mid in out.dirty["watched"]},
         "incoming": {mid: ch._incoming.export_entry(mid) for mid in ch._incoming.dirty},
         "peers": {peer: ch._peers.export_entry(peer) for peer in ch._peers.dirty},
+        "bloom_ids": ch._bloom.take_ids(),
     }
     _reset(ch)
     return {"parts": parts, "entries": {name: changed for name, changed in entries.items() if changed}}
@@ -115,6 +119,7 @@ def _reset(ch: Channel) -> None:
     ch._incoming.missing_changed = False
     ch._repair.changed = False
     ch._peers.dirty.clear()
+    ch._bloom.take_ids()
 
 
 def _part(ch: Channel, name: str) -> Any:
@@ -134,6 +139,8 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
             log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None) -> Channel:
     if saved.get("version") == 1:
         saved = upgrade_v1(saved)
+    if saved.get("version") == 2:
+        saved = upgrade_v2(saved)
     if saved.get("version") != STATE_VERSION:
         raise LocalProtocolError(f"unknown channel state version {saved.get('version')!r}")
     clock, repair = saved["clock"], saved["repair"]
@@ -157,7 +164,7 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
     ch._outgoing.restore("watched", saved["watched"])
     ch._peers.restore(saved["peers"])
     latest_filters = ((peer, *ch._peers.filter_of(peer)) for peer, _ in ch._peers.items() if ch._peers.filter_of(peer))
-    ch._bloom = ReceivedFilter.restore(saved["bloom"], config, latest_filters)
+    ch._bloom = ReceivedFilter.restore(saved["bloom"], saved["bloom_ids"], config, latest_filters)
     ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
     ch._incoming.restore(saved["incoming"], repair)
     ch._repair.restore(repair["responses"])
@@ -170,14 +177,15 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
 
 def upgrade_v1(old: dict) -> dict:
     """A version-1 state (one flat dict of lists, saved whole every step) in
-    the version-2 layout, so data saved before keeps working."""
+    the version-2 layout (``upgrade_v2`` takes it on), so data saved before
+    keeps working."""
     def own(entries: list) -> dict:
         return {mid: [wire, sent_at, rank, possible_by, log_fp, resends, due]
                 for rank, (mid, wire, sent_at, possible_by, log_fp, resends, due) in enumerate(entries, 1)}
 
     filters = {peer: (data, at) for peer, data, at in old["filters"]}
     saved = {
-        "version": STATE_VERSION, "channel_id": old["channel_id"], "sender_id": old["sender_id"],
+        "version": 2, "channel_id": old["channel_id"], "sender_id": old["sender_id"],
         "clock": {"lamport": old["lamport"], "recent": old["recent"], "sync": old["sync"],
                   "stamps": [len(old["outgoing"]) + len(old["watched"]), len(old["incoming"]), len(old["heard"]), 0],
                   "outbox": old["outbox"], "stats": old["stats"]},
@@ -195,3 +203,11 @@ def upgrade_v1(old: dict) -> dict:
         if key in old:
             saved[key] = old[key]
     return saved
+
+
+def upgrade_v2(old: dict) -> dict:
+    """A version-2 state, whose filter's ids were one list rewritten on every
+    step, with the ids as numbered entries (version 3)."""
+    bloom = old["bloom"]
+    return {**old, "version": 3, "bloom": {"in_filter": bloom["in_filter"], "next": len(bloom["recent"])},
+            "bloom_ids": {str(number): key for number, key in enumerate(bloom["recent"])}}

@@ -6,7 +6,7 @@ import pathlib
 
 import cbor2
 
-from sync.sds import Channel
+from sync.sds import Channel, Config
 from sync.sds.state import apply_changes
 
 from .helpers import T0, make, parse, take
@@ -113,3 +113,22 @@ def test_state_saved_in_the_first_layout_still_loads():
     for wire in take(a):
         b.receive(wire, T0 + 60_001)
     assert b.waiting == 0 and len(b.log) == 7
+
+
+def test_state_saved_with_the_filter_ids_as_one_list_still_loads():
+    """Version 2 states (the filter's ids one list, rewritten every step;
+    saved by the release before) come back with the same filter, bit for
+    bit, and from then on each id is an entry of its own."""
+    saved, filter_bytes = cbor2.loads((pathlib.Path(__file__).parent / "data/channel_state_v2.cbor").read_bytes())
+    assert saved["version"] == 2 and len(saved["bloom"]["recent"]) == 20
+    bob = Channel.restore(saved, Config(bloom_capacity=20))  # as it was made
+    assert bob._bloom.to_bytes(T0 + 200) == filter_bytes
+    state = bob.export_state(include_log=False)
+    assert state["version"] == 3 and "recent" not in state["bloom"]
+    assert sorted(state["bloom_ids"].values()) == sorted(saved["bloom"]["recent"])
+    alice = make("alice")
+    alice.send(b"one more", T0 + 300)
+    (wire,) = take(alice)
+    bob.receive(wire, T0 + 301)
+    changed = bob.take_changes()["entries"]["bloom_ids"]
+    assert list(changed.values()).count(None) == 1 and len(changed) == 2
