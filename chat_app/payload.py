@@ -16,6 +16,7 @@ with a one-line reason and the message is shown as undecodable, never crashes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cbor2
 
@@ -69,19 +70,30 @@ class Payload:
 
     @classmethod
     def decode(cls, content: bytes) -> Payload:
-        try:
-            data = cbor2.loads(content)
-        except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-            raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
-        if not isinstance(data, dict):
-            raise PayloadError("content is not a CBOR map")
-        fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
-        values = {}
-        for name, kind in fields.items():
-            if name in data:
-                if not isinstance(data[name], kind) or isinstance(data[name], bool):
-                    raise PayloadError(f"field {name!r} is not a {kind.__name__}")
-                values[name] = data[name]
-        if "kind" not in values or "nick" not in values:
-            raise PayloadError("payload lacks kind or nick")
-        return cls(**values)
+        """The payload in ``content``, or ``PayloadError`` with the reason.
+
+        A received message's payload is read where it is checked (routing),
+        where its retrieval hint is made and where it is delivered: the last
+        few hundred payloads are kept (they are immutable), so each is
+        decoded once. Refusals are not kept."""
+        return _decoded(bytes(content))
+
+
+@lru_cache(maxsize=512)
+def _decoded(content: bytes) -> Payload:
+    try:
+        data = cbor2.loads(content)
+    except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise PayloadError("content is not a CBOR map")
+    fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
+    values = {}
+    for name, kind in fields.items():
+        if name in data:
+            if not isinstance(data[name], kind) or isinstance(data[name], bool):
+                raise PayloadError(f"field {name!r} is not a {kind.__name__}")
+            values[name] = data[name]
+    if "kind" not in values or "nick" not in values:
+        raise PayloadError("payload lacks kind or nick")
+    return Payload(**values)
