@@ -6,7 +6,13 @@ step stores what ``take_changes()`` says changed). "whole" is how the state
 was stored before: the whole engine state re-encoded and rewritten in one
 blob every step, which made each message cost more than the one before.
 
+``--received``: the other side, a peer receiving another's messages one step
+each, by how many it received before; with the state bytes each step writes
+(``take_changes()`` as CBOR). Past ``bloom_capacity`` (500) received messages
+the filter is full: each id then adds one entry and removes one.
+
     python benchmarks/store_step.py [--backlog 0 1000 10000 100000] [--measure 500] [--whole-up-to 10000]
+    python benchmarks/store_step.py --received [--backlog 0 1000 10000]
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from chat_app.payload import Payload  # noqa: E402
 from chat_app.runtime.conversation import Conversation  # noqa: E402
 from chat_app.runtime.translate import translate  # noqa: E402
 from chat_app.store import Store  # noqa: E402
-from sync.sds import Config  # noqa: E402
+from sync.sds import Channel, Config  # noqa: E402
 
 T0 = 1_767_225_600_000
 ME = "a" * 32
@@ -77,13 +83,54 @@ def whole_run(store: Store, backlog: int, measure: int) -> tuple[float, int]:
     return elapsed, len(cbor2.dumps(engine.export_state(include_log=False)))
 
 
+def received_run(store: Store, backlog: int, measure: int) -> tuple[float, float]:
+    """CPU seconds for ``measure`` received messages, a step each, after
+    ``backlog`` of them; and the state bytes a step writes, on average."""
+    sender = Channel("general", "b" * 32, T0)  # the engine alone: nothing held back, nothing stored
+    me = Conversation("general", store, ME, Config(), T0)
+    written: list[dict] = []
+    commit = store.commit_step
+
+    def recorded(channel, changes, *rest, **kw):
+        written.append(changes)  # kept, sized after the timing
+        return commit(channel, changes, *rest, **kw)
+
+    store.commit_step = recorded
+    now, elapsed = T0, 0.0
+    for i in range(backlog + measure):
+        now += 1
+        sender.send(Payload("text", "them", "x" * 40, i + 1, now).encode(), now)
+        datagrams = sender.datagrams_to_send(now)
+        began = time.process_time()
+        for datagram in datagrams:
+            me.engine.receive(datagram.data, now)
+        me.step(now)
+        if i >= backlog:
+            elapsed += time.process_time() - began
+        if len(written) > measure:
+            del written[0]
+    size = sum(len(cbor2.dumps(changes)) for changes in written[-measure:]) / measure
+    assert me.engine.stats["delivered"] == backlog + measure
+    return elapsed, size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backlog", type=int, nargs="+", default=[0, 1_000, 10_000, 100_000])
     parser.add_argument("--measure", type=int, default=500)
     parser.add_argument("--whole-up-to", type=int, default=10_000,
                         help="the old way is quadratic: measure it only up to this backlog")
+    parser.add_argument("--received", action="store_true", help="a receiving peer's step, by messages received")
     args = parser.parse_args()
+    if args.received:
+        print(f"{'received before':>15}  {'CPU ms/message':>14}  {'state bytes/step':>16}")
+        for backlog in args.backlog:
+            with tempfile.TemporaryDirectory() as tmp:
+                store = Store(Path(tmp) / "bench.sqlite3")
+                elapsed, size = received_run(store, backlog, args.measure)
+                store.close()
+            print(f"{backlog:>15,}  {1000 * elapsed / args.measure:>14.2f}  {size:>16,.0f}", flush=True)
+        return
     print(f"{'unacknowledged':>14}  {'stored as':>9}  {'CPU ms/message':>14}  {'state bytes':>11}")
     for backlog in args.backlog:
         runs = [("changes", changes_run)] + ([("whole", whole_run)] if backlog <= args.whole_up_to else [])
