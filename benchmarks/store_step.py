@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import deque
 import tempfile
 import time
 from pathlib import Path
@@ -88,7 +89,7 @@ def received_run(store: Store, backlog: int, measure: int) -> tuple[float, float
     ``backlog`` of them; and the state bytes a step writes, on average."""
     sender = Channel("general", "b" * 32, T0)  # the engine alone: nothing held back, nothing stored
     me = Conversation("general", store, ME, Config(), T0)
-    written: list[dict] = []
+    written: deque[dict] = deque(maxlen=measure)  # the last steps' changes
     commit = store.commit_step
 
     def recorded(channel, changes, *rest, **kw):
@@ -107,9 +108,7 @@ def received_run(store: Store, backlog: int, measure: int) -> tuple[float, float
         me.step(now)
         if i >= backlog:
             elapsed += time.process_time() - began
-        if len(written) > measure:
-            del written[0]
-    size = sum(len(cbor2.dumps(changes)) for changes in written[-measure:]) / measure
+    size = sum(len(cbor2.dumps(changes)) for changes in written) / measure
     assert me.engine.stats["delivered"] == backlog + measure
     return elapsed, size
 

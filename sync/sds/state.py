@@ -119,7 +119,7 @@ def _reset(ch: Channel) -> None:
     ch._incoming.missing_changed = False
     ch._repair.changed = False
     ch._peers.dirty.clear()
-    ch._bloom.take_ids()
+    ch._bloom.take_ids()  # a new round: the ids added so far are saved
 
 
 def _part(ch: Channel, name: str) -> Any:
