@@ -48,13 +48,36 @@ async def test_keys_arriving_in_one_burst_send_separate_messages(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         field = app.query_one("#input")
-        for key in [*"one", "enter", *"two", "enter"]:  # queued together, as the driver does with one read
-            event = events.Key(key, key if len(key) == 1 else "\r")
-            event.set_sender(app)
-            app._driver.send_message(event)
+        send_at_once(app, [*"one", "enter", *"two", "enter"])
         await until(pilot, lambda: len(texts(app)) == 2)
         await pilot.pause(0.3)
         assert texts(app) == ["one", "two"] and field.value == ""
+
+
+def send_at_once(app, keys) -> None:
+    """Queue keys together, as the driver does with what one read returned."""
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else ("\r" if key == "enter" else None))
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+@pytest.mark.asyncio
+async def test_edit_and_recall_keys_in_one_burst_act_in_key_order(make_app):
+    """Up, Down, Backspace and the arrows are bindings; one that waited for
+    the keys after it (a binding runs when the key has bubbled up to the app)
+    would recall a line after the next one was typed, or delete its last
+    letter."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        field = app.query_one("#input")
+        send_at_once(app, [*"one", "enter", *"two", "enter"])
+        await until(pilot, lambda: len(texts(app)) == 2)
+        send_at_once(app, ["up", "up", *" more", "enter", *"abc", "backspace", "d", "left", "x", "enter"])
+        await until(pilot, lambda: len(texts(app)) == 4)
+        await pilot.pause(0.3)
+        assert texts(app) == ["one", "two", "one more", "abxd"] and field.value == ""
 
 
 @pytest.mark.asyncio

@@ -52,13 +52,19 @@ class ChatInput(Input):
         self._draft = ""  # what was typed before going up
 
     async def _on_key(self, event: events.Key) -> None:
-        """Enter is handled here, in key order. As a binding it would run
-        after the keys that followed it in one burst ("one⏎two⏎": a slow link,
-        a paste without bracketed paste) had already gone into the field."""
+        """Enter and the field's own bindings (Up, Down, Backspace, the
+        arrows...) are run here, in key order. Left to the bindings machinery
+        they would run once the key had bubbled up to the app - after the keys
+        that followed it in one burst (a slow link, a paste without bracketed
+        paste, "Up Up more⏎" typed fast) had already gone into the field."""
         if event.key == "enter":
+            action = "submit"
+        else:
+            bound = self._bindings.key_to_bindings.get(event.key, ())
+            action = next((b.action for b in bound if not b.priority), None)
+        if action is not None and await self.app.run_action(action, self):
             event.stop()
             event.prevent_default()
-            await self.action_submit()
 
     async def action_submit(self) -> None:
         """Take the line and clear the field at once, then send it on."""
