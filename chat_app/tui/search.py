@@ -16,11 +16,12 @@ from chat_app.store import Store, database_path
 from chat_app.tui.history import is_ignored, place_page, shown_rows
 from chat_app.tui.model import MessageRow
 from chat_app.tui.widgets.channel_view import ChannelView
+from chat_app.tui.widgets.field import Field
 
 CONTEXT = 20  # messages loaded above a search hit found deep in the history
 
 
-class SearchBar(Input):
+class SearchBar(Field):
     DEFAULT_CSS = """
     SearchBar { dock: bottom; margin-bottom: 3; border: tall $warning; display: none; }
     """

@@ -13,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from chat_app.tui.widgets.field import Field
+
 
 def ranked(query: str, channels: list[tuple[str, int]]) -> list[str]:
     """Channel names matching ``query`` fuzzily, best first (the exact name
@@ -44,7 +46,7 @@ class QuickSwitcher(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Input(placeholder="Switch to channel…")
+            yield Field(placeholder="Switch to channel…")
             yield OptionList()
 
     def on_mount(self) -> None:

@@ -9,15 +9,15 @@ from collections.abc import Callable
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Input
 
 from chat_app.commands import commands_for, complete
+from chat_app.tui.widgets.field import Field
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
 HISTORY = 200  # lines remembered for Up/Down
 
 
-class ChatInput(Input):
+class ChatInput(Field):
     DEFAULT_CSS = """
     ChatInput {
         dock: bottom;
@@ -51,23 +51,8 @@ class ChatInput(Input):
         self._recalled: int | None = None  # index into history while going through it
         self._draft = ""  # what was typed before going up
 
-    async def _on_key(self, event: events.Key) -> None:
-        """Enter and the field's own bindings (Up, Down, Backspace, the
-        arrows...) are run here, in key order. Left to the bindings machinery
-        they would run once the key had bubbled up to the app - after the keys
-        that followed it in one burst (a slow link, a paste without bracketed
-        paste, "Up Up more⏎" typed fast) had already gone into the field."""
-        if event.key == "enter":
-            action = "submit"
-        else:
-            bound = self._bindings.key_to_bindings.get(event.key, ())
-            action = next((b.action for b in bound if not b.priority), None)
-        if action is not None and await self.app.run_action(action, self):
-            event.stop()
-            event.prevent_default()
-
     async def action_submit(self) -> None:
-        """Take the line and clear the field at once, then send it on."""
+        """Enter: take the line and clear the field at once, then send it on."""
         line = self.value.strip()
         self.value = ""
         self._recalled, self._draft = None, ""
