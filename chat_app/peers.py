@@ -76,6 +76,7 @@ class PeerTable:
     def __init__(self, static: Iterable[Address] = ()) -> None:
         self.static = list(dict.fromkeys(static))
         self.peers: dict[str, Peer] = {}
+        self._due: tuple[tuple[str, ...], float] | None = None  # see deadline()
 
     def __contains__(self, peer_id: str) -> bool:
         return peer_id in self.peers
@@ -94,6 +95,7 @@ class PeerTable:
         candidates = [(host, port) for host in rank_candidates(addresses)]
         peer = self.peers.get(peer_id)
         new = peer is None
+        self._due = None
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, candidates[0], using_since=now)
         if peer.candidates != candidates and not (peer.answers and peer.address in candidates):
@@ -142,13 +144,15 @@ class PeerTable:
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
         if source in self.static:
             peer.found.add(STATIC)
-        if source != peer.address:
+        if new or source != peer.address:
             peer.address, peer.using_since = source, now
+            self._due = None  # a probe or a silence counted from now
         peer.found.add(TRAFFIC)
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
         return peer, new
 
     def gone(self, peer_id: str) -> Peer | None:
+        self._due = None
         return self.peers.pop(peer_id, None)
 
     # ------------------------------------------------------------- where to send
@@ -165,14 +169,23 @@ class PeerTable:
 
     def deadline(self, channels: Iterable[str]) -> float:
         """The earliest moment something is due: a probe moving on, or a
-        silent peer counting as gone."""
+        silent peer counting as gone; never later than that, and computed
+        anew only when it may have come earlier (asked after every batch of
+        datagrams, it would otherwise walk every peer each time). Hearing
+        from a peer moves its deadlines later, so the one kept stays a safe
+        first wake-up; whatever can bring one earlier - a new peer, a new
+        address, an announcement (channels, addresses), a peer gone, the
+        timer itself, other channels of ours - makes it computed again."""
         channels = tuple(channels)
-        times = [t for p in self.peers.values() for t in (self._probe_due(p), self._silent_due(p, channels))]
-        return min(times, default=float("inf"))
+        if self._due is None or self._due[0] != channels:
+            times = [t for p in self.peers.values() for t in (self._probe_due(p), self._silent_due(p, channels))]
+            self._due = channels, min(times, default=float("inf"))
+        return self._due[1]
 
     def on_timer(self, now: int, channels: Iterable[str]) -> list[Peer]:
         """Move probes on; return the peers that fell silent (and are removed)."""
         channels = tuple(channels)
+        self._due = None
         left = []
         for peer in list(self.peers.values()):
             if self._silent_due(peer, channels) <= now:

@@ -2,6 +2,9 @@
 
 import ipaddress
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
 from chat_app import events as ev
 from chat_app.runtime.peers import PeerTracker
@@ -133,3 +136,42 @@ def test_describe_says_where_how_when_and_whether():
     assert where == "192.168.1.77:7000 (also 172.16.0.9:7000) · found by mdns, traffic · heard 3 s ago · answers"
     who, where = describe(table.get("p2").snapshot(), 4_000)
     assert who == "carol (p2)  channels unknown" and where.startswith("[fd00::9]:7000 · found by mdns")
+
+
+ADDRESSES = ["10.0.0.1", "10.0.0.2", "192.168.1.3"]
+CHANNELS = [(), ("general",), ("random",), ("general", "random")]
+operation = st.one_of(
+    st.tuples(st.just("announced"), st.sampled_from("abc"), st.lists(st.sampled_from(ADDRESSES), min_size=1,
+                                                                      max_size=3, unique=True),
+              st.sampled_from(CHANNELS)),
+    st.tuples(st.just("heard"), st.sampled_from("abc"), st.sampled_from(ADDRESSES), st.booleans()),
+    st.tuples(st.just("gone"), st.sampled_from("abc")),
+    st.tuples(st.just("timer")),
+)
+
+
+def computed_afresh(table: PeerTable, channels) -> float:
+    fresh = PeerTable()
+    fresh.peers = table.peers
+    return fresh.deadline(channels)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(operation, st.integers(0, 20_000), st.sampled_from(CHANNELS[1:])), max_size=40))
+def test_the_kept_deadline_is_never_later_than_the_true_one_and_exact_after_the_timer(steps):
+    """The table keeps its deadline between calls: a kept one may be early
+    (a wake-up with nothing to do), never late (a probe or a silent peer
+    missed), and the timer makes it exact again."""
+    table, now = PeerTable(), 1
+    for op, elapsed, joined in steps:
+        now += elapsed
+        if op[0] == "announced":
+            table.announced(op[1], op[1], op[2], 7000, op[3], now)
+        elif op[0] == "heard":
+            table.heard(op[1], (op[2], 7000), now, direct=op[3])
+        elif op[0] == "gone":
+            table.gone(op[1])
+        else:
+            table.on_timer(now, joined)
+            assert table.deadline(joined) == computed_afresh(table, joined)
+        assert table.deadline(joined) <= computed_afresh(table, joined)
