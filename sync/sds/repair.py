@@ -30,6 +30,8 @@ def response_at(now: int, self_id: str, sender_id: str, message_id: str, config:
 
 def is_responder(self_id: str, sender_id: str, message_id: str, config: Config) -> bool:
     groups = config.num_response_groups
+    if groups == 1:  # under 128 participants: everyone answers (and every delivery asks this)
+        return True
     return hash64(self_id, message_id) % groups == hash64(sender_id, message_id) % groups
 
 
