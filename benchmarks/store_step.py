@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import deque
 import tempfile
 import time
+from collections import deque
 from pathlib import Path
 
 import cbor2

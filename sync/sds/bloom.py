@@ -117,8 +117,9 @@ class RollingBloom:
         return {str(number): key for number, key in enumerate(self._recent, first)}
 
     def take_ids(self) -> dict[str, str | None]:
-        """The ids added since the last call (or ``export_ids``), and those
-        pushed out (None), by number."""
+        """The ids added since the last call, and those pushed out (None),
+        by number. (The channel's whole-state export calls it too: after
+        one, only what comes next is a change.)"""
         changed, self._changed = self._changed, {}
         return {str(number): key for number, key in changed.items()}
 
