@@ -50,6 +50,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def row_count(peer: HeadlessPeer) -> int:
+    """How many messages the peer's database holds (an index count: polled every second)."""
+    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
+    try:
+        return conn.execute("SELECT count(*) FROM messages WHERE channel = 'general'").fetchone()[0]
+    finally:
+        conn.close()
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -125,7 +134,7 @@ def run(args, host_for) -> None:
     for t in threads:
         t.join()
     deadline = time.monotonic() + args.converge
-    while time.monotonic() < deadline and min(len(rows(p)) for p in peers) < expected:
+    while time.monotonic() < deadline and min(row_count(p) for p in peers) < expected:
         time.sleep(1)
     converged_after = args.converge - max(0.0, deadline - time.monotonic())
     drops = udp_drops(peers)
