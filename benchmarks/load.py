@@ -35,14 +35,18 @@ from tests.e2e.test_headless import _introduced  # noqa: E402
 TICKS = 100  # clock ticks a second (/proc/<pid>/stat)
 
 
-def rows(peer: HeadlessPeer) -> list[tuple[str, str, int]]:
-    """(message_id, text, delivered_at_ms) in log order, from the peer's database."""
+def query(peer: HeadlessPeer, sql: str) -> list[tuple]:
     conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
     try:
-        return list(conn.execute("SELECT message_id, text, delivered_at FROM messages WHERE channel = 'general' "
-                                 "ORDER BY lamport, message_id"))
+        return list(conn.execute(sql))
     finally:
         conn.close()
+
+
+def rows(peer: HeadlessPeer) -> list[tuple[str, str, int]]:
+    """(message_id, text, delivered_at_ms) in log order, from the peer's database."""
+    return query(peer, "SELECT message_id, text, delivered_at FROM messages WHERE channel = 'general' "
+                       "ORDER BY lamport, message_id")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -52,11 +56,7 @@ def cpu_seconds(pid: int) -> float:
 
 def row_count(peer: HeadlessPeer) -> int:
     """How many messages the peer's database holds (an index count: polled every second)."""
-    conn = sqlite3.connect(peer.data_dir / "sds-chat.sqlite3")
-    try:
-        return conn.execute("SELECT count(*) FROM messages WHERE channel = 'general'").fetchone()[0]
-    finally:
-        conn.close()
+    return query(peer, "SELECT count(*) FROM messages WHERE channel = 'general'")[0][0]
 
 
 def peak_rss_mb(pid: int) -> float:
