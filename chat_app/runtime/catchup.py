@@ -1,8 +1,9 @@
 """Catching up over TCP: when to replicate with whom, and what a
 replication link's events mean.
 
-Policy: replicate with a peer when we first hear of it, and when a channel
-misses messages (that also finds what nobody references), at most once per
+Policy: replicate with a peer when we first hear of it, when a channel
+misses messages, and with one peer every ``ROUND_EVERY_MS`` whatever
+happened (anti-entropy: that finds what nobody references), at most once per
 ``REPLICATE_EVERY_MS`` per address and one link per address at a time.
 The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
@@ -15,6 +16,7 @@ to do next: the addresses to dial (``dials``) and the reads (``reads``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
@@ -41,6 +43,12 @@ log = logging.getLogger(__name__)
 REPLICATE_EVERY_MS = 5_000
 """At most one replication with a peer this often (it is also how Missing
 messages are fetched when no rebroadcast or fetch answer arrives)."""
+ROUND_EVERY_MS = 30_000
+"""Replicate with one peer this often (the one replicated with longest ago).
+SDS learns of a message only when a later one names it, and a peer's
+messages name the newest entries of its log: a peer that hears two others
+who cannot hear each other (two subnets, one host on both) may never name
+one side's last messages to the other side. A round finds them."""
 PEER_CLOSED = "the peer closed the stream"
 
 
@@ -93,6 +101,7 @@ class CatchUp:
         self._dials: list[Address] = []
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
+        self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
         self._sets: dict[str, tuple[int, dict[str, str]]] = {}  # datagram sets worked out (``_sealed``)
         # entries as validation routed them, until the link's step hands them on: parsed once
         self._routed: dict[bytes, SdsDatagram] = {}
@@ -109,6 +118,18 @@ class CatchUp:
         """Dial ``address`` (see ``dials``), unless ``want`` says not now."""
         if self.want(address, now):
             self._dials.append(address)
+
+    def start_rounds(self, now: int) -> None:
+        self.round_due = now + ROUND_EVERY_MS
+
+    def round(self, addresses: Iterable[Address], now: int) -> None:
+        """If a round is due, dial the peer among ``addresses`` replicated with longest ago."""
+        if self.round_due is None or now < self.round_due:
+            return
+        self.round_due = now + ROUND_EVERY_MS
+        idle = [a for a in addresses if a not in self._dialing]
+        if idle:
+            self.dial(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
 
     def dials(self) -> list[Address]:
         out, self._dials = self._dials, []

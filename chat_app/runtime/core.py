@@ -115,6 +115,7 @@ class Runtime:
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.private.blind.deadline())
         deadlines.append(self.direct.get_timer())
+        deadlines.append(self.catchup.round_due)
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -158,6 +159,7 @@ class Runtime:
             self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
             self._replicate(address, now)
+        self.catchup.start_rounds(now)
         self.direct.start(now)
 
     def leave(self, now: int) -> None:
@@ -286,8 +288,13 @@ class Runtime:
 
     # ------------------------------------------------------------- replication
 
+    @property
+    def _replicates(self) -> bool:
+        """Whether there is anything to replicate: a channel, or one kept blind."""
+        return bool(self.conversations or self.private.blind.replicated())
+
     def _replicate(self, address: Address, now: int) -> None:
-        if self.conversations or self.private.blind.replicated():
+        if self._replicates:
             self.catchup.dial(address, now)
 
     # -------------------------------------------------------------------- time
@@ -298,3 +305,6 @@ class Runtime:
         self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
+        if self._replicates:
+            sharing = [p.address for p in self.peers if p.shares(self.announced_channels)]
+            self.catchup.round(dict.fromkeys([*sharing, *self.peers.static]), now)

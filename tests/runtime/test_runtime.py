@@ -9,6 +9,7 @@ import pytest
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.frames import encode_fetch
+from chat_app.runtime.catchup import ROUND_EVERY_MS
 from chat_app.runtime.fetching import BEHIND
 from chat_app.payload import Payload, PayloadError
 from chat_app.store import Store
@@ -249,6 +250,29 @@ def test_a_gap_in_an_authors_numbers_starts_a_catch_up_even_when_nothing_names_t
     assert net.address(alice) in bob.dials()  # replication fetches by author and height
     _link(net, bob, alice)
     assert texts(bob.store) == ["one", "two", "three"]
+
+
+def test_each_round_replicates_with_one_peer_in_turn_when_nothing_else_asks(net):
+    """Anti-entropy: with nothing missing and nobody new, a peer still
+    replicates, once a round, with the peer it replicated with longest ago."""
+    peers = [net.add(name) for name in ("alice", "bob", "carol")]
+    net.run(ROUND_EVERY_MS - 1_000)  # the dials of meeting each other are over
+    for rt in peers:
+        for other in peers:
+            rt.catchup.dial_ended(net.address(other))  # this network never connects the dials it takes
+    net.dialed.clear()
+    net.run(1_000)
+    first = dict(net.dialed)
+    assert len(net.dialed) == len(first) == 3  # one each
+    net.run(ROUND_EVERY_MS - 100)
+    assert len(net.dialed) == 3  # nothing between rounds
+    for rt in peers:
+        rt.catchup.dial_ended(first[net.address(rt)])
+    net.run(100)
+    second = dict(net.dialed[3:])
+    for rt in peers:  # the other one's turn
+        me = net.address(rt)
+        assert {first[me], second[me]} == {net.address(p) for p in peers} - {me}
 
 
 def test_typing_shows_once_then_expires(net):

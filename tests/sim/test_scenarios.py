@@ -50,6 +50,19 @@ def test_partition_heals():
     assert report.convergence_p99_ms > 5_000
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_two_groups_joined_by_one_peer_converge(seed):
+    """Peers 0 and 2 never hear each other; peer 1 hears both (two subnets,
+    one host on both). Nothing may name one side's last messages to the
+    other - peer 1's messages name the newest entries of its log, which may
+    all be one side's - and the periodic replication round finds them
+    (without it, seeds 1 and 4 never converge)."""
+    bridged = Partition(0, 10**9, (frozenset({0, 1}), frozenset({1, 2})))
+    report = simulate(Scenario(peers=3, messages=7, send_window_ms=5_000, partitions=(bridged,), seed=seed,
+                               max_time_ms=5 * 60_000))
+    assert_converged(report, 7)
+
+
 def test_churn_with_crash_restarts_and_duplication():
     sim = Simulator(Scenario(
         peers=10, messages=100, link=Link(loss=0.1, duplicate=0.1),
