@@ -100,7 +100,7 @@ class Headless:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self._done.set)
+            loop.add_signal_handler(sig, self._quit)
         await self.node.start()
         self.current = next(iter(self.node.engines), None)
         lines = None
@@ -112,6 +112,10 @@ class Headless:
         await self.node.stop()
         self.emit(ev.Bye())
 
+    def _quit(self) -> None:
+        self.node.quitting()
+        self._done.set()
+
     async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
         while True:
             raw = await readline()
@@ -120,7 +124,7 @@ class Headless:
             line = raw.decode(errors="replace").rstrip("\r\n")
             if line.strip():
                 await self.command(line)
-        self._done.set()  # stdin closed: leave like /quit
+        self._quit()  # stdin closed: leave like /quit
 
     async def command(self, line: str) -> None:
         node = self.node
@@ -168,7 +172,7 @@ class Headless:
             case Invocation(name="trust", argument=argument):
                 node.trust(argument)
             case Invocation(name="quit"):
-                self._done.set()
+                self._quit()
 
 
 async def _line_source(stdin) -> Callable[[], Awaitable[bytes]]:

@@ -71,6 +71,9 @@ class Node:
     async def start(self) -> None:
         await self.io.start(self._channels)
 
+    def quitting(self) -> None:
+        self.io.quitting()
+
     async def stop(self) -> None:
         await self.io.stop()
 

@@ -62,6 +62,12 @@ class AsyncPeer:
             await self._discovery.start()
         self._flush()
 
+    def quitting(self) -> None:
+        """Leaving is decided (``stop`` is on its way): ignore input from now.
+        Under a flood, ``stop`` may start only after a few more batches of
+        datagrams; each would be a step for nothing."""
+        self._stopping = True
+
     async def stop(self) -> None:
         """Leave politely: tell each channel, then close everything. Bounded
         in time under any load: input is ignored from the first moment,

@@ -77,3 +77,26 @@ def test_a_fixed_port_taken_for_tcp_is_an_error(tmp_path):
     finally:
         taken.close()
     assert not _is_bound(socket.SOCK_DGRAM, port)  # nothing left half-open
+
+
+def test_a_node_that_is_quitting_reads_no_more_datagrams(tmp_path):
+    """Once leaving is decided (/quit, SIGTERM, the end of input), datagrams
+    still queued are not worked on: under a flood they would hold up the quit."""
+    async def scenario():
+        node = _node(tmp_path)
+        await node.start()
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            async def send_and_settle():
+                sender.sendto(b"\x00\x09not a message", ("127.0.0.1", node.port))
+                await asyncio.sleep(0.3)
+                return node.stats["datagrams_in"]
+
+            assert await send_and_settle() == 1
+            node.quitting()
+            assert await send_and_settle() == 1
+            await node.stop()
+        finally:
+            sender.close()
+
+    asyncio.run(scenario())
