@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import logging
 import os
@@ -17,6 +18,7 @@ import re
 import socket
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
 from chat_app.net.addresses import normalize
@@ -327,7 +329,20 @@ def main(argv: list[str] | None = None) -> int:
         return doctor(args.seconds, args.doctor_port)
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
-    return run_peer(args)
+    leave(run_peer(args))
+
+
+def leave(code: int) -> NoReturn:
+    """Exit at once after the chat. Everything that needs closing is closed
+    by now (the store, the lock, the sockets, discovery, the output thread);
+    what the interpreter would do next is free every object one by one: under
+    load that was 1-2 s of a 5 s quit (20 peers flooding 2 cores), 0.15 s when
+    idle. Only for the chat: ``verify`` leaves its Spark JVM to atexit."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # nobody reads any more, or it was closed
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
