@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         return doctor(args.seconds, args.doctor_port)
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
-    leave(run_peer(args))
+    leave(run_peer(args))  # the chat itself does not return: see ``leave``
 
 
 def leave(code: int) -> NoReturn:
