@@ -16,7 +16,7 @@ to do next: the addresses to dial (``dials``) and the reads (``reads``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
@@ -122,12 +122,13 @@ class CatchUp:
     def start_rounds(self, now: int) -> None:
         self.round_due = now + ROUND_EVERY_MS
 
-    def round(self, addresses: Iterable[Address], now: int) -> None:
-        """If a round is due, dial the peer among ``addresses`` replicated with longest ago."""
+    def round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
+        """If a round is due, dial the peer among ``candidates()`` replicated
+        with longest ago (asked only then: the timer fires far more often)."""
         if self.round_due is None or now < self.round_due:
             return
         self.round_due = now + ROUND_EVERY_MS
-        idle = [a for a in addresses if a not in self._dialing]
+        idle = [a for a in candidates() if a not in self._dialing]
         if idle:
             self.dial(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
 

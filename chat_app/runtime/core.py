@@ -297,6 +297,12 @@ class Runtime:
         if self._replicates:
             self.catchup.dial(address, now)
 
+    def _round_candidates(self) -> list[Address]:
+        """Whom a replication round may pick: every address our channels' datagrams go to."""
+        if not self._replicates:
+            return []
+        return sorted(set().union(*(self.peers.targets(c) for c in self.announced_channels)))
+
     # -------------------------------------------------------------------- time
 
     def handle_timer(self, now: int) -> None:
@@ -305,6 +311,4 @@ class Runtime:
         self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
         self._events += self.peers.on_timer(self.conversations, now)
-        if self._replicates:
-            sharing = [p.address for p in self.peers if p.shares(self.announced_channels)]
-            self.catchup.round(dict.fromkeys([*sharing, *self.peers.static]), now)
+        self.catchup.round(now, self._round_candidates)
