@@ -6,7 +6,10 @@ send. Three ways to find a peer, all kept (``found``):
 
 - ``mdns``: its announcement lists every usable address of its interfaces;
   they are tried in :func:`rank_candidates` order (an address on one of our
-  own subnets first), each for ``PROBE_MS``, until one answers;
+  own subnets first), each for ``PROBE_MS``, until one answers. Each turn
+  begins with a datagram of ours to the new address (the runtime's
+  introduction), so a peer that can be reached there hears us from where we
+  can hear it, moves us there, and what it sends next reaches us;
 - ``--peer``: an address named on the command line is always sent to;
 - ``traffic``: a datagram arrived from it. The address it came from is proven
   to reach us, and on a LAN the way back works too, so it becomes the address
@@ -182,11 +185,12 @@ class PeerTable:
             self._due = channels, min(times, default=float("inf"))
         return self._due[1]
 
-    def on_timer(self, now: int, channels: Iterable[str]) -> list[Peer]:
-        """Move probes on; return the peers that fell silent (and are removed)."""
+    def on_timer(self, now: int, channels: Iterable[str]) -> tuple[list[Peer], list[Peer]]:
+        """Move probes on: (the peers that fell silent, and are removed; the
+        peers now tried at their next address, which want a datagram there)."""
         channels = tuple(channels)
         self._due = None
-        left = []
+        left, probed = [], []
         for peer in list(self.peers.values()):
             if self._silent_due(peer, channels) <= now:
                 left.append(self.peers.pop(peer.peer_id))
@@ -194,7 +198,8 @@ class PeerTable:
                 index = peer.candidates.index(peer.address) if peer.address in peer.candidates else -1
                 peer.address = peer.candidates[(index + 1) % len(peer.candidates)]
                 peer.using_since = now
-        return left
+                probed.append(peer)
+        return left, probed
 
     @staticmethod
     def _probe_due(peer: Peer) -> float:

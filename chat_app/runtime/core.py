@@ -310,5 +310,8 @@ class Runtime:
         self.outbox.extend(self.private.blind.due(now))
         self.direct.handle_timer(now)
         self._events += self.typing_state.expire(now)
-        self._events += self.peers.on_timer(self.conversations, now)
+        left, probed = self.peers.on_timer(self.conversations, now)
+        self._events += left
+        for address in probed:  # a probe's first datagram: heard there, we are moved there
+            self.outbox.met(address)
         self.catchup.round(now, self._round_candidates)

@@ -53,8 +53,10 @@ class Outbox:
         self._out.append((data, address))
 
     def met(self, address: Address) -> None:
-        """A peer we had not met: tell it our legacy id moved to our key, if it
-        did, and what else we introduce ourselves with (our exchange key)."""
+        """A peer we had not met, or one tried at another of its addresses: tell
+        it our legacy id moved to our key, if it did, and what else we
+        introduce ourselves with (our exchange key). Each is signed and only
+        ever sent by us, so it also tells the peer where we are."""
         if self._rekey is not None:
             self._out.append((self._rekey, address))
         self._out += [(statement, address) for statement in self.introductions]

@@ -87,11 +87,12 @@ class PeerTracker:
         due = self.table.deadline(joined)
         return None if due == float("inf") else int(due)
 
-    def on_timer(self, joined: Iterable[str], now: int) -> list[ev.AppEvent]:
-        left = self.table.on_timer(now, joined)
+    def on_timer(self, joined: Iterable[str], now: int) -> tuple[list[ev.AppEvent], list[Address]]:
+        """(events for the peers that fell silent, the addresses a probe just moved to)."""
+        left, probed = self.table.on_timer(now, joined)
         for peer in left:
             self._reported.pop(peer.peer_id, None)
-        return [ev.PeerLeft(peer.peer_id, peer.nick) for peer in left]
+        return [ev.PeerLeft(peer.peer_id, peer.nick) for peer in left], [peer.address for peer in probed]
 
     def snapshot(self, addresses: Iterable[str], port: int) -> ev.Peers:
         return ev.Peers(tuple(p.snapshot() for p in self.table), tuple(addresses), port)

@@ -56,11 +56,11 @@ def test_announced_addresses_are_probed_in_turn_until_one_answers(monkeypatch):
     peer, new = announce(table, 0)
     assert new and peer.address == ("172.16.0.9", 7000) and not peer.answers
     assert table.deadline(["general"]) == PROBE_MS
-    assert table.on_timer(PROBE_MS, ["general"]) == []
+    assert table.on_timer(PROBE_MS, ["general"]) == ([], [peer])  # a probe: it wants a datagram there
     assert peer.address == ("192.168.1.77", 7000)  # the first never answered: the next one
     table.heard("p1", ("192.168.1.77", 7000), PROBE_MS + 500, direct=True)
     assert peer.answers
-    table.on_timer(PROBE_MS * 5, ["general"])
+    assert table.on_timer(PROBE_MS * 5, ["general"]) == ([], [])
     assert peer.address == ("192.168.1.77", 7000)  # an answering address is kept
     again, new = announce(table, PROBE_MS * 6)  # a repeated announcement does not undo it
     assert not new and again.address == ("192.168.1.77", 7000)
@@ -88,7 +88,7 @@ def test_a_relayed_message_is_no_sign_of_its_author():
     for at in range(1_000, SILENT_MS + 60_000, 5_000):  # the store keeps relaying its messages
         tracker.heard("author", ("10.0.0.8", 7000), at, direct=False)
     assert tracker.get("author").address == ("10.0.0.9", 7001)
-    left = tracker.on_timer(["general"], 20 + SILENT_MS)
+    left, _ = tracker.on_timer(["general"], 20 + SILENT_MS)
     assert [e.peer_id for e in left] == ["author"]  # silent since its own last datagram
 
 
@@ -97,7 +97,7 @@ def test_a_message_from_an_unknown_address_makes_its_author_known_and_its_own_ke
     events, new = tracker.heard("author", ("10.0.0.9", 7001), 0, direct=False)  # its first message
     assert new and tracker.get("author").address == ("10.0.0.9", 7001)
     tracker.heard("author", ("10.0.0.9", 7001), SILENT_MS - 1, direct=False)  # another, from its address
-    assert tracker.on_timer(["general"], SILENT_MS + 10) == []
+    assert tracker.on_timer(["general"], SILENT_MS + 10) == ([], [])
 
 
 def test_an_announced_peer_that_only_talks_stays_present_and_answers():
@@ -107,7 +107,7 @@ def test_an_announced_peer_that_only_talks_stays_present_and_answers():
     peer, _ = table.announced("p1", "alice", ["10.0.7.7"], 7000, ("general",), 0)
     for at in range(1_000, 3 * SILENT_MS, 2_000):
         table.heard("p1", ("10.0.7.7", 7000), at, direct=False)
-    assert table.on_timer(3 * SILENT_MS, ["general"]) == [] and "p1" in table
+    assert table.on_timer(3 * SILENT_MS, ["general"]) == ([], []) and "p1" in table
     assert peer.answers and peer.address == ("10.0.7.7", 7000)
 
 
@@ -122,7 +122,7 @@ def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_is_
     table = PeerTable()
     announce(table, 0, channels=("general",))
     table.announced("p2", "carol", ["10.0.0.3"], 7000, ("elsewhere",), 0)
-    assert [p.peer_id for p in table.on_timer(SILENT_MS, ["general"])] == ["p1"]
+    assert [p.peer_id for p in table.on_timer(SILENT_MS, ["general"])[0]] == ["p1"]
     assert "p2" in table and "p1" not in table
 
 

@@ -12,6 +12,8 @@ from chat_app.net.frames import encode_fetch
 from chat_app.runtime.catchup import ROUND_EVERY_MS
 from chat_app.runtime.fetching import BEHIND
 from chat_app.payload import Payload, PayloadError
+from chat_app.peers import PROBE_MS
+from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Channel, Config
 
@@ -273,6 +275,39 @@ def test_each_round_replicates_with_one_peer_in_turn_when_nothing_else_asks(net)
     for rt in peers:  # the other one's turn
         me = net.address(rt)
         assert {first[me], second[me]} == {net.address(p) for p in peers} - {me}
+
+
+def test_a_peer_whose_first_address_passes_nothing_is_reached_at_its_next_within_one_probe(tmp_path):
+    """Each announces an IPv4 and an IPv6 address and only IPv6 gets through
+    (a host that drops IPv4). Each side tries the other's IPv4 address first,
+    moves on after PROBE_MS and introduces itself at the next one: heard
+    there, it is moved there, and each answers the other well before any
+    keep-alive would have found the way (the first is due ~20 s in)."""
+    v4 = {"alice": "192.0.2.1", "bob": "192.0.2.2"}
+    v6 = {"alice": "2001:db8::1", "bob": "2001:db8::2"}
+    now = T0
+    rts = {name: Runtime(Store(tmp_path / f"{name}.sqlite3"), nick=name) for name in v4}
+    for name, rt in rts.items():
+        rt.start(["general"], 7000, [v4[name], v6[name]], now)
+    for name, rt in rts.items():
+        other = rts["bob" if name == "alice" else "alice"]
+        rt.peer_announced(other.peer_id, other.nick, [v4[other.nick], v6[other.nick]], 7000,
+                          other.discovery_names, now)
+        assert rt.peers.get(other.peer_id).address == (v4[other.nick], 7000)  # IPv4 is tried first
+    at = {(v6[name], 7000): rt for name, rt in rts.items()}  # the only addresses that receive
+    while now < T0 + PROBE_MS + 1_000:
+        now += 100
+        for name, rt in rts.items():
+            if (deadline := rt.get_timer()) is not None and deadline <= now:
+                rt.handle_timer(now)
+            rt.dials()
+            for data, dst in rt.datagrams_to_send():
+                if dst in at:
+                    at[dst].datagram_received(data, (v6[name], 7000), now)
+    for name, rt in rts.items():
+        other = rts["bob" if name == "alice" else "alice"]
+        seen = rt.peers.get(other.peer_id)
+        assert seen.address == (v6[other.nick], 7000) and seen.answers
 
 
 def test_typing_shows_once_then_expires(net):
