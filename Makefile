@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: chat test test-fast bench proto clean tools
+.PHONY: chat test test-fast bench proto docs clean tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/verify.py
 	$(BIN)/python benchmarks/replication.py
 	$(BIN)/python benchmarks/lan_discovery.py
+
+# docs/ as a site in site/ (mkdocs.yml); --strict: a broken link or anchor fails
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
 
 proto: $(STAMP)
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=proto proto/sds.proto proto/mvds.proto
