@@ -128,7 +128,7 @@ def test_standalone_cluster_gives_the_local_verdict_and_witnesses(spark, tampere
         assert run.returncode == 1, run.stderr[-3000:] + cluster.logs()
         executor_logs = [f.read_text() for f in tmp_path.glob("worker*/app-*/*/stderr")]
         assert executor_logs, "no executor ran on the workers"
-        # every check runs in the JVM: the workers need no Python (the README promises it)
+        # every check runs in the JVM: the workers need no Python (docs/verify.md promises it)
         assert not any("PythonRunner" in log for log in executor_logs)
     finally:
         cluster.stop()

@@ -79,7 +79,7 @@ def test_page_renders_in_headless_chromium(inconsistent_page, tmp_path):
     assert share(image, VERDICT_GREEN) == 0
     # the SVG pictures were drawn: the markers of the delay plot and the witness' two coloured lines
     assert share(image, FIRST) > 0.0001 and share(image, SECOND) > 0.0001
-    keep = os.environ.get("SDS_CHAT_REPORT_SCREENSHOT")  # to refresh the README's screenshot
+    keep = os.environ.get("SDS_CHAT_REPORT_SCREENSHOT")  # to refresh docs/assets/verify-report.png
     if keep:
         shutil.copy(tmp_path / "page.png", keep)
 
