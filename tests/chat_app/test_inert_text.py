@@ -19,7 +19,7 @@ TEXT = st.text(st.one_of(ANY_CHARACTER, st.sampled_from(HOSTILE)), max_size=60)
 SHOWN_AS_IS = st.text(st.characters(exclude_categories=("Cc", "Cf", "Cs", "Zl", "Zp")), max_size=60)
 
 
-def _unsafe(shown: str, lines: bool) -> list[str]:
+def unsafe_characters(shown: str, lines: bool = False) -> list[str]:
     """What ``shown`` holds that could act on a terminal or reorder a line."""
     bad = []
     for at, char in enumerate(shown):
@@ -36,7 +36,7 @@ def _unsafe(shown: str, lines: bool) -> list[str]:
 
 @given(TEXT, st.booleans())
 def test_nothing_that_acts_on_a_terminal_is_left(text, lines):
-    assert _unsafe(inert(text, lines=lines), lines) == []
+    assert unsafe_characters(inert(text, lines=lines), lines) == []
 
 
 @given(SHOWN_AS_IS, st.booleans())
