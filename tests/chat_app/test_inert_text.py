@@ -89,3 +89,13 @@ def test_every_control_format_and_separator_character_is_treated():
     missed = [hex(code) for code in range(sys.maxunicode + 1)
               if unicodedata.category(chr(code)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and not _TREATED.match(chr(code))]
     assert missed == []
+
+
+def test_log_lines_are_written_inert():
+    import logging
+
+    from chat_app.cli import InertLines
+
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "from %s: %s", ("mal\u202elory", "\x1b]0;t\x07\n2"),
+                               None)
+    assert InertLines("sds-chat: %(message)s").format(record) == "sds-chat: from mallory: ␛]0;t␇\n2"
