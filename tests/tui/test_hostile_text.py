@@ -123,7 +123,7 @@ async def test_a_direct_conversation_with_a_hostile_nick_is_listed_and_titled_in
 
 
 @pytest.mark.asyncio
-async def test_a_hostile_peer_list_is_drawn_inert(make_app):
+async def test_the_peer_list_and_the_paste_preview_are_drawn_inert(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
@@ -132,6 +132,10 @@ async def test_a_hostile_peer_list_is_drawn_inert(make_app):
         await app.push_screen(PeersScreen.of(ev.Peers((peer,), ("10.0.0.1",), 4000)))
         await pilot.pause(0.2)
         assert "mallory[b]" in assert_inert(app)
+        app.pop_screen()
+        await app.push_screen(ConfirmPaste(["first \u202eline [b]x[/b]", "second\u200b line"]))
+        await pilot.pause(0.2)
+        assert "first line [b]x[/b]" in assert_inert(app)
 
 
 @pytest.mark.asyncio
@@ -149,16 +153,6 @@ async def test_a_paste_holding_escape_sequences_is_refused_with_the_reason(make_
         field.post_message(events.Paste("plain\ttabbed \u202eright to left"))  # nothing the wire refuses
         await pilot.pause(0.2)
         assert field.value == "plain\ttabbed \u202eright to left"
-
-
-@pytest.mark.asyncio
-async def test_the_paste_preview_is_drawn_inert(make_app):
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        await app.push_screen(ConfirmPaste(["first \u202eline [b]x[/b]", "second\u200b line"]))
-        await pilot.pause(0.2)
-        assert "first line [b]x[/b]" in assert_inert(app)
 
 
 def test_a_desktop_notification_carries_nothing_but_its_own_sequence():
