@@ -2,7 +2,10 @@
 ``--channel`` and ``serve`` alike.
 
 A name is 1 to ``MAX_LENGTH`` ASCII letters, digits, ``-``, ``_`` and
-``.``, given with or without a leading ``#``. The limit keeps ``#name``
+``.``, given with or without a leading ``#``: no control character, no
+bidirectional override and nothing invisible can be part of one, so a name
+is shown as it is wherever it goes (the wire rule of ``chat_app.payload``
+asks less of nicks and text). The limit keeps ``#name``
 and its unread count on one line of the sidebar, and far below what the
 SDS engine takes as a channel id (256 characters); the characters are
 ones every terminal draws one column wide and that cannot be mistaken for

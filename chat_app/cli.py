@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
+from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
+from chat_app.payload import nick_problem
 
 
 def _probability(text: str) -> float:
@@ -73,6 +75,12 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _nick(text: str) -> str:
+    if (problem := nick_problem(text)) is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _channel(text: str) -> str:
     try:
         return channel_name(text)
@@ -119,7 +127,7 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
     if client:
         option("--headless", action="store_true",
                help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
-    option("--nick", help="your name in the channels (default: the last one used, else your login)")
+    option("--nick", type=_nick, help="your name in the channels (default: the last one used, else your login)")
     option("--channel", action="append", type=_channel_to_join, dest="channels", metavar="NAME[+svs][:PASSPHRASE]",
            help="join this channel (repeatable; default: the channels joined last time, else general); "
                 "NAME:PASSPHRASE joins a private channel; NAME+svs creates it as a State Vector Sync channel")
@@ -235,6 +243,12 @@ def run_peer(args: argparse.Namespace) -> int:
 
     nick = (args.nick or nick_setting(data_dir) or store.nick()
             or ("store" if args.command == "serve" else getpass.getuser()))
+    if (problem := nick_problem(nick)) is not None:  # saved before the rule, or a login name: --nick was checked
+        print(f"sds-chat: the nick {nick!r} cannot be used: {problem}; choose one with --nick",
+              file=sys.stderr)
+        store.close()
+        lock.release()
+        return 2
     for link in getattr(args, "forget", []):
         dropped = store.blind.forget(bytes.fromhex(link[1:]))
         print(f"sds-chat: no longer keeping {link} ({dropped} datagram{'' if dropped == 1 else 's'} deleted)",
@@ -262,7 +276,9 @@ def run_peer(args: argparse.Namespace) -> int:
         from chat_app.tui.app import ChatApp
 
         # the client draws on the terminal: warnings go to a file, not over the screen
-        logging.getLogger().handlers[:] = [logging.FileHandler(data_dir / "sds-chat.log")]
+        log_file = logging.FileHandler(data_dir / "sds-chat.log")
+        log_file.setFormatter(InertLines())
+        logging.getLogger().handlers[:] = [log_file]
         ChatApp(node, data_dir, bell=not args.no_bell, highlight=args.highlight).run()
         return 0
     except OSError as exc:
@@ -302,8 +318,18 @@ VERIFY_NEEDS_SPARK = ("sds-chat: verify needs PySpark, an optional extra: pip in
                       "(and a Java runtime)")
 
 
+class InertLines(logging.Formatter):
+    """Log lines can quote what peers sent (a nick, a reason): they are
+    written inert, as everything from the network is shown."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record), lines=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="sds-chat: %(message)s")
+    stderr = logging.StreamHandler()
+    stderr.setFormatter(InertLines("sds-chat: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[stderr])
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["verify"]:  # its own parser: paths, --report, --master
         try:

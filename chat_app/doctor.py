@@ -3,6 +3,8 @@
 Prints this machine's interfaces and the addresses a peer here would announce,
 browses mDNS for a few seconds and lists the peers it hears, checks that the
 port is free for UDP and TCP, and says what to do when multicast is blocked.
+What the announcements say (names, nicks, ids, channels) is anyone's to
+write, so it is printed inert (``chat_app.inert_text``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from chat_app.inert_text import inert
 from chat_app.net.addresses import advertised_addresses, hostport, interface_addresses, usable
 from chat_app.net.discovery import SERVICE_TYPE
 from chat_app.peers import NOBODY_HINT
@@ -64,12 +67,12 @@ async def _browse(seconds: float, out: Print) -> int:
     for name in sorted(names):
         info = AsyncServiceInfo(SERVICE_TYPE, name)
         if not await info.async_request(zc.zeroconf, 2000):
-            out(f"  {name}: announced, but its details did not arrive")
+            out(f"  {inert(name)}: announced, but its details did not arrive")
             continue
         props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
         where = ", ".join(hostport(a, info.port) for a in info.parsed_addresses(IPVersion.All))
         channels = ", ".join(f"#{c}" for c in props.get("ch", "").split(",") if c) or "no channels"
-        out(f"  {props.get('nick', '?')} ({props.get('id', '?')[:12]}) at {where}  {channels}")
+        out(inert(f"  {props.get('nick', '?')} ({props.get('id', '?')[:12]}) at {where}  {channels}"))
     await browser.async_cancel()
     await zc.async_close()
     return len(names)

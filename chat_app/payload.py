@@ -11,10 +11,26 @@ ephemeral messages and carry no seq; only ``away`` carries text, its reason
 (empty: back).
 Decoding is strict: a payload from the network that does not fit is refused
 with a one-line reason and the message is shown as undecodable, never crashes.
+
+What the text fields may hold is the wire rule, checked here when a payload
+is made - to send, or decoded from a datagram - and nowhere else:
+
+- a nick: 1 to ``MAX_NICK`` characters, no control character (C0, DEL, C1)
+  and no bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069),
+  which would show the rest of a line - another nick, the text - reordered;
+- the text of a message (``text``, ``me``, ``topic``): no control character
+  but newline and tab. Overrides and isolates may be there: right-to-left
+  writers use them, and every display removes them (``chat_app.inert_text``);
+- an away reason: no control character at all (it is shown on one line).
+
+Text is data: even what this rule lets through is shown only after
+``inert_text.inert``, and so is what was stored before the rule existed.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,8 +44,45 @@ MAX_INT64 = 2**63 - 1
 """The largest ``seq`` or ``sent_at`` we accept: what an SQLite INTEGER holds."""
 
 
+ONE_LINE_KINDS = ("away",)
+"""Kinds whose text is shown on one line: no newline or tab either."""
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_MESSAGE_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab (09) and newline (0a)
+_OVERRIDES = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
 class PayloadError(ValueError):
     """Content that is not a valid sds-chat payload."""
+
+
+def nick_problem(nick: str) -> str | None:
+    """Why ``nick`` may not travel (one line), or None: the nick rule, for
+    payloads, mDNS announcements, ``/nick`` and ``--nick`` alike."""
+    if not 0 < len(nick) <= MAX_NICK:
+        return f"a nick must be 1 to {MAX_NICK} characters"
+    if found := _CONTROLS.search(nick):
+        return f"a nick cannot hold a control character ({_named(found)})"
+    if found := _OVERRIDES.search(nick):
+        return f"a nick cannot hold a bidirectional override or isolate ({_named(found)})"
+    return None
+
+
+def text_problem(text: str, kind: str = "text") -> str | None:
+    """Why the text of a ``kind`` payload may not hold ``text`` (one line), or None."""
+    if kind in ONE_LINE_KINDS:
+        if found := _CONTROLS.search(text):
+            return f"an away reason cannot hold a control character ({_named(found)})"
+    elif found := _MESSAGE_CONTROLS.search(text):
+        return f"a message cannot hold a control character ({_named(found)}; newline and tab may be there)"
+    return None
+
+
+def _named(found: re.Match[str]) -> str:
+    """The character found, named so that the reason stays one plain line."""
+    code = ord(found.group())
+    picture = 0x2400 + code if code < 0x20 else 0x2421 if code == 0x7F else None  # "SYMBOL FOR ESCAPE"
+    name = unicodedata.name(chr(picture)).removeprefix("SYMBOL FOR ") if picture else unicodedata.name(chr(code), "")
+    return f"U+{code:04X}" + (f" {name}" if name else "") + f" at character {found.start() + 1}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +96,12 @@ class Payload:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise PayloadError(f"unknown payload kind {self.kind!r}")
-        if not 0 < len(self.nick) <= MAX_NICK:
-            raise PayloadError(f"nick must be 1 to {MAX_NICK} characters")
+        if (problem := nick_problem(self.nick)) is not None:
+            raise PayloadError(problem)
         if len(self.text) > MAX_TEXT:
             raise PayloadError(f"text longer than {MAX_TEXT} characters")
+        if (problem := text_problem(self.text, self.kind)) is not None:
+            raise PayloadError(problem)
         if not (0 <= self.seq <= MAX_INT64 and 0 <= self.sent_at <= MAX_INT64):
             raise PayloadError("seq and sent_at must be between 0 and 2^63 - 1")
         if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text):

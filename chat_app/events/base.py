@@ -31,7 +31,10 @@ class AppEvent:
         return out
 
     def json_line(self) -> str:
-        return json.dumps(self.to_json(), separators=(",", ":"))
+        """One line of ASCII: whatever a peer put in a nick or a text, every
+        control, bidirectional and other non-ASCII character is written as a
+        ``\\uXXXX`` escape, so the line is inert on any terminal."""
+        return json.dumps(self.to_json(), separators=(",", ":"), ensure_ascii=True)
 
 
 Emit = Callable[[AppEvent], None]

@@ -12,17 +12,22 @@ IPv6 addresses too.
 The id is the hash of the key (``chat_app.crypto.sender_id_of``), so an
 announcement whose key does not hash to its id is ignored: nobody can
 announce someone else's id with their own key. (Announcements are not
-signed; the datagrams are, and they decide what a peer says.)
+signed; the datagrams are, and they decide what a peer says.) A nick that
+breaks the nick rule (``chat_app.payload.nick_problem``: control characters,
+bidirectional overrides) is dropped, as if none were announced, and counted
+(``stats["bad_nick"]``); the peer is still found.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from chat_app.crypto import fingerprint, sender_id_of
+from chat_app.payload import nick_problem
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
@@ -30,6 +35,8 @@ log = logging.getLogger(__name__)
 
 SERVICE_TYPE = "_sds-chat._udp.local."
 PROTOCOL_VERSION = "1"
+UNNAMED = "?"
+"""The nick of a peer that announces none (or one the nick rule refuses)."""
 GOODBYE_S = 2.0
 """How long quitting waits for the mDNS goodbye to go out."""
 
@@ -62,6 +69,7 @@ class Discovery:
         self._info: AsyncServiceInfo | None = None
         self._names: dict[str, str] = {}  # service name -> peer id
         self._tasks: set[asyncio.Task] = set()
+        self.stats: Counter[str] = Counter()
 
     def _service_info(self) -> AsyncServiceInfo:
         me = self.me
@@ -145,7 +153,15 @@ class Discovery:
         self._names[name] = props["id"]
         channels = tuple(c for c in props.get("ch", "").split(",") if c)
         svs = tuple(c for c in props.get("svs", "").split(",") if c in channels)
-        self._on_seen(PeerInfo(props["id"], props.get("nick", "?"), tuple(addresses), info.port, channels, key, svs))
+        self._on_seen(PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs))
+
+    def _nick(self, props: dict[str, str]) -> str:
+        nick = props.get("nick", UNNAMED)
+        if (problem := nick_problem(nick)) is not None:
+            self.stats["bad_nick"] += 1
+            log.debug("dropping the nick %s announces: %s", props["id"], problem)
+            return UNNAMED
+        return nick
 
 
 def _key_of(props: dict[str, str]) -> bytes | None:

@@ -303,6 +303,8 @@ def translate(conversation: Conversation, engine_events, now: int,
                 stats["dm_wrong_group"] += 1
             elif payload is None or payload.kind not in ("text", "me"):
                 stats["dm_undecodable"] += 1
+                events.append(ev.DatagramRejected("payload", f"a direct message from {peer_id[:12]} is no valid text "
+                                                             "(undecodable, or a nick or text the wire rule refuses)"))
             else:
                 rows.append(stored(conversation, event.message_id, peer_id, payload, event.timestamp, now, own=False))
         elif isinstance(event, DmAcknowledged):

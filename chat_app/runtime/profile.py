@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from chat_app import events as ev
 from chat_app.crypto import Identity
-from chat_app.payload import Payload, PayloadError
+from chat_app.payload import Payload, nick_problem, text_problem
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
@@ -30,10 +30,8 @@ class Profile:
         self._channels, self._people, self._peers, self._emit = channels, people, peers, emit
 
     def set_nick(self, nick: str) -> bool:
-        try:
-            Payload("typing", nick)
-        except PayloadError as exc:
-            self._emit([ev.Error(str(exc))])
+        if (problem := nick_problem(nick)) is not None:
+            self._emit([ev.Error(problem)])
             return False
         old, self.nick = self.nick, nick
         self.store.set_nick(nick)
@@ -44,6 +42,8 @@ class Profile:
         """Tell every channel we are away (``reason``), or back (empty)."""
         if len(reason) > MAX_AWAY:
             return self._emit([ev.Error(f"an away reason is at most {MAX_AWAY} characters")])
+        if (problem := text_problem(reason, "away")) is not None:
+            return self._emit([ev.Error(problem)])
         self.away = reason or None
         self._emit([ev.PeerAway(self.identity.sender_id, self.nick, self.away)])
         self._say_away(now)

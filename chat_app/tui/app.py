@@ -4,12 +4,15 @@ everywhere. What the client shows is the chat screen's (``chat_screen.py``).
 The node runs on its own thread (``NodeThread``); its typed events arrive
 here as ``NodeEvent`` messages and go to the chat screen, which keeps
 handling them while a modal screen is open.
+
+Notices (toasts) and desktop notifications quote what peers sent - nicks,
+topics, away reasons, message text - so every one is made inert here
+(``chat_app.inert_text``), and never read as markup.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,8 +21,10 @@ from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from chat_app import events as ev
+from chat_app.inert_text import inert
 from chat_app.node import Emit, Node
 from chat_app.tui.bridge import NodeThread
 from chat_app.tui.chat_screen import ChatScreen
@@ -40,8 +45,10 @@ def read_alt_digits_as_keys() -> None:
 
 def notification(title: str, body: str, environ=os.environ) -> str:
     """The escape sequence that asks the terminal for a desktop notification.
-    Control characters are dropped: they would end the sequence early."""
-    title, body = (re.sub(r"[\x00-\x1f\x7f;]", " ", s)[:200] for s in (title, body))
+    What goes inside is inert: a control character would end the sequence
+    early and start another; and without semicolons, which separate the
+    fields of OSC 777."""
+    title, body = (inert(s).replace(";", " ")[:200] for s in (title, body))
     if "VTE_VERSION" in environ or "rxvt" in environ.get("TERM", ""):
         return f"\x1b]777;notify;{title};{body}\x1b\\"
     return f"\x1b]9;{title}: {body}\x1b\\"
@@ -117,6 +124,12 @@ class ChatApp(App):
     @on(NodeEvent)
     def node_event(self, message: NodeEvent) -> None:
         self.chat.node_event(message.event)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast, as plain text made inert, whatever ``markup`` asks: it may quote a peer."""
+        super().notify(inert(message, lines=True), title=inert(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     def mentioned(self, channel: str, nick: str, text: str) -> None:
         """Someone mentioned me or a highlight word: the bell, and a desktop

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chat_app import events as ev
+from chat_app.inert_text import inert
 from chat_app.store import Store, database_path
 from chat_app.tui.model import Member
 from chat_app.tui.widgets.direct_list import DirectList
@@ -98,7 +99,8 @@ class DirectPart:
         self.list.update_conversations(rows, self.chat.current)
 
     def title(self, channel: str) -> str:
-        return f"@{self.nicks.get(channel, channel[1:9])}" if is_direct(channel) else f"#{channel}"
+        """What the header calls a conversation: ``@`` and the other person's nick (inert), or ``#channel``."""
+        return f"@{inert(self.nicks.get(channel, channel[1:9]))}" if is_direct(channel) else f"#{channel}"
 
     def _stored_conversations(self) -> None:
         """The conversations this data directory holds (read in a worker thread)."""

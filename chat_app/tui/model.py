@@ -4,6 +4,11 @@ Rows (one ``MessageRow`` per message) are ordered by (lamport, message_id) - the
 agrees on - so a message that waited for earlier history, or that arrives
 late, simply takes its place. Only a window of the history is loaded; older
 pages are read from SQLite when the user scrolls up.
+
+A row's nick and text are made inert (``chat_app.inert_text``) when the row
+is made, wherever it comes from - a live event, a page of the store (rows
+stored before the wire rule too), a search, a join line quoting a nick - so
+nothing drawn from it, its links included, can act on the terminal.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 from sortedcontainers import SortedKeyList
+
+from chat_app.inert_text import inert
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
            "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
@@ -64,6 +71,9 @@ class MessageRow:
     waiting_for: int = 0  # > 0: buffered, waiting for earlier history
     gaps: int = 0  # earlier messages given up as lost
     version: int = 0  # bumped on every change, for the renderer's cache
+
+    def __post_init__(self) -> None:
+        self.nick, self.text = inert(self.nick), inert(self.text, lines=True)
 
     @property
     def key(self) -> tuple[int, str]:
@@ -168,6 +178,7 @@ class ChannelModel:
 
 
 def typing_line(nicks: list[str]) -> str:
+    nicks = [inert(nick) for nick in nicks]
     if not nicks:
         return ""
     if len(nicks) == 1:

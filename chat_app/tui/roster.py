@@ -4,6 +4,7 @@ last heard and which channels they are in."""
 from __future__ import annotations
 
 from chat_app import events as ev
+from chat_app.inert_text import inert
 from chat_app.tui.model import Member
 
 
@@ -61,7 +62,8 @@ class Roster:
                 if self.channels.get(pid) is None or channel in self.channels[pid]]
 
     def nicks(self) -> list[str]:
-        return sorted({m.nick for m in self.members.values() if m.nick})
+        """Nicks to complete: those shown as they are (a completed nick lands in the input line)."""
+        return sorted({m.nick for m in self.members.values() if m.nick and inert(m.nick) == m.nick})
 
     def present_count(self) -> int:
         return sum(1 for m in self.members.values() if m.present)

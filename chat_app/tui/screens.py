@@ -1,4 +1,6 @@
-"""Modal screens: help, confirming a multi-line paste, the peer list."""
+"""Modal screens: help, confirming a multi-line paste, the peer list. What
+they quote - a paste, what peers announce - is shown inert
+(``chat_app.inert_text``) and escaped from markup."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from textual.widgets import Button, Label, Markdown
 
 from chat_app.commands import help_table
 from chat_app.events import Peers
+from chat_app.inert_text import inert
 from chat_app.net.addresses import hostport
 from chat_app.peers import NOBODY_HINT, describe
 
@@ -96,11 +99,11 @@ class ConfirmPaste(ModalScreen[bool]):
         self.lines = lines
 
     def compose(self) -> ComposeResult:
-        preview = "\n".join(line[:56] for line in self.lines[:5])
+        preview = "\n".join(inert(line[:56]) for line in self.lines[:5])
         more = f"\n… and {len(self.lines) - 5} more" if len(self.lines) > 5 else ""
         with Vertical():
             yield Label(f"Send {len(self.lines)} lines as {len(self.lines)} messages?")
-            yield Label(preview + more, classes="preview")
+            yield Label(escape(preview + more), classes="preview")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
                 yield Button("Send", id="send", variant="warning")
@@ -139,7 +142,7 @@ class PeersScreen(ModalScreen[None]):
             yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
             for p in self.peers:
                 who, where = describe(p, now)
-                yield Label(f"[b]{escape(who)}[/b]\n  {escape(where)}", classes="peer")
+                yield Label(f"[b]{escape(inert(who))}[/b]\n  {escape(inert(where))}", classes="peer")
             if not self.peers:
                 yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
             me = ", ".join(hostport(a, self.port) for a in self.addresses)

@@ -1,9 +1,11 @@
 """The quick switcher (Ctrl+K): type a few letters of a channel's name, in
 order but not necessarily together ("gnl" finds #general), Enter goes there.
-Channels with unread messages come first among equals."""
+Channels with unread messages come first among equals. Names are drawn
+inert and as plain text, never markup."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from chat_app.inert_text import inert
 from chat_app.tui.widgets.field import Field
 
 
@@ -60,8 +63,9 @@ class QuickSwitcher(ModalScreen[str | None]):
         options = self.query_one(OptionList)
         options.clear_options()
         unread = dict(self.channels)
-        options.add_options(Option(f"#{name}" + (f"  [b]{unread[name]}[/]" if unread[name] else ""), id=name)
-                            for name in ranked(query, self.channels))
+        labels = {name: Text.assemble(f"#{inert(name)}", (f"  {unread[name]}", "bold") if unread[name] else "")
+                  for name in ranked(query, self.channels)}
+        options.add_options(Option(label, id=name) for name, label in labels.items())
         if options.option_count:
             options.highlighted = 0
 

@@ -1,11 +1,17 @@
 """The report as one self-contained HTML page: no scripts, no external
 files; styles and SVG pictures are inline, so the file can be mailed or
-attached to a bug as it is."""
+attached to a bug as it is.
+
+Everything an export holds - ids, channel names, message text - is written
+by whoever made the export, so each piece of it is HTML-escaped and made
+inert (``chat_app.inert_text``: no control, bidirectional or invisible
+format character) before it is put in the page or drawn in a picture."""
 
 from __future__ import annotations
 
 from html import escape
 
+from chat_app.inert_text import inert
 from chat_app.verify import plots
 
 KINDS = {
@@ -37,9 +43,18 @@ svg { max-width: 100%; height: auto; }
 """
 
 
+def _html(text: str) -> str:
+    return escape(inert(text))
+
+
+def _inert_fields(record: dict) -> dict:
+    """``record`` with its strings made inert, for a picture: they are drawn as SVG text."""
+    return {key: inert(value) if isinstance(value, str) else value for key, value in record.items()}
+
+
 def _cell(value, text=False) -> str:
     shown = "–" if value is None else (f"{value:,}" if isinstance(value, int) else str(value))
-    return f'<td class="text">{escape(shown)}</td>' if text else f"<td>{escape(shown)}</td>"
+    return f'<td class="text">{_html(shown)}</td>' if text else f"<td>{_html(shown)}</td>"
 
 
 def _stat(stats: dict | None, key: str):
@@ -51,7 +66,7 @@ def _peers_table(peers: list[dict]) -> str:
             "<th>delay p50</th><th>p90</th><th>p99</th><th>waited p50</th><th>p90</th><th>p99</th></tr>")
     body = []
     for p in peers:
-        cells = [f'<td class="text"><code>{escape(p["peer_id"])}</code></td>',
+        cells = [f'<td class="text"><code>{_html(p["peer_id"])}</code></td>',
                  _cell(p["rows"]), _cell(p["channels"]), _cell(p["anomalies"]), _cell(p.get("timed"))]
         cells += [_cell(_stat(p.get(key), q)) for key in ("delay_ms", "wait_ms") for q in ("p50", "p90", "p99")]
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -61,7 +76,7 @@ def _peers_table(peers: list[dict]) -> str:
 def _examples_table(examples: list[dict]) -> str:
     head = ("<tr><th class=text>peer</th><th class=text>message</th><th class=text>other message</th>"
             "<th class=text>other peer</th><th class=text>explanation</th></tr>")
-    body = ["<tr>" + "".join(f'<td class="text"><code>{escape((e.get(k) or "")[:16])}</code></td>'
+    body = ["<tr>" + "".join(f'<td class="text"><code>{_html((e.get(k) or "")[:16])}</code></td>'
                              for k in ("peer_id", "message_id", "other_message_id", "other_peer_id"))
             + _cell(e["explanation"], text=True) + "</tr>" for e in examples]
     return f"<table>{head}{''.join(body)}</table>"
@@ -70,12 +85,13 @@ def _examples_table(examples: list[dict]) -> str:
 def _kind(kind: str, found: dict, pictures: list) -> str:
     shown = len(found["examples"])
     more = f" (the first {shown} shown)" if found["count"] > shown else ""
-    parts = [f'<section class="kind" id="{escape(kind)}"><h3><code>{escape(kind)}</code>: '
-             f"{found['count']:,}{more}</h3><p>{escape(KINDS.get(kind, ''))}</p>"]
+    parts = [f'<section class="kind" id="{_html(kind)}"><h3><code>{_html(kind)}</code>: '
+             f"{found['count']:,}{more}</h3><p>{_html(KINDS.get(kind, ''))}</p>"]
     if kind == "order_disagreement":
         for example, logs in pictures:
-            caption = escape(example["explanation"])
-            parts.append(f'<figure class="witness">{plots.order_witness(example, logs)}'
+            caption = _html(example["explanation"])
+            drawn = {peer: [_inert_fields(row) for row in rows] for peer, rows in logs.items()}
+            parts.append(f'<figure class="witness">{plots.order_witness(_inert_fields(example), drawn)}'
                          f"<figcaption>{caption}</figcaption></figure>")
     parts.append(_examples_table(found["examples"]))
     parts.append("</section>")
@@ -90,7 +106,7 @@ def render(report: dict, pictures: list | None = None) -> str:
                + (f": {total:,} anomalies of {len(report['anomalies'])} kinds" if total else ": no anomalies"))
     delays = plots.delivery_delays(report["peers"])
     sections = [
-        f'<div class="verdict {escape(verdict)}"><h1>{escape(verdict.upper())}</h1>{escape(summary)}</div>',
+        f'<div class="verdict {_html(verdict)}"><h1>{_html(verdict.upper())}</h1>{_html(summary)}</div>',
         "<h2>Peers</h2>", _peers_table(report["peers"]),
         "<p>delay: from send (the message's Lamport timestamp, its author's clock) to delivery; "
         "waited: from arrival to delivery, while earlier history was missing. Milliseconds, approximate "
@@ -106,5 +122,5 @@ def render(report: dict, pictures: list | None = None) -> str:
     if report.get("seconds") is not None:
         sections.append(f"<p><small>checked in {report['seconds']} s</small></p>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>sds-chat verify: {escape(verdict)}</title><style>{STYLE}</style></head><body>"
+            f"<title>sds-chat verify: {_html(verdict)}</title><style>{STYLE}</style></head><body>"
             + "\n".join(sections) + "</body></html>\n")

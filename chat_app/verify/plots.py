@@ -52,7 +52,7 @@ def delivery_delays(peers: list[dict]) -> str | None:
         ax.grid(axis="x", color="#e5e5e5")
         ax.set_axisbelow(True)
         ax.spines[["top", "right"]].set_visible(False)
-    panels[0].set_yticks(range(len(timed)), labels, fontfamily="monospace")
+    panels[0].set_yticks(range(len(timed)), labels, fontfamily="monospace", parse_math=False)
     panels[0].invert_yaxis()
     legend = [Line2D([], [], linestyle="", marker=m, color=c, label=k)
               for (k, m), c in zip(MARKS, (INK, SECOND, FIRST), strict=True)]
@@ -78,14 +78,14 @@ def order_witness(example: dict, logs: dict[str, list[dict]]) -> str:
             label = f"{row['pos']:>5}  {row['message_id'][:8]}  {text}"
             ax.text(x + (-0.04 if x == 0 else 0.04), y, label, ha="right" if x == 0 else "left", va="center",
                     fontfamily="monospace", color=colour.get(row["message_id"], INK),
-                    fontweight="bold" if row["message_id"] in colour else "normal")
+                    fontweight="bold" if row["message_id"] in colour else "normal", parse_math=False)
     for message_id, at in where.items():
         if len(at) == 2:
             ax.plot([0, 1], [at[0], at[1]], color=colour.get(message_id, MUTED),
                     linewidth=2.2 if message_id in colour else 0.8)
     ax.set_xlim(-1.6, 2.6)
     ax.set_ylim(height - 0.5, -1.3)
-    ax.text(-0.04, -1, f"peer {p[:12]}", ha="right", fontweight="bold")
-    ax.text(0.04 + 1, -1, f"peer {q[:12]}", ha="left", fontweight="bold")
+    ax.text(-0.04, -1, f"peer {p[:12]}", ha="right", fontweight="bold", parse_math=False)
+    ax.text(0.04 + 1, -1, f"peer {q[:12]}", ha="left", fontweight="bold", parse_math=False)
     ax.axis("off")
     return _svg(fig)

@@ -1,6 +1,10 @@
-"""The report as text for the terminal: verdict, peers, anomalies."""
+"""The report as text for the terminal: verdict, peers, anomalies. Peer
+ids and explanations (which quote ids and channel names) come from the
+exports, written by anyone: they are printed inert (``chat_app.inert_text``)."""
 
 from __future__ import annotations
+
+from chat_app.inert_text import inert
 
 SHOWN = 5  # examples per kind on the terminal; the JSON report has more
 
@@ -16,14 +20,14 @@ def render(report: dict, examples_in_report: int) -> str:
              f"  {'delay p50/p90/p99 ms':>22}  {'waited p99 ms':>13}"]
     for p in report["peers"]:
         delay = "/".join(_ms(p.get("delay_ms"), k) for k in ("p50", "p90", "p99"))
-        lines.append(f"{p['peer_id'][:32]:<32} {p['rows']:>7,} {p['channels']:>9} {p['anomalies']:>10,}"
+        lines.append(f"{inert(p['peer_id'][:32]):<32} {p['rows']:>7,} {p['channels']:>9} {p['anomalies']:>10,}"
                      f"  {delay:>22}  {_ms(p.get('wait_ms'), 'p99'):>13}")
     if report["anomalies"]:
         lines.append("")
         for kind, found in report["anomalies"].items():
             lines.append(f"{kind}: {found['count']:,}")
             for example in found["examples"][:SHOWN]:
-                lines.append(f"  - {example['explanation']}")
+                lines.append(f"  - {inert(example['explanation'])}")
             if found["count"] > SHOWN:
                 note = f" ({examples_in_report} in the report)" if found["count"] > examples_in_report else ""
                 lines.append(f"  … {found['count'] - SHOWN:,} more{note}")

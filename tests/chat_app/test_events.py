@@ -142,3 +142,19 @@ def test_every_event_writes_the_json_it_wrote_before():
     classes = {line.split("\t")[0] for line in golden}
     assert len(classes) >= 29 and len(golden) > 1000  # the file is whole
     assert json_variants(classes) == golden
+
+
+def test_every_control_bidi_and_invisible_character_is_written_as_an_escape():
+    """A headless line is inert on any terminal, whatever a peer put in a
+    nick or a text: every control, bidirectional, format and separator
+    character - and anything else not ASCII - is a \\uXXXX escape."""
+    import sys
+    import unicodedata
+
+    treated = "".join(chr(c) for c in range(sys.maxunicode + 1)
+                      if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp"))
+    event = ev.MessageDelivered("general", 0, M, A, 1, treated, "text", f"before {treated} after", 1, False)
+    line = event.json_line()
+    assert line.isascii() and all(" " <= c <= "~" for c in line)
+    assert "\\u001b" in line and "\\u202e" in line and "\\u2066" in line and "\\udb40\\udc01" in line  # U+E0001
+    assert json.loads(line)["nick"] == treated

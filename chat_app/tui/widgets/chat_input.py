@@ -1,6 +1,8 @@
 """The message line: Enter sends, Tab completes commands, channels and
 nicks, Up and Down recall what was sent before, and a paste of several
-lines asks before it sends anything."""
+lines asks before it sends anything. A paste holding a control character
+(text copied from a terminal, with its colours) is refused with the reason:
+the wire would refuse it, and in the field it would reach the terminal."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from chat_app.commands import commands_for, complete
+from chat_app.payload import text_problem
 from chat_app.tui.widgets.field import Field
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
@@ -94,9 +97,12 @@ class ChatInput(Field):
 
     def _on_paste(self, event: events.Paste) -> None:
         lines = [line for line in event.text.splitlines() if line.strip()]
-        if len(lines) > 1:
-            event.stop()
-            event.prevent_default()
+        problem = next(filter(None, map(text_problem, lines)), None)
+        if problem is not None:
+            self.app.notify(f"not pasted: {problem}", severity="error")
+        elif len(lines) > 1:
             self.post_message(self.PastedLines(lines))
-        # One line: Input's own handler (Textual calls it after this one)
-        # puts it in the field, at the cursor.
+        else:  # one line: Input's own handler (Textual calls it after this one) puts it in the field
+            return
+        event.stop()
+        event.prevent_default()

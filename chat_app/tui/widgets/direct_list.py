@@ -1,11 +1,14 @@
 """The sidebar's "Direct" part: one line per direct conversation, with its
-unread count; selecting one switches to it as a channel would."""
+unread count; selecting one switches to it as a channel would. The other
+person's nick is theirs to choose: shown inert, never read as markup."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from chat_app.inert_text import inert
 from chat_app.tui.widgets.channel_list import ChannelList
 
 
@@ -30,7 +33,7 @@ class DirectList(OptionList):
         self.clear_options()
         self.display = bool(rows)
         for channel, nick, unread in rows:
-            label = f"@{nick}" + (f"  [b red]{unread}[/]" if unread else "")
+            label = Text.assemble(f"@{inert(nick)}", (f"  {unread}", "bold red") if unread else "")
             self.add_option(Option(label, id=channel))
         names = [channel for channel, _, _ in rows]
         self.highlighted = names.index(current) if current in names else None

@@ -1,5 +1,6 @@
 """Members of the current channel: online, away (with the reason they gave
-with ``/away``, or silent for a while) or offline, and last seen."""
+with ``/away``, or silent for a while) or offline, and last seen. Nicks and
+reasons are the peers' own words: shown inert (``chat_app.inert_text``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from rich.text import Text
 from textual.widgets import Static
 
+from chat_app.inert_text import inert
 from chat_app.tui.model import Member, nick_colour
 
 ONLINE_MS = 30_000
@@ -43,16 +45,16 @@ class MemberList(Static):
         now = now if now is not None else int(time.time() * 1000)
         text = Text("members\n", style="bold dim")
         text.append("◐ " if my_away is not None else "● ", style="yellow" if my_away is not None else "green")
-        text.append(f"{me} (you)")
-        text.append(f"  away: {my_away}\n" if my_away is not None else "\n", style="dim")
+        text.append(f"{inert(me)} (you)")
+        text.append(f"  away: {inert(my_away)}\n" if my_away is not None else "\n", style="dim")
         order = {"online": 0, "away": 1, "offline": 2}
         for m in sorted(members, key=lambda m: (order[status(m, now)], (m.nick or "").lower())):
             state = status(m, now)
             dot, style = {"online": ("●", "green"), "away": ("◐", "yellow"), "offline": ("○", "dim")}[state]
             text.append(f"{dot} ", style=style)
-            text.append(m.nick or m.peer_id[:8], style=nick_colour(m.peer_id) if state != "offline" else "dim")
+            text.append(inert(m.nick or m.peer_id[:8]), style=nick_colour(m.peer_id) if state != "offline" else "dim")
             if state == "away" and m.away is not None:
-                text.append(f"  away: {m.away}", style="dim")
+                text.append(f"  away: {inert(m.away)}", style="dim")
             elif state != "online":
                 seen = f", {ago(now - m.last_seen)} ago" if m.last_seen else ""  # 0: not seen since we started
                 text.append(f"  {state}{seen}", style="dim")

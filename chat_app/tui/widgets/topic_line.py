@@ -1,10 +1,14 @@
 """One line above the history: the channel's topic and who set it, as in
-WeeChat's title bar. Hidden while the channel has no topic."""
+WeeChat's title bar. Hidden while the channel has no topic. The topic and
+the nick are the peers' words: shown inert (``chat_app.inert_text``), and
+the topic's newlines and tabs as single spaces."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
+
+from chat_app.inert_text import inert
 
 
 class TopicLine(Static):
@@ -26,7 +30,7 @@ class TopicLine(Static):
             self.update("")
             return
         text, nick = topic
-        line = Text.assemble((f"#{channel}", "bold"), ": ", " ".join(text.split()))
+        line = Text.assemble((f"#{channel}", "bold"), ": ", " ".join(inert(text, lines=True).split()))
         if nick:
-            line.append(f"  (set by {nick})", style="dim")
+            line.append(f"  (set by {inert(nick)})", style="dim")
         self.update(line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Static
 
 from chat_app.tui.model import typing_line
@@ -18,4 +19,4 @@ class TypingLine(Static):
     """
 
     def show(self, nicks: list[str]) -> None:
-        self.update(typing_line(nicks))
+        self.update(Text(typing_line(nicks)))  # Text, not markup: the nicks are the peers' own
