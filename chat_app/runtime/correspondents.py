@@ -112,24 +112,31 @@ class Correspondents:
         person.address = addr or person.address
         return person, plain
 
-    def seal_and_send(self, person: Person, plaintext: bytes, address: Address | None,
-                      mailboxes: list[Address]) -> None:
+    def seal_and_send(self, person: Person, plaintext: bytes, address: Address | None) -> None:
         """Seal ``plaintext`` to ``person`` (a new ephemeral key each time),
-        sign it, send it to ``address`` and, as a letter filed under their
-        tag, to each of ``mailboxes``. Without their exchange key nothing can
-        be sealed: our statement goes instead, and they answer with theirs."""
+        sign it and send it to ``address``. Without their exchange key nothing
+        can be sealed: our statement goes instead, and they answer with theirs."""
         if not person.exchange_key:
             self.stats["dm_no_key"] += 1
             if address is not None:
                 self.state_to(person.peer_id, address, 0, force=True)
             return
-        envelope = seal(self.identity, Kind.MVDS,
-                        seal_to(self.identity, person.signing_key, person.exchange_key, plaintext))
-        if address is not None:
-            self._send(envelope, address)
-            self.stats["dm_datagrams_out"] += 1
-        else:
+        if address is None:
             self.stats["dm_no_address"] += 1
-        for mailbox in mailboxes:
-            self._send(letter(mailbox_tag(person.signing_key), envelope), mailbox)
-            self.stats["dm_letters_out"] += 1
+            return
+        self._send(self._sealed(person, plaintext), address)
+        self.stats["dm_datagrams_out"] += 1
+
+    def deposit(self, person: Person, plaintext: bytes, mailboxes: list[Address]) -> None:
+        """Seal ``plaintext`` (their letter) to ``person`` and hand it to each
+        of ``mailboxes``, filed under their tag: one envelope, so one receipt
+        from them clears it everywhere (``mailbox.taken``)."""
+        if person.exchange_key and mailboxes:
+            held = letter(mailbox_tag(person.signing_key), self._sealed(person, plaintext))
+            for mailbox in mailboxes:
+                self._send(held, mailbox)
+            self.stats["dm_letters_out"] += len(mailboxes)
+
+    def _sealed(self, person: Person, plaintext: bytes) -> bytes:
+        sealed = seal_to(self.identity, person.signing_key, person.exchange_key, plaintext)
+        return seal(self.identity, Kind.MVDS, sealed)
