@@ -44,6 +44,10 @@ mailbox hands us goes to the engine as a letter (``receive(letter=True)``:
 no sign that its author is there), and once stored, or never to be opened,
 every mailbox is told to forget it. We ask a mailbox for our letters when
 we hear it for the first time, or again after a silence.
+
+Anyone can make keys: the conversations others open and we never wrote in
+are bounded (``MAX_UNANSWERED``), as are the keys we keep
+(``correspondents.MAX_PERSONS``).
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ MVDS_PAYLOAD, TYPING, LETTER = 0, 1, 2
 """The first byte of a sealed plaintext: what follows (a letter is an MVDS
 payload left with a mailbox: however it arrives, it is no sign of life)."""
 COMEBACK_MS = Config().comeback_after_ms
+MAX_UNANSWERED = 256
+"""Conversations others opened and we never wrote in, kept open at once: past
+it, the one idle longest is closed (its history stays)."""
 
 
 def group_id(key_a: bytes, key_b: bytes) -> bytes:
@@ -83,8 +90,9 @@ class Conversation:
         self.person = person
         self.engine = engine
         self.group = group
-        self.seq = seq  # our last per-author sequence number here
+        self.seq = seq  # our last per-author sequence number here (0: we never wrote in it)
         self.sent: list[StoredMessage] = []  # our messages since the last step
+        self.active_at = 0  # when it last took a step
         self.deposited = engine.letter(person.peer_id) is not None  # a mailbox may hold a letter of ours to them
 
     @property
@@ -175,7 +183,7 @@ class Direct:
         """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr``."""
         if opened.kind is not Kind.EXCHANGE_KEY:
             self._open(opened, addr, now)
-        elif (person := self.persons.learn(opened, addr, now)) is not None:
+        elif (person := self.persons.learn(opened, addr, now, keep=self.conversations)) is not None:
             if person.last_heard is None:  # its key came first: ``heard`` did not know it yet
                 person.last_heard = now
                 self._collect(addr, now)
@@ -198,13 +206,24 @@ class Direct:
             if typing is not None:
                 self._notify(typing)
         elif plain[:1] in (bytes((MVDS_PAYLOAD,)), bytes((LETTER,))):
-            conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now, announce=False)
+            conversation = self.conversations.get(person.peer_id) or self._opened_by(person, now)
             letter = addr is None or plain[:1] == bytes((LETTER,))
             conversation.engine.receive(plain[1:], now, source=person.peer_id, letter=letter)
             return self._step(conversation, now)
         else:
             self.stats["dm_unknown_type"] += 1
         return True
+
+    def _opened_by(self, person: Person, now: int) -> Conversation:
+        """The conversation ``person`` opens with us. Past ``MAX_UNANSWERED``
+        of those we never wrote in, the one idle longest is closed first."""
+        unanswered = [c for c in self.conversations.values() if not c.seq]
+        if len(unanswered) >= MAX_UNANSWERED:
+            idle = min(unanswered, key=lambda c: c.active_at)
+            del self.conversations[idle.person.peer_id]
+            self.store.direct.close(idle.person.peer_id)
+            self.stats["dm_closed_idle"] += 1
+        return self.open(person.peer_id, now, announce=False)
 
     def letter_for_us(self, data: bytes) -> bytes | None:
         """The envelope inside ``data`` if it is a letter a mailbox kept for us."""
@@ -281,6 +300,7 @@ class Direct:
     def _step(self, conversation: Conversation, now: int) -> bool:
         """Translate, commit, then send and notify; False if the commit failed (and the step was undone)."""
         person, engine = conversation.person, conversation.engine
+        conversation.active_at = now
         rows, acks, events = translate(conversation, engine.events(), now, self.stats)
         wrote = bool(conversation.sent)
         rows[:0], conversation.sent = conversation.sent, []

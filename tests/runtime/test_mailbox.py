@@ -7,11 +7,16 @@ from __future__ import annotations
 import pytest
 
 from chat_app import events as ev
-from chat_app.crypto import Identity, Kind, seal
-from chat_app.runtime import Runtime
+from chat_app.crypto import Identity, Kind, exchange_key_statement, seal
+from chat_app.crypto.sealed import seal_to
+from chat_app.payload import Payload
+from chat_app.runtime import Runtime, correspondents, direct
 from chat_app.runtime import mailbox as mailboxes
+from chat_app.runtime.direct import MVDS_PAYLOAD, group_id
 from chat_app.runtime.mailbox import MAILBOX_LINK, collect, letter, mailbox_tag
 from chat_app.store import Store
+from sync.mvds.wire import Message
+from sync.mvds.wire import Payload as MvdsPayload
 
 from .conftest import Net
 from .test_direct import dm_texts, of, received, take_down
@@ -260,3 +265,33 @@ def test_a_peers_own_mailbox_tag_is_not_listed_among_its_channels(net):
     joined = [e for e in net.seen(alice) if isinstance(e, (ev.PeerJoined, ev.PeerUpdated)) and e.peer_id == bob.peer_id]
     assert joined and all(bob.direct.mailbox_link not in (e.channels or ()) for e in joined)
 
+
+def statement_and_message(stranger: Identity, bob: Runtime, now: int) -> tuple[bytes, bytes]:
+    """What a one-shot identity sends bob: its exchange key, and a direct message sealed to him."""
+    body = Payload("text", "x", "hi", 1, now).encode()
+    payload = MvdsPayload(messages=[Message(group_id=group_id(stranger.public_key, bob.identity.public_key),
+                                            timestamp=now, body=body)])
+    sealed = seal_to(stranger, bob.identity.public_key, bob.identity.exchange_public_key,
+                     bytes((MVDS_PAYLOAD,)) + payload.SerializeToString())
+    return exchange_key_statement(stranger), seal(stranger, Kind.MVDS, sealed)
+
+
+def test_conversations_opened_by_one_shot_identities_are_bounded(net, monkeypatch):
+    monkeypatch.setattr(direct, "MAX_UNANSWERED", 4)
+    monkeypatch.setattr(correspondents, "MAX_PERSONS", 8)
+    alice, bob = net.add("alice"), net.add("bob")
+    announce(net, alice, bob)
+    bob.direct.send("alice", "a conversation bob wrote in is never closed", "text", bob.nick, net.now)
+    net.run(1_000)
+    for i in range(20):
+        net.now += 1_000
+        statement, message = statement_and_message(Identity.generate(), bob, net.now)
+        bob.datagram_received(statement, ("10.0.0.66", 1000 + i), net.now)
+        bob.datagram_received(message, ("10.0.0.66", 1000 + i), net.now)
+    net.pump()
+    assert bob.direct.stats["dm_closed_idle"] == 16
+    assert len(bob.direct.conversations) == 5 and alice.peer_id in bob.direct.conversations
+    assert len(bob.direct.persons.persons) <= 8 and alice.peer_id in bob.direct.persons.persons
+    assert len(bob.store.direct.peers()) <= 8
+    assert len([r for r in bob.store.direct.peers() if r.state is not None]) == 5
+    assert len(of(net.seen(bob), ev.DmDelivered)) == 21  # each stranger's message was stored once
