@@ -258,7 +258,7 @@ class Direct:
         """A sign of life from ``peer_id`` (any datagram, or mDNS): where it
         is, and that it is there - so its engine sends it batch, one hop,
         rather than offers, three; and, back after a silence, a backoff reset
-        so what waits for it goes at once."""
+        so what waits for it goes at once (and, from a mailbox, our letters)."""
         person = self.persons.get(peer_id)
         if person is None:
             return

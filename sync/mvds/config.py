@@ -50,7 +50,7 @@ class Config:
     """A message not acknowledged this long (or any, to a peer silent for
     ``comeback_after_ms``) goes into a letter for the mailboxes too
     (``letters``): on a LAN an ack takes milliseconds, so three seconds and
-    four sendings unanswered mean the peer has most likely gone."""
+    three sendings unanswered mean the peer has most likely gone."""
 
     # Limits: what a peer can make us hold, and what fits one UDP datagram.
     max_body_bytes: int = 32_000

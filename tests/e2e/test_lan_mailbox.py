@@ -3,7 +3,7 @@
 each on a host of its own on the test LAN.
 
 One run covers every case at once, so the five-minute wait is paid once
-(about seven minutes in all): six recipients leave at staggered times so
+(about six minutes in all): six recipients leave at staggered times so
 that alice writes to each 5 s, 35 s or 5 min after it left (batch, and
 interactive twice over), then she quits. Three come back and read; the
 mailbox restarts; the other three come back and read. Each must get its
