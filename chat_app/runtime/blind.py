@@ -29,9 +29,10 @@ store holds it, and set reconciliation over blind ids (an item per datagram,
 other lacks, both ways. Members replicate a channel they share by its logs,
 never by this set (``CatchUp``): it is only for a peer that cannot read.
 
-A mailbox store (``chat_app.runtime.mailbox``) is a blind store that keeps
-letters under any tag it is handed, and serves a tag to the peer that
-announces it - never back to whoever deposited it.
+A mailbox store (``chat_app.runtime.mailbox``) is a blind store that also
+keeps letters under any other tag it is handed, and hands them to whoever
+signs a request with the key of that tag (``Mailbox``): never to a peer
+that merely announces the tag.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections import deque
 from chat_app.crypto import blind_id
 from chat_app.crypto.channel import is_passing
 from chat_app.net.udp import Address
-from chat_app.runtime.mailbox import MAILBOX_TAG
+from chat_app.runtime.mailbox import MAILBOX_TAG, Mailbox
 
 LIMIT = 100_000
 """Datagrams kept per blind channel."""
@@ -50,6 +51,8 @@ RESERVE_MS = 60_000
 PACE = 64
 """Datagrams sent per tick (``TICK_MS``) while serving: a burst a socket buffer holds."""
 TICK_MS = 20
+QUEUE = 4_096
+"""Datagrams waiting to be sent at most: past it, a mailbox answers no collect request (it will be asked again)."""
 
 
 class BlindStore:
@@ -59,6 +62,7 @@ class BlindStore:
         self._served: dict[tuple[bytes, Address], int] = {}
         self._queue: deque[tuple[bytes, Address]] = deque()
         self._next = None
+        self.mailbox = Mailbox(store)
 
     @staticmethod
     def link_name(tag: bytes) -> str:
@@ -77,14 +81,19 @@ class BlindStore:
         return tag is not None and (tag in self.tags or (MAILBOX_TAG in self.tags and tag not in private))
 
     def announced(self, channels: tuple[str, ...]) -> list[bytes]:
-        """The tags among a peer's announced channels that we keep (and so serve it)."""
+        """The tags among a peer's announced channels that we keep blind (and so serve it)."""
         tags = [_tag(name) for name in channels]
-        return [t for t in tags if t is not None and (t in self.tags or MAILBOX_TAG in self.tags)]
+        return [t for t in tags if t is not None and t in self.tags and t != MAILBOX_TAG]
 
     def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> str:
         """Keep a datagram of a blind channel unless it only passes; what to
         count (``blind_kept``, ``blind_repeated``, ``blind_passed``). A member
-        sending one is served the channel; a letter's sender is not its reader."""
+        sending one is served the channel. Anything else reaching a mailbox
+        is a letter or a request (``Mailbox``)."""
+        if tag not in self.tags or tag == MAILBOX_TAG:
+            counted, letters = self.mailbox.received(tag, data, addr, now, QUEUE - len(self._queue))
+            self._send(letters, addr, now)
+            return counted
         if is_passing(data):
             counted = "blind_passed"
         else:
@@ -100,8 +109,13 @@ class BlindStore:
         self._served[(tag, addr)] = now
         if len(self._served) > 4096:
             self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
-        self._queue += [(data, addr) for data in self.store.blind.held(tag)]
-        self._next = self._next or now
+        self._send(self.store.blind.held(tag), addr, now)
+
+    def _send(self, datagrams: list[bytes], addr: Address, now: int) -> None:
+        """Queue ``datagrams`` for ``addr``, paced (``due``)."""
+        if datagrams:
+            self._queue += [(data, addr) for data in datagrams]
+            self._next = self._next or now
 
     def deadline(self) -> int | None:
         return self._next if self._queue else None

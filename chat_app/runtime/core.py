@@ -165,6 +165,7 @@ class Runtime:
     def leave(self, now: int) -> None:
         """Say goodbye in every channel (the adapter closes the rest)."""
         self.joined.notice(Payload("leave", self.nick, sent_at=now), now, release_all=True)  # nothing typed stays
+        self.direct.leave()  # what waits for someone goes to the mailboxes: we may be gone when they return
         for conn in self.catchup.links:
             conn.stop_live()
 

@@ -32,6 +32,22 @@ stored exactly once.
 A peer that was silent for ``COMEBACK_MS`` and is heard from again (any
 datagram, or an mDNS announcement) has its backoff reset: what waits for it
 goes at once.
+
+Mailboxes (``mailbox``). Whenever the engine says the other person probably
+will not get what it sends live (``MvdsNode.letter_due``: a message
+unacknowledged for 3 s, or they are silent for 30 s, or acks of their
+letters are owed), a step that sends them something, or stores a message
+of ours, also hands every mailbox their letter - every message they have
+not acknowledged, in batch mode - and so does leaving; once they have
+acknowledged all of it, the mailboxes are told to forget it. A letter a
+mailbox hands us goes to the engine as a letter (``receive(letter=True)``:
+no sign that its author is there), and once stored, or never to be opened,
+every mailbox is told to forget it. We ask a mailbox for our letters when
+we hear it for the first time, or again after a silence.
+
+Anyone can make keys: the conversations others open and we never wrote in
+are bounded (``MAX_UNANSWERED``), as are the keys we keep
+(``correspondents.MAX_PERSONS``).
 """
 
 from __future__ import annotations
@@ -45,14 +61,18 @@ from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
 from chat_app.net.udp import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
-from chat_app.runtime.mailbox import mailbox_tag, opened_letter
+from chat_app.runtime import mailbox
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
 from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
 
-MVDS_PAYLOAD, TYPING = 0, 1
-"""The first byte of a sealed plaintext: what follows."""
+MVDS_PAYLOAD, TYPING, LETTER = 0, 1, 2
+"""The first byte of a sealed plaintext: what follows (a letter is an MVDS
+payload left with a mailbox: however it arrives, it is no sign of life)."""
 COMEBACK_MS = Config().comeback_after_ms
+MAX_UNANSWERED = 256
+"""Conversations others opened and we never wrote in, kept open at once: past
+it, the one idle longest is closed (its history stays)."""
 
 
 def group_id(key_a: bytes, key_b: bytes) -> bytes:
@@ -70,8 +90,10 @@ class Conversation:
         self.person = person
         self.engine = engine
         self.group = group
-        self.seq = seq  # our last per-author sequence number here
+        self.seq = seq  # our last per-author sequence number here (0: we never wrote in it)
         self.sent: list[StoredMessage] = []  # our messages since the last step
+        self.active_at = 0  # when it last took a step
+        self.deposited = engine.letter(person.peer_id) is not None  # a mailbox may hold a letter of ours to them
 
     @property
     def channel(self) -> str:
@@ -87,8 +109,8 @@ class Direct:
         self.peer_id = identity.sender_id
         self._send, self._notify, self._address_of = send, notify, address_of
         self._mailboxes = mailboxes  # store peers that keep letters for those away (``mailbox``)
-        self.mailbox_tag = mailbox_tag(identity.public_key)
-        self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced, so a mailbox hands us our letters
+        self.mailbox_tag = mailbox.mailbox_tag(identity.public_key)
+        self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced: where letters for us are filed
         self.config = config or Config()
         self.stats: Counter[str] = Counter()
         self.persons = Correspondents(store, identity, send, people, self.stats)
@@ -157,49 +179,86 @@ class Direct:
 
     # ------------------------------------------------------------------- input
 
-    def received(self, opened: Opened, addr: Address | None, now: int) -> None:
-        """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr`` (None: through a mailbox)."""
-        if opened.kind is Kind.EXCHANGE_KEY:
-            if addr is not None and (person := self.persons.learn(opened, addr, now)) is not None:
-                # we have their key now, or they lacked ours and could not read what we sent: resend now
-                self._comeback(person.peer_id, now)
-            return
+    def received(self, opened: Opened, addr: Address, now: int) -> None:
+        """A verified envelope of kind MVDS or EXCHANGE_KEY from ``addr``."""
+        if opened.kind is not Kind.EXCHANGE_KEY:
+            self._open(opened, addr, now)
+        elif (person := self.persons.learn(opened, addr, now, keep=self.conversations)) is not None:
+            if person.last_heard is None:  # its key came first: ``heard`` did not know it yet
+                person.last_heard = now
+                self._collect(addr, now)
+            # we have their key now, or they lacked ours and could not read what we sent: resend now
+            self._comeback(person.peer_id, now)
+
+    def _open(self, opened: Opened, addr: Address | None, now: int) -> bool:
+        """Open a sealed datagram from ``addr`` (None: a letter a mailbox
+        handed us) and take it. Whether we are done with it - taken, or never
+        to be opened - rather than unable to yet (their key unknown, a failed step)."""
         try:
             person, plain = self.persons.unseal(opened, addr, now)
         except EnvelopeError as exc:
             self.stats[f"dm_{exc.reason}"] += 1
             if exc.reason != "unknown_key":
                 self._notify(ev.DatagramRejected(exc.reason, str(exc)))
-            return
+            return exc.reason != "unknown_key"
         if plain[:1] == bytes((TYPING,)):
             typing = typing_from(self.typing_state, person, plain[1:], now, self.stats)
             if typing is not None:
                 self._notify(typing)
-        elif plain[:1] == bytes((MVDS_PAYLOAD,)):
-            conversation = self.conversations.get(person.peer_id) or self.open(person.peer_id, now, announce=False)
-            conversation.engine.receive(plain[1:], now, source=person.peer_id)
-            self._step(conversation, now)
+        elif plain[:1] in (bytes((MVDS_PAYLOAD,)), bytes((LETTER,))):
+            conversation = self.conversations.get(person.peer_id) or self._opened_by(person, now)
+            letter = addr is None or plain[:1] == bytes((LETTER,))
+            conversation.engine.receive(plain[1:], now, source=person.peer_id, letter=letter)
+            return self._step(conversation, now)
         else:
             self.stats["dm_unknown_type"] += 1
+        return True
+
+    def _opened_by(self, person: Person, now: int) -> Conversation:
+        """The conversation ``person`` opens with us. Past ``MAX_UNANSWERED``
+        of those we never wrote in, the one idle longest is closed first."""
+        unanswered = [c for c in self.conversations.values() if not c.seq]
+        if len(unanswered) >= MAX_UNANSWERED:
+            idle = min(unanswered, key=lambda c: c.active_at)
+            del self.conversations[idle.person.peer_id]
+            self.store.direct.close(idle.person.peer_id)
+            self.stats["dm_closed_idle"] += 1
+        return self.open(person.peer_id, now, announce=False)
 
     def letter_for_us(self, data: bytes) -> bytes | None:
         """The envelope inside ``data`` if it is a letter a mailbox kept for us."""
-        return opened_letter(data, self.mailbox_tag)
+        return mailbox.opened_letter(data, self.mailbox_tag)
 
     def from_mailbox(self, opened: Opened | object, now: int) -> None:
         """A letter a mailbox handed us, its envelope verified (or refused):
-        its author wrote it, but it says nothing of where the author is."""
-        if isinstance(opened, Opened) and opened.kind is Kind.MVDS:
-            self.stats["dm_from_mailbox"] += 1
-            self.received(opened, None, now)
-        else:
+        its author wrote it, but it says nothing of where the author is. Once
+        we are done with it, every mailbox may forget it."""
+        if not isinstance(opened, Opened) or opened.kind is not Kind.MVDS:
             self.stats["dm_bad_letter"] += 1
+            return
+        self.stats["dm_from_mailbox"] += 1
+        if self._open(opened, None, now):
+            receipt = mailbox.taken(self.identity, opened)
+            for address in self._mailboxes():
+                self._send(receipt, address)
+
+    def _collect(self, addr: Address | None, now: int) -> None:
+        """``addr`` was silent, or is new to us: if it is a mailbox, ask it for our letters."""
+        if addr is not None and addr in self._mailboxes():
+            self.stats["dm_collect"] += 1
+            self._send(mailbox.collect(self.identity, now), addr)
+
+    def leave(self) -> None:
+        """We are going, perhaps before those we wrote to come back: each gets
+        its letter in the mailboxes, of whatever waits for it."""
+        for conversation in self.conversations.values():
+            self._deposit(conversation)
 
     def heard(self, peer_id: str, addr: Address | None, now: int) -> None:
         """A sign of life from ``peer_id`` (any datagram, or mDNS): where it
         is, and that it is there - so its engine sends it batch, one hop,
         rather than offers, three; and, back after a silence, a backoff reset
-        so what waits for it goes at once."""
+        so what waits for it goes at once (and, from a mailbox, our letters)."""
         person = self.persons.get(peer_id)
         if person is None:
             return
@@ -207,6 +266,8 @@ class Direct:
             person.address = addr
         back = person.last_heard is None or now - person.last_heard >= COMEBACK_MS
         person.last_heard = now
+        if back:
+            self._collect(addr, now)
         conversation = self.conversations.get(peer_id)
         if conversation is not None and (back or not conversation.engine.waiting(peer_id)):
             self._comeback(peer_id, now)  # with nothing waiting, this only tells the engine it is there
@@ -239,7 +300,9 @@ class Direct:
     def _step(self, conversation: Conversation, now: int) -> bool:
         """Translate, commit, then send and notify; False if the commit failed (and the step was undone)."""
         person, engine = conversation.person, conversation.engine
+        conversation.active_at = now
         rows, acks, events = translate(conversation, engine.events(), now, self.stats)
+        wrote = bool(conversation.sent)
         rows[:0], conversation.sent = conversation.sent, []
         for row in rows:
             if not row.own:
@@ -257,7 +320,11 @@ class Direct:
                                   f"({exc.__class__.__name__}: {exc}); it was undone"))
             return False
         for out in datagrams:
-            self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data, now)
+            self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data)
+        if (datagrams or wrote) and engine.letter_due(person.peer_id, now):
+            self._deposit(conversation)
+        elif conversation.deposited and engine.letter(person.peer_id) is None:
+            self._withdraw(conversation)
         for row in rows:
             self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
                                         row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
@@ -267,13 +334,25 @@ class Direct:
 
     # --------------------------------------------------------------- sealing
 
-    def _seal_and_send(self, conversation: Conversation, plaintext: bytes, now: int | None = None) -> None:
-        """Seal and send; to someone not heard from lately (``now`` given), a
-        copy goes to each mailbox too."""
+    def _seal_and_send(self, conversation: Conversation, plaintext: bytes) -> None:
         person = conversation.person
-        away = now is not None and (person.last_heard is None or now - person.last_heard >= COMEBACK_MS)
-        self.persons.seal_and_send(person, plaintext, person.address or self._address_of(person.peer_id),
-                                   self._mailboxes() if away else [])
+        self.persons.seal_and_send(person, plaintext, person.address or self._address_of(person.peer_id))
+
+    def _deposit(self, conversation: Conversation) -> None:
+        """Hand every mailbox the other person's letter (``sync.mvds.letters``), if there is anything to carry."""
+        mailboxes = self._mailboxes()
+        held = conversation.engine.letter(conversation.person.peer_id) if mailboxes else None
+        if held is not None:
+            self.persons.deposit(conversation.person, bytes((LETTER,)) + held, mailboxes)
+            conversation.deposited = True
+
+    def _withdraw(self, conversation: Conversation) -> None:
+        """They acknowledged everything our letter held: no mailbox need keep it."""
+        request = mailbox.withdraw(self.identity, conversation.person.signing_key)
+        for address in self._mailboxes():
+            self._send(request, address)
+        conversation.deposited = False
+        self.stats["dm_letters_withdrawn"] += 1
 
     def _error(self, reason: str) -> None:
         self._notify(ev.Error(reason))

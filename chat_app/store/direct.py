@@ -41,6 +41,14 @@ class DirectStore:
             "ON CONFLICT (peer_id) DO UPDATE SET exchange_key = excluded.exchange_key, "
             "nick = COALESCE(excluded.nick, nick)", (peer_id, signing_key, exchange_key, nick))
 
+    def forget(self, peer_id: str) -> None:
+        """Forget someone's keys, unless we have a conversation with them."""
+        self._conn.execute("DELETE FROM direct WHERE peer_id = ? AND state IS NULL", (peer_id,))
+
+    def close(self, peer_id: str) -> None:
+        """Close a conversation: its engine state goes, its messages stay (and the keys, until ``forget``)."""
+        self._conn.execute("UPDATE direct SET state = NULL WHERE peer_id = ?", (peer_id,))
+
     def peers(self) -> list[DirectPeer]:
         rows = self._conn.execute(
             "SELECT peer_id, signing_key, exchange_key, nick, host, port, state FROM direct "

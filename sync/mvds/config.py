@@ -46,6 +46,12 @@ class Config:
     request. To a peer that is there, shorter ones are cheaper and two round
     trips faster pushed (batch)."""
 
+    letter_after_ms: int = 3 * SECOND
+    """A message not acknowledged this long (or any, to a peer silent for
+    ``comeback_after_ms``) goes into a letter for the mailboxes too
+    (``letters``): on a LAN an ack takes milliseconds, so three seconds and
+    three sendings unanswered mean the peer has most likely gone."""
+
     # Limits: what a peer can make us hold, and what fits one UDP datagram.
     max_body_bytes: int = 32_000
     max_payload_bytes: int = 60_000

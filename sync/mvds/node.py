@@ -30,6 +30,11 @@ arrives from it after ``comeback_after_ms`` of silence - its records' backoff
 resets and they go out in the next payload, at once if none went out in this
 epoch.
 
+A peer away may return when we are gone. ``letter`` is what a mailbox (a
+store peer) should hold for it meanwhile - every message it has not
+acknowledged, in batch mode, so that whoever is online when it returns can
+hand them over - and ``receive(letter=True)`` takes one (see ``letters``).
+
 The node is a deterministic function of its inputs and its exported state;
 ``export_state`` after each step and ``restore`` after a crash resume every
 retransmission where it stood.
@@ -43,6 +48,7 @@ from collections.abc import Iterator
 from sync.core import Outgoing, Schedule
 from sync.core.protocol import Peer
 
+from . import letters
 from .config import Config, Mode
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import Event, Rejected
@@ -122,8 +128,10 @@ class MvdsNode:
 
     # --------------------------------------------------------------- input
 
-    def receive(self, data: bytes, now: int, source: Peer | None = None) -> None:
-        """One payload from ``source``. Never raises for bad input."""
+    def receive(self, data: bytes, now: int, source: Peer | None = None, letter: bool = False) -> None:
+        """One payload from ``source``; ``letter``: one it left with a mailbox
+        (``letters``) - its messages and acks count, but it is no sign that
+        ``source`` is there. Never raises for bad input."""
         self.stats["received"] += 1
         try:
             if source is None:
@@ -136,7 +144,7 @@ class MvdsNode:
             self.stats[exc.kind] += 1
             self._events.append(Rejected(exc.kind, str(exc)))
             return
-        session.on_payload(payload, self._epoch(now), now, self._events)
+        session.on_payload(payload, self._epoch(now), now, self._events, live=not letter)
         self._reschedule(session)
 
     def handle_timer(self, now: int) -> None:
@@ -147,6 +155,22 @@ class MvdsNode:
             if data is not None:
                 self._outbox.append(Outgoing(data, to=session.peer))
             self._reschedule(session)
+
+    # ------------------------------------------------------------- letters
+
+    def letter(self, peer: Peer) -> bytes | None:
+        """The payload a mailbox should hold for ``peer`` while it is away:
+        our messages it has not acknowledged, in batch mode whatever the
+        live session runs, and acks of its own letters (``letters``). None:
+        nothing to carry."""
+        session = self._sessions.get(peer)
+        return None if session is None else letters.compose(session)
+
+    def letter_due(self, peer: Peer, now: int) -> bool:
+        """Whether ``peer`` probably will not get what we send it live, so a
+        letter should go to the mailboxes along with it."""
+        session = self._sessions.get(peer)
+        return session is not None and letters.due(session, now)
 
     # -------------------------------------------------------------- output
 

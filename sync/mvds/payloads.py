@@ -19,8 +19,9 @@ from .wire import Message, Payload
 if TYPE_CHECKING:
     from .session import Session
 
-_ID_COST = 34  # bytes an id adds to a payload (tag, length, 32 bytes)
-_MESSAGE_COST = 24  # a message's framing beyond its group id and body
+ID_COST = 34  # bytes an id adds to a payload (tag, length, 32 bytes)
+MESSAGE_COST = 24  # a message's framing beyond its group id and body
+PAYLOAD_HEADROOM = 64  # kept free of a payload's budget: the estimates above are close, not exact
 
 
 def compose(session: Session, epoch: int, now: int) -> bytes | None:
@@ -28,13 +29,13 @@ def compose(session: Session, epoch: int, now: int) -> bytes | None:
     if epoch <= session.last_payload_epoch:
         return None
     due = session.records.pop_due(epoch)
-    payload, budget = Payload(), session.config.max_payload_bytes - 64
+    payload, budget = Payload(), session.config.max_payload_bytes - PAYLOAD_HEADROOM
     if session.acks:  # owed acks ride on any payload, even before they are due
         acks = list(session.acks)[: session.config.max_acks_per_payload]
         for mid in acks:
             del session.acks[mid]
         payload.acks.extend(acks)
-        budget -= _ID_COST * len(acks)
+        budget -= ID_COST * len(acks)
         session.acks_due = epoch + 1 if session.acks else None
     sent: set[Key] = set()
     silent = session.silent(now)
@@ -46,10 +47,10 @@ def compose(session: Session, epoch: int, now: int) -> bytes | None:
         ids += [key for key in session.records if key[0] == OFFER and key not in sent and key not in taken]
     offers: list[Key] = []
     for key in ids:
-        if budget < _ID_COST:
+        if budget < ID_COST:
             break
         (payload.offers if key[0] == OFFER else payload.requests).append(key[1])
-        budget -= _ID_COST
+        budget -= ID_COST
         session.records.sent(key, epoch)
         sent.add(key)
         if key[0] == OFFER:
@@ -85,7 +86,7 @@ def _add_messages(session: Session, payload: Payload, due: list[Key], epoch: int
         train: list[Key] = []
         for mid in session.own.conversation(group):
             own = session.own[mid]
-            cost = _MESSAGE_COST + len(own.group_id) + len(own.body)
+            cost = MESSAGE_COST + len(own.group_id) + len(own.body)
             if own.timestamp > upto or (cost > budget and payload.messages):
                 break
             budget -= cost

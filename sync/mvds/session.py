@@ -44,6 +44,7 @@ class Session:
         self.acks_due: int | None = None
         self.delivered: dict[bytes, int] = {}  # group -> highest timestamp delivered
         self.recent: OrderedDict[bytes, None] = OrderedDict()
+        self.letter_acks: OrderedDict[bytes, None] = OrderedDict()  # what we took from its letters (``letters``)
         self.last_payload_epoch = -1
         self.last_heard: int | None = None
 
@@ -82,21 +83,30 @@ class Session:
 
     # ----------------------------------------------------------- receiving
 
-    def on_payload(self, payload: Payload, epoch: int, now: int, events: list[Event]) -> None:
-        silent_since = self.last_heard
-        self.last_heard = now
-        if silent_since is None or now - silent_since >= self.config.comeback_after_ms:
-            self.reset_backoff(epoch)
+    def on_payload(self, payload: Payload, epoch: int, now: int, events: list[Event], live: bool = True) -> None:
+        """A payload from the peer; not ``live``: its letter, through a
+        mailbox - only its messages and acks count, and it says nothing of
+        whether the peer is there (see ``letters``)."""
+        if live:
+            silent_since = self.last_heard
+            self.last_heard = now
+            if silent_since is None or now - silent_since >= self.config.comeback_after_ms:
+                self.reset_backoff(epoch)
+            self.letter_acks.clear()  # it is there: live acks and retransmissions take over
         for mid in payload.acks:
             self._on_ack(mid, events)
-        for mid in payload.requests:
-            self._on_request(mid, epoch)
+        if live:
+            for mid in payload.requests:
+                self._on_request(mid, epoch)
         # messages before offers: an offer of a message this very payload
         # carries is then answered with an ack, not a request
         for msg in sorted(payload.messages, key=lambda m: (m.timestamp, m.group_id, m.body)):
-            self._on_message(msg, epoch, now, events)
-        for mid in payload.offers:
-            self._on_offer(mid, epoch)
+            mid = self._on_message(msg, epoch, now, events)
+            if mid is not None and not live:
+                self._ack_by_letter(mid)
+        if live:
+            for mid in payload.offers:
+                self._on_offer(mid, epoch)
 
     def _on_ack(self, mid: bytes, events: list[Event]) -> None:
         for kind in (MESSAGE, OFFER):  # an acked offer: the peer holds it already
@@ -125,28 +135,37 @@ class Session:
         else:
             self.records.add(REQUEST, mid, epoch + 1)
 
-    def _on_message(self, msg: Message, epoch: int, now: int, events: list[Event]) -> None:
+    def _on_message(self, msg: Message, epoch: int, now: int, events: list[Event]) -> bytes | None:
+        """Deliver ``msg`` unless we had it; its id once acked (None: refused)."""
         if msg.timestamp > now + self.config.max_future_ms:
             self.stats["clock"] += 1
             events.append(Rejected("clock", f"clock: timestamp {msg.timestamp} is too far ahead"))
-            return
+            return None
         group = msg.group_id
         if group not in self.delivered and len(self.delivered) >= self.config.max_conversations_per_peer:
             self.stats["conversations_full"] += 1
             events.append(Rejected("conversations_full", "conversations_full: too many conversations"))
-            return
+            return None
         mid = message_id(group, msg.timestamp, msg.body)
         self.records.remove((REQUEST, mid))
         self._owe_ack(mid, epoch)  # every message received is acked, duplicates too
         if msg.timestamp <= self.delivered.get(group, -1):
             self.stats["duplicate"] += 1
-            return
+            return mid
         self.delivered[group] = msg.timestamp
         self.recent[mid] = None
         if len(self.recent) > self.config.recent_ids:
             self.recent.popitem(last=False)
         self.stats["delivered"] += 1
         events.append(DmDelivered(self.peer, group, mid, msg.timestamp, msg.body))
+        return mid
+
+    def _ack_by_letter(self, mid: bytes) -> None:
+        """Owe the peer, away, an ack in our letters too (the newest ``max_acks_per_payload``)."""
+        self.letter_acks[mid] = None
+        self.letter_acks.move_to_end(mid)
+        if len(self.letter_acks) > self.config.max_acks_per_payload:
+            self.letter_acks.popitem(last=False)
 
     def _owe_ack(self, mid: bytes, epoch: int) -> None:
         self.acks[mid] = None
@@ -171,6 +190,7 @@ class Session:
             "acks_due": self.acks_due,
             "delivered": [[group, stamp] for group, stamp in self.delivered.items()],
             "recent": list(self.recent),
+            "letter_acks": list(self.letter_acks),
             "last_payload_epoch": self.last_payload_epoch,
             "last_heard": self.last_heard,
         }
@@ -184,6 +204,7 @@ class Session:
         session.acks_due = state["acks_due"]
         session.delivered = {group: stamp for group, stamp in state["delivered"]}
         session.recent = OrderedDict.fromkeys(state["recent"])
+        session.letter_acks = OrderedDict.fromkeys(state.get("letter_acks", ()))  # absent from states of before
         session.last_payload_epoch = state["last_payload_epoch"]
         session.last_heard = state["last_heard"]
         return session

@@ -145,11 +145,14 @@ def test_a_mailbox_store_carries_messages_and_acks_between_sides_never_online_to
     away = [f"while you were away {i}" for i in range(3)]
     for text in away:
         alice.send(f"/msg bob {text}")
-    time.sleep(45)  # bob is silent past 30 s: alice's retransmissions now leave copies with the mailbox
-    alice.stop()
+    alice.wait_for(lambda e: e["event"] == "dm_delivered" and e["text"] == away[-1], 10)
+    alice.stop()  # she leaves her letter to bob with the mailbox
+    time.sleep(1)
+    letters = held_letters(store)
+    assert letters and not any(t.encode() in d for d in letters for t in away)  # sealed: nothing to read
     bob.start()
     assert wait_dms(bob, 1 + len(away), timeout=60) == ["hello", *away]  # from the mailbox, once, in order
-    time.sleep(45)  # bob's acks for alice, away, wait in the mailbox
+    time.sleep(3)  # bob's acks for alice, away, go to the mailbox as his letter to her
     bob.stop()
     alice.start()
     deadline = time.monotonic() + 60
@@ -159,10 +162,18 @@ def test_a_mailbox_store_carries_messages_and_acks_between_sides_never_online_to
     alice.stop()
     store.stop()
     assert stored_dms(bob, alice) == ["hello", *away]
+    assert held_letters(store) == []  # each was forgotten once taken
     conn = sqlite3.connect(store.data_dir / "sds-chat.sqlite3")
     try:
-        letters = [r[0] for r in conn.execute("SELECT data FROM blind")]
-        assert letters and not any(t.encode() in d for d in letters for t in away)
         assert conn.execute("SELECT COUNT(*) FROM messages WHERE channel LIKE '@%'").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def held_letters(store) -> list[bytes]:
+    """The letters in a mailbox's database."""
+    conn = sqlite3.connect(store.data_dir / "sds-chat.sqlite3")
+    try:
+        return [r[0] for r in conn.execute("SELECT data FROM blind WHERE blind_id LIKE '@%'")]
     finally:
         conn.close()
