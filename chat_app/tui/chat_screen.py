@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
+from chat_app.commands import Typing
 from chat_app.tui.command_line import confirm_paste, run_line
 from chat_app.tui.direct import DirectPart, is_direct
 from chat_app.tui.history import Pager
@@ -113,10 +114,6 @@ class ChatScreen(Screen):
     def node(self):
         bridge = self.app.bridge
         return bridge.node if bridge is not None else None
-
-    def call_node(self, name: str, *args):
-        """Run the node's method ``name`` on its own thread (a future)."""
-        return self.app.bridge.call(getattr(self.node, name), *args)
 
     def node_event(self, event: ev.AppEvent) -> None:
         if not self.direct.handle(event):
@@ -232,7 +229,7 @@ class ChatScreen(Screen):
     @on(Input.Changed, "#input")
     def typed(self, event: Input.Changed) -> None:
         if event.value and not event.value.startswith("/") and self.current and self.node is not None:
-            self.call_node("typing", self.current)
+            self.app.bridge.execute(Typing(), self.current)
 
     @on(ChatInput.Line)
     def submitted(self, event: ChatInput.Line) -> None:

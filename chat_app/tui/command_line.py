@@ -8,71 +8,51 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chat_app.commands import Invalid, Invocation, Say, parse
+from chat_app.commands import Export, Help, Invalid, NodeCommand, Part, Quit, Say, parse
 from chat_app.store import Store, database_path
 from chat_app.tui.direct import is_direct
-from chat_app.tui.screens import ConfirmPaste, PeersScreen
+from chat_app.tui.screens import ConfirmPaste
 
 if TYPE_CHECKING:
     from chat_app.tui.chat_screen import ChatScreen
 
 
 def run_line(chat: ChatScreen, line: str) -> None:
+    """Commands that act on the node run there (``Node.execute``, as in
+    headless mode); help, export, quit and closing a direct conversation are
+    the client's own."""
     app = chat.app
-    match parse(line, "tui"):
+    match command := parse(line, "tui"):
         case Invalid(reason=reason):
             chat.notify(reason, severity="error")
-        case Say(text=text, kind=kind):
-            say(chat, text, kind)
-        case Invocation(name="help"):
+        case Help():
             app.action_help()
-        case Invocation(name="quit"):
+        case Quit():
             app.exit()
-        case Invocation() if chat.node is None:
-            chat.notify("still starting…", severity="warning")
-        case Invocation(name="msg") as cmd:
-            chat.call_node("msg", cmd.target, cmd.text)
-        case Invocation(name="query") as cmd:
-            chat.call_node("query", cmd.target)
-        case Invocation(name="join") as cmd:
-            chat.call_node("join", cmd.channel, cmd.passphrase)
-        case Invocation(name="part") as cmd:
-            if channel := cmd.channel or chat.current:
-                chat.direct.close(channel) if is_direct(channel) else chat.call_node("part", channel)
-        case Invocation(name="nick", argument=nick):
-            chat.call_node("set_nick", nick)
-        case Invocation(name="topic", argument=text):
-            say(chat, text, "topic") if text else chat.call_node("topic", chat.current)
-        case Invocation(name="away", argument=reason):
-            chat.call_node("set_away", reason)
-        case Invocation(name="ignore", argument=nick):
-            chat.call_node("ignore", nick)
-        case Invocation(name="whois", argument=nick):
-            chat.call_node("whois", nick)
-        case Invocation(name="trust", argument=argument):
-            chat.call_node("trust", argument)
-        case Invocation(name="peers"):
-            future = chat.call_node("peer_snapshot")
-            future.add_done_callback(lambda f: app.call_later(app.push_screen, PeersScreen.of(f.result())))
-        case Invocation(name="export", argument=path):
+        case Export(path=path):
             out = Path(path).expanduser() if path else None
             chat.run_worker(lambda: export_history(chat, out), thread=True, group="export")
+        case Part(channel=None) if is_direct(chat.current):
+            chat.direct.close(chat.current)
+        case _:
+            send(chat, command)
 
 
-def say(chat: ChatScreen, text: str, kind: str = "text") -> None:
-    if chat.current is None:
-        chat.notify("join a channel first: /join #name", severity="warning")
-    elif chat.node is not None:
-        chat.call_node("say", chat.current, text, kind)
-        chat.view.set_marker(None)
+def send(chat: ChatScreen, command: NodeCommand) -> None:
+    if chat.node is None:
+        chat.notify("still starting…", severity="warning")
+        return
+    chat.app.bridge.execute(command, chat.current)
+    if isinstance(command, Say) and chat.current is not None:
+        chat.view.set_marker(None)  # the reader is at the newest: what they wrote follows it
 
 
 def confirm_paste(chat: ChatScreen, lines: list[str]) -> None:
     """Several lines pasted at once go out as messages only if the user says so."""
-    def answer(send: bool | None) -> None:
-        if send:
+    def answer(confirmed: bool | None) -> None:
+        if confirmed:
             for line in lines:
-                say(chat, line)
+                send(chat, Say(line))
 
     chat.app.push_screen(ConfirmPaste(lines), answer)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from chat_app import events as ev
 from chat_app.tui.model import MessageRow, highlighted
+from chat_app.tui.screens import PeersScreen
 
 if TYPE_CHECKING:
     from chat_app.tui.chat_screen import ChatScreen
@@ -83,6 +84,8 @@ class NodeEvents:
                     self.chat.refresh_members()
             case ev.PeerLeft(peer_id=peer_id):
                 self.peer_left(peer_id)
+            case ev.Peers() as e:  # the answer to /peers
+                self.chat.app.push_screen(PeersScreen.of(e))
 
     def topic(self, channel: str, topic: str, nick: str | None) -> None:
         """The channel's topic, from an event or read with its first page."""
