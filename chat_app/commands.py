@@ -19,7 +19,7 @@ the same value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar, Literal
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
@@ -102,13 +102,14 @@ class Command:
     @classmethod
     def parsed(cls, argument: str) -> Command | Invalid:
         """The value for ``/word argument`` (``argument`` stripped, "" when
-        none; present when the table requires one). Most take none."""
-        return cls()
+        none; present when the table requires one). Most take no argument,
+        or the whole of it as their one field (None when there is none)."""
+        return cls(argument or None) if fields(cls) else cls()
 
     @property
     def line(self) -> str:
-        """What the user types for it."""
-        return f"/{self.word}"
+        """What the user types for it: the word, then each field given."""
+        return " ".join([f"/{self.word}", *(v for v in (getattr(self, f.name) for f in fields(self)) if v)])
 
 
 def _first(argument: str) -> tuple[str, str]:
@@ -206,14 +207,6 @@ class Nick(Command):
     word: ClassVar[str] = "nick"
     name: str
 
-    @classmethod
-    def parsed(cls, argument: str) -> Nick:
-        return cls(argument)
-
-    @property
-    def line(self) -> str:
-        return f"/nick {self.name}"
-
 
 @dataclass(frozen=True, slots=True)
 class Topic(Command):
@@ -222,29 +215,13 @@ class Topic(Command):
     word: ClassVar[str] = "topic"
     text: str | None = None
 
-    @classmethod
-    def parsed(cls, argument: str) -> Topic:
-        return cls(argument or None)
-
-    @property
-    def line(self) -> str:
-        return f"/topic {self.text}" if self.text else "/topic"
-
 
 @dataclass(frozen=True, slots=True)
 class Away(Command):
-    """Tell the channels we are away for ``reason``, or ("") back."""
+    """Tell the channels we are away for ``reason``, or (None) back."""
 
     word: ClassVar[str] = "away"
-    reason: str = ""
-
-    @classmethod
-    def parsed(cls, argument: str) -> Away:
-        return cls(argument)
-
-    @property
-    def line(self) -> str:
-        return f"/away {self.reason}" if self.reason else "/away"
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,14 +230,6 @@ class Ignore(Command):
 
     word: ClassVar[str] = "ignore"
     nick: str | None = None
-
-    @classmethod
-    def parsed(cls, argument: str) -> Ignore:
-        return cls(argument or None)
-
-    @property
-    def line(self) -> str:
-        return f"/ignore {self.nick}" if self.nick else "/ignore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,10 +246,6 @@ class Msg(Command):
         target = _person(target)
         return cls(target, text) if target and text else _needs("msg", "a nick and text")
 
-    @property
-    def line(self) -> str:
-        return f"/msg {self.target} {self.text}"
-
 
 @dataclass(frozen=True, slots=True)
 class Query(Command):
@@ -293,10 +258,6 @@ class Query(Command):
     def parsed(cls, argument: str) -> Query | Invalid:
         target = _person(_first(argument)[0])
         return cls(target) if target else _needs("query", "a nick")
-
-    @property
-    def line(self) -> str:
-        return f"/query {self.target}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,10 +284,6 @@ class Whois(Command):
         nick = _person(argument)
         return cls(nick) if nick else _needs("whois", "a nick")
 
-    @property
-    def line(self) -> str:
-        return f"/whois {self.nick}"
-
 
 @dataclass(frozen=True, slots=True)
 class Trust(Command):
@@ -342,10 +299,6 @@ class Trust(Command):
         nick = _person(nick)
         return cls(nick, fingerprint) if nick and fingerprint else _needs("trust", "a nick and a fingerprint")
 
-    @property
-    def line(self) -> str:
-        return f"/trust {self.nick} {self.fingerprint}"
-
 
 @dataclass(frozen=True, slots=True)
 class Export(Command):
@@ -353,14 +306,6 @@ class Export(Command):
 
     word: ClassVar[str] = "export"
     path: str | None = None
-
-    @classmethod
-    def parsed(cls, argument: str) -> Export:
-        return cls(argument or None)
-
-    @property
-    def line(self) -> str:
-        return f"/export {self.path}" if self.path else "/export"
 
 
 @dataclass(frozen=True, slots=True)

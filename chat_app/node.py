@@ -98,7 +98,7 @@ class Node:
             case cmd.Query(target=target):
                 self.query(target)
             case cmd.Away(reason=reason):
-                self.set_away(reason)
+                self.set_away(reason or "")
             case cmd.Ignore(nick=nick):
                 self.ignore(nick)
             case cmd.Whois(nick=nick):
