@@ -1,26 +1,37 @@
-"""Every slash command, in one table: parsing, validation, help text, Tab
-completion and command-palette entries all come from ``COMMANDS``, for the
-terminal client and headless mode alike.
+"""Every slash command, in one table, and a typed value for each.
 
-``parse(line, surface)`` turns a line the user typed into what to do - a
-message to send (``Say``), a command with its argument (``Invocation``), or a
-one-line reason why not (``Invalid``) - without doing any of it: each
-surface then acts on the value.
+``COMMANDS`` is the single source of names and usage: help, Tab completion
+and the command palette come from it, for the terminal client and headless
+mode alike.
+
+``parse(line, surface)`` turns a line the user typed into one frozen value -
+``Say`` for a message, ``Join``, ``Part``, ``Msg``, ... for a command, or
+``Invalid`` with a one-line reason - checked once, here: the command exists
+on that surface, its arguments are there, a channel's name is allowed. It
+does none of it. ``Node.execute`` runs the values that act on the node, for
+both surfaces; each surface keeps only its own (the client's help, export
+and quit; headless's quit).
+
+A value's ``line`` is what the user would type for it: it parses back to
+the same value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import re
+from dataclasses import dataclass, fields
+from typing import ClassVar, Literal
 
-from chat_app.channel_names import BadChannelName, channel_name, channel_spec
+from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
 
 Surface = Literal["tui", "headless"]
 BOTH: tuple[Surface, ...] = ("tui", "headless")
 
 
 @dataclass(frozen=True, slots=True)
-class Command:
+class Entry:
+    """One row of the command table."""
+
     name: str                       # without the slash
     usage: str                      # as shown in help: "/join #name"
     help: str                       # what it does, one line
@@ -39,102 +50,293 @@ class Command:
         return self.argument == "required"
 
 
-COMMANDS: tuple[Command, ...] = (
-    Command("join", "/join #name", "join a channel (and switch to it); `/join #name passphrase`: a private one",
-            "required", palette="Join a channel"),
-    Command("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
-    Command("nick", "/nick name", "change your nick", "required", palette="Change nick"),
-    Command("me", "/me waves", "an action", "required", palette="Action"),
-    Command("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
-            palette="Topic"),
-    Command("away", "/away [reason]", "tell the channels you are away (alone: back)", "optional",
-            palette="Away / back"),
-    Command("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
-            palette="Ignore a nick"),
-    Command("msg", "/msg nick text", "a direct message: end-to-end encrypted, delivered when they are back",
-            "required", palette="Direct message"),
-    Command("query", "/query nick", "open a direct conversation with nick (and switch to it)", "required",
-            palette="Direct conversation"),
-    Command("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
-    Command("peers", "/peers", "who is on the network", palette="Peers"),
-    Command("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
-            palette="Who is…"),
-    Command("trust", "/trust nick fingerprint", "you compared their fingerprint: mark them verified", "required"),
-    Command("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
-            surfaces=("tui",), palette="Export history"),
-    Command("help", "/help", "this screen", surfaces=("tui",), palette="Help"),
-    Command("quit", "/quit", "leave"),
+COMMANDS: tuple[Entry, ...] = (
+    Entry("join", "/join #name", "join a channel (and switch to it); `/join #name passphrase`: a private one",
+          "required", palette="Join a channel"),
+    Entry("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
+    Entry("nick", "/nick name", "change your nick", "required", palette="Change nick"),
+    Entry("me", "/me waves", "an action", "required", palette="Action"),
+    Entry("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
+          palette="Topic"),
+    Entry("away", "/away [reason]", "tell the channels you are away (alone: back)", "optional",
+          palette="Away / back"),
+    Entry("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
+          palette="Ignore a nick"),
+    Entry("msg", "/msg nick text", "a direct message: end-to-end encrypted, delivered when they are back",
+          "required", palette="Direct message"),
+    Entry("query", "/query nick", "open a direct conversation with nick (and switch to it)", "required",
+          palette="Direct conversation"),
+    Entry("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
+    Entry("peers", "/peers", "who is on the network", palette="Peers"),
+    Entry("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
+          palette="Who is…"),
+    Entry("trust", "/trust nick fingerprint", "you compared their fingerprint: mark them verified", "required"),
+    Entry("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
+          surfaces=("tui",), palette="Export history"),
+    Entry("help", "/help", "this screen", surfaces=("tui",), palette="Help"),
+    Entry("quit", "/quit", "leave"),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 
 
-def commands_for(surface: Surface) -> tuple[Command, ...]:
+def commands_for(surface: Surface) -> tuple[Entry, ...]:
     return tuple(c for c in COMMANDS if surface in c.surfaces)
 
 
-@dataclass(frozen=True, slots=True)
-class Say:
-    """Plain text: a message to the current channel (``//`` escapes a leading slash)."""
-
-    text: str
-    kind: str = "text"
-
-
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    command: Command
-    argument: str  # stripped; "" when none was given
-
-    @property
-    def name(self) -> str:
-        return self.command.name
-
-    @property
-    def channel(self) -> str:
-        """The argument's first word read as a channel name (``#general`` or ``general``)."""
-        return self.argument.partition(" ")[0].lstrip("#")
-
-    @property
-    def target(self) -> str:
-        """The argument's first word read as a person (``/msg bob hi``: ``bob``)."""
-        return self.argument.partition(" ")[0].lstrip("@")
-
-    @property
-    def text(self) -> str:
-        """What follows the first word (``/msg bob hi``: ``hi``)."""
-        return self.argument.partition(" ")[2].strip()
-
-    @property
-    def passphrase(self) -> str | None:
-        """What follows the channel name: a private channel's passphrase (spaces kept), or None."""
-        return self.argument.partition(" ")[2].strip() or None
+# ------------------------------------------------------------------ the values
 
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
+    """Not a command: the one-line reason."""
+
     reason: str
 
 
-def parse(line: str, surface: Surface) -> Say | Invocation | Invalid:
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A line the user typed, as a value: what to do, checked, not yet done."""
+
+    word: ClassVar[str] = ""  # its name in ``COMMANDS``
+
+    @classmethod
+    def parsed(cls, argument: str) -> Command | Invalid:
+        """The value for ``/word argument`` (``argument`` stripped, "" when
+        none; present when the table requires one). Most take no argument,
+        or the whole of it as their one field (None when there is none)."""
+        return cls(argument or None) if fields(cls) else cls()
+
+    @property
+    def line(self) -> str:
+        """What the user types for it: the word, then each field given."""
+        return " ".join([f"/{self.word}", *(v for v in (getattr(self, f.name) for f in fields(self)) if v)])
+
+
+def _first(argument: str) -> tuple[str, str]:
+    """(the first word, what follows it, stripped)."""
+    word, _, rest = argument.partition(" ")
+    return word, rest.strip()
+
+
+_LEADING_AT = re.compile(r"^[@\s]+")
+
+
+def _person(word: str) -> str:
+    """A nick or ``@id`` as typed, without the ``@`` (and any space) in front."""
+    return _LEADING_AT.sub("", word)
+
+
+def _needs(word: str, what: str) -> Invalid:
+    return Invalid(f"/{word} needs {what}: {BY_NAME[word].usage}")
+
+
+@dataclass(frozen=True, slots=True)
+class Say(Command):
+    """A message to the current channel: plain text (``//`` escapes a
+    leading slash), or an action (``/me waves``: ``kind`` "me")."""
+
+    word: ClassVar[str] = "me"
+    text: str
+    kind: str = "text"
+
+    @classmethod
+    def parsed(cls, argument: str) -> Say:
+        return cls(argument, "me")
+
+    @property
+    def line(self) -> str:
+        if self.kind == "me":
+            return f"/me {self.text}"
+        return f"/{self.text}" if self.text.startswith("/") else self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Join(Command):
+    """Join ``channel`` (private with a ``passphrase``; on State Vector Sync
+    when new and ``svs``) and make it the current one."""
+
+    word: ClassVar[str] = "join"
+    channel: str
+    passphrase: str | None = None
+    svs: bool = False
+
+    @classmethod
+    def parsed(cls, argument: str) -> Join | Invalid:
+        name, passphrase = _first(argument)  # the passphrase may hold spaces
+        try:
+            channel, protocol = channel_spec(name)
+        except BadChannelName as exc:
+            return Invalid(str(exc))
+        return cls(channel, passphrase or None, protocol == "svs")
+
+    @property
+    def spec(self) -> str:
+        """The name with the protocol's mark, as ``--channel`` takes it."""
+        return self.channel + SVS_MARK if self.svs else self.channel
+
+    @property
+    def line(self) -> str:
+        return f"/join #{self.spec}" + (f" {self.passphrase}" if self.passphrase else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Part(Command):
+    """Leave ``channel``, or the current one (None)."""
+
+    word: ClassVar[str] = "part"
+    channel: str | None = None
+
+    @classmethod
+    def parsed(cls, argument: str) -> Part | Invalid:
+        if not argument:
+            return cls()
+        try:
+            return cls(channel_name(_first(argument)[0]))
+        except BadChannelName as exc:
+            return Invalid(str(exc))
+
+    @property
+    def line(self) -> str:
+        return f"/part #{self.channel}" if self.channel else "/part"
+
+
+@dataclass(frozen=True, slots=True)
+class Nick(Command):
+    """Take a new nick (the runtime checks it against the wire rule)."""
+
+    word: ClassVar[str] = "nick"
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Topic(Command):
+    """Set the current channel's topic, or (None) report it."""
+
+    word: ClassVar[str] = "topic"
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Away(Command):
+    """Tell the channels we are away for ``reason``, or (None) back."""
+
+    word: ClassVar[str] = "away"
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ignore(Command):
+    """Ignore ``nick`` (or stop); None: just list who is ignored."""
+
+    word: ClassVar[str] = "ignore"
+    nick: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Msg(Command):
+    """A direct message: ``target`` is a nick (a leading ``@`` is dropped) or ``@`` and an id."""
+
+    word: ClassVar[str] = "msg"
+    target: str
+    text: str
+
+    @classmethod
+    def parsed(cls, argument: str) -> Msg | Invalid:
+        target, text = _first(argument)
+        target = _person(target)
+        return cls(target, text) if target and text else _needs("msg", "a nick and text")
+
+
+@dataclass(frozen=True, slots=True)
+class Query(Command):
+    """Open the direct conversation with ``target`` and make it the current one."""
+
+    word: ClassVar[str] = "query"
+    target: str
+
+    @classmethod
+    def parsed(cls, argument: str) -> Query | Invalid:
+        target = _person(_first(argument)[0])
+        return cls(target) if target else _needs("query", "a nick")
+
+
+@dataclass(frozen=True, slots=True)
+class Typing(Command):
+    """Tell the current channel we are typing."""
+
+    word: ClassVar[str] = "typing"
+
+
+@dataclass(frozen=True, slots=True)
+class Peers(Command):
+    """Who is on the network (answered with a ``peers`` event)."""
+
+    word: ClassVar[str] = "peers"
+
+
+@dataclass(frozen=True, slots=True)
+class Whois(Command):
+    word: ClassVar[str] = "whois"
+    nick: str
+
+    @classmethod
+    def parsed(cls, argument: str) -> Whois | Invalid:
+        nick = _person(argument)
+        return cls(nick) if nick else _needs("whois", "a nick")
+
+
+@dataclass(frozen=True, slots=True)
+class Trust(Command):
+    """The user compared ``nick``'s key fingerprint with its holder (spaces in it are kept)."""
+
+    word: ClassVar[str] = "trust"
+    nick: str
+    fingerprint: str
+
+    @classmethod
+    def parsed(cls, argument: str) -> Trust | Invalid:
+        nick, fingerprint = _first(argument)
+        nick = _person(nick)
+        return cls(nick, fingerprint) if nick and fingerprint else _needs("trust", "a nick and a fingerprint")
+
+
+@dataclass(frozen=True, slots=True)
+class Export(Command):
+    """Write the history to ``path`` (None: a dated file in the home directory)."""
+
+    word: ClassVar[str] = "export"
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Help(Command):
+    word: ClassVar[str] = "help"
+
+
+@dataclass(frozen=True, slots=True)
+class Quit(Command):
+    word: ClassVar[str] = "quit"
+
+
+VALUES: dict[str, type[Command]] = {c.word: c for c in (Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query,
+                                                         Typing, Peers, Whois, Trust, Export, Help, Quit)}
+"""The value each entry of ``COMMANDS`` parses to, by name."""
+
+NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust
+"""The commands that act on the node (``Node.execute``); the rest are each surface's own."""
+
+
+def parse(line: str, surface: Surface) -> Command | Invalid:
     if not line.startswith("/") or line.startswith("//"):
         return Say(line[1:] if line.startswith("//") else line)
     word, _, argument = line[1:].partition(" ")
     argument = argument.strip()
-    command = BY_NAME.get(word)
-    if command is None or surface not in command.surfaces:
+    entry = BY_NAME.get(word)
+    if entry is None or surface not in entry.surfaces:
         return Invalid(f"unknown command /{word}; see /help")
-    if command.argument == "required" and not argument:
-        return Invalid(f"/{word} needs an argument: {command.usage}")
-    if command.name == "me":
-        return Say(argument, kind="me")
-    if command.name == "msg" and not argument.partition(" ")[2].strip():
-        return Invalid(f"/msg needs a nick and text: {command.usage}")
-    if command.name in ("join", "part") and argument:
-        try:  # after the name: a private channel's passphrase; /join's name may carry the SVS mark
-            (channel_spec if command.name == "join" else channel_name)(argument.partition(" ")[0])
-        except BadChannelName as exc:
-            return Invalid(str(exc))
-    return Invocation(command, argument)
+    if entry.argument == "required" and not argument:
+        return _needs(word, "an argument")
+    return VALUES[word].parsed(argument)
 
 
 def complete(value: str, commands: tuple[str, ...], channels: list[str], nicks: list[str]) -> list[str]:
@@ -157,7 +359,3 @@ def help_table(surface: Surface) -> str:
     """The commands as a Markdown table, for the help screen."""
     rows = [f"| `{c.usage}` | {c.help} |" for c in commands_for(surface)]
     return "\n".join(["| command | what it does |", "|---|---|", *rows])
-
-
-def headless_summary() -> str:
-    return ", ".join(f"``{c.usage}``" for c in commands_for("headless"))

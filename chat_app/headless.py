@@ -1,10 +1,12 @@
 """``sds-chat --headless``: the bot and scripting interface.
 
 Reads lines from stdin - plain text is a message to the current channel; the
-commands are those of ``chat_app.commands`` marked for headless mode (join,
-part, nick, me, msg, query, typing, peers, quit; after ``/query`` plain text
-goes to that direct conversation) - and writes one JSON object per event
-(``chat_app.events``) to stdout.
+commands are those of ``chat_app.commands`` marked for headless mode - and
+writes one JSON object per event (``chat_app.events``) to stdout. Each line
+is parsed into a command value and run by ``Node.execute``, as the client
+runs it; only ``/quit`` is headless mode's own. The current channel follows
+the events: the channel last joined (``joined``), the conversation
+``/query`` opened (``dm_open``), the first channel left when it is parted.
 
 Stdin may be a terminal, a pipe, a regular file (``< cmds.txt``) or
 ``/dev/null``. The end of input - Ctrl+D, the end of the file - leaves as
@@ -30,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from chat_app import events as ev
-from chat_app.commands import Invalid, Invocation, Say, parse
+from chat_app.commands import Invalid, Quit, parse
 from chat_app.node import Node
 
 log = logging.getLogger(__name__)
@@ -85,8 +87,11 @@ class Headless:
         self._out = EventLines(sys.stdout)
 
     def emit(self, event: ev.AppEvent) -> None:
-        if isinstance(event, ev.Joined):  # newly joined, or joined before: either way now the current one
-            self.current = event.channel
+        match event:  # which channel plain text goes to
+            case ev.Joined(channel=channel) | ev.DmOpened(channel=channel):  # joined now or before; /query
+                self.current = channel
+            case ev.Parted(channel=channel) if channel == self.current:
+                self.current = next(iter(self.node.engines), None)
         if event.printed:
             self._out.put(event.json_line() + "\n")
 
@@ -127,52 +132,13 @@ class Headless:
         self._quit()  # stdin closed: leave like /quit
 
     async def command(self, line: str) -> None:
-        node = self.node
         match parse(line, "headless"):
             case Invalid(reason=reason):
                 self.emit(ev.Error(reason))
-            case Say() if self.current is None:
-                self.emit(ev.Error("join a channel first: /join #name"))
-            case Say(text=text, kind=kind):
-                node.say(self.current, text, kind)
-            case Invocation(name="msg") as cmd:
-                node.msg(cmd.target, cmd.text)
-            case Invocation(name="query") as cmd:
-                self.current = node.query(cmd.target) or self.current
-            case Invocation(name="join") as cmd:
-                await node.join(cmd.channel, cmd.passphrase)
-            case Invocation(name="part") as cmd:
-                channel = cmd.channel or self.current
-                if channel is None:
-                    self.emit(ev.Error("not in any channel"))
-                    return
-                await node.part(channel)
-                if self.current == channel:
-                    self.current = next(iter(node.engines), None)
-            case Invocation(name="nick", argument=nick):
-                await node.set_nick(nick)
-            case Invocation(name="topic", argument=text) if self.current is not None:
-                if text:
-                    node.say(self.current, text, "topic")
-                else:
-                    node.topic(self.current)
-            case Invocation(name="topic"):
-                self.emit(ev.Error("join a channel first: /join #name"))
-            case Invocation(name="away", argument=reason):
-                node.set_away(reason)
-            case Invocation(name="ignore", argument=nick):
-                node.ignore(nick)
-            case Invocation(name="typing"):
-                if self.current is not None:
-                    node.typing(self.current)
-            case Invocation(name="peers"):
-                self.emit(node.peer_snapshot())
-            case Invocation(name="whois", argument=nick):
-                node.whois(nick)
-            case Invocation(name="trust", argument=argument):
-                node.trust(argument)
-            case Invocation(name="quit"):
+            case Quit():
                 self._quit()
+            case command:
+                await self.node.execute(command, self.current)
 
 
 async def _line_source(stdin) -> Callable[[], Awaitable[bytes]]:

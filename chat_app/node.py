@@ -1,9 +1,9 @@
 """``Node``: one running peer, the runtime inside its asyncio adapter.
 
-This is the surface the terminal client and headless mode call - commands
-as methods, events out through ``emit`` - and all it does is pass them on:
-the logic is in ``chat_app.runtime`` (no asyncio), the sockets, discovery
-and timer in ``chat_app.io``.
+This is the surface the terminal client and headless mode call - a typed
+command in through ``execute``, events out through ``emit`` - and all it
+does is pass them on: the logic is in ``chat_app.runtime`` (no asyncio), the
+sockets, discovery and timer in ``chat_app.io``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from chat_app import commands as cmd
 from chat_app import events as ev
 from chat_app.crypto import Identity
 from chat_app.events import Emit
@@ -77,6 +78,49 @@ class Node:
     async def stop(self) -> None:
         await self.io.stop()
 
+    async def execute(self, command: cmd.NodeCommand, current: str | None) -> None:
+        """Run a command the user typed, in either surface. ``current``: the
+        channel or direct conversation the surface is showing, which plain
+        text, ``/topic``, ``/typing`` and a bare ``/part`` are about. What
+        cannot be done is said with an ``error`` event, as the runtime says
+        its own refusals."""
+        match command:
+            case cmd.Join(passphrase=passphrase) as join:
+                await self.join(join.spec, passphrase)
+            case cmd.Part(channel=channel):
+                if (channel := channel or current) is None:
+                    return self._emit(ev.Error("not in any channel"))
+                await self.part(channel)
+            case cmd.Nick(name=name):
+                await self.set_nick(name)
+            case cmd.Msg(target=target, text=text):
+                self.msg(target, text)
+            case cmd.Query(target=target):
+                self.query(target)
+            case cmd.Away(reason=reason):
+                self.set_away(reason or "")
+            case cmd.Ignore(nick=nick):
+                self.ignore(nick)
+            case cmd.Whois(nick=nick):
+                self.whois(nick)
+            case cmd.Trust(nick=nick, fingerprint=fingerprint):
+                self.trust(nick, fingerprint)
+            case cmd.Peers():
+                self._emit(self.peer_snapshot())
+            case cmd.Typing():
+                if current is not None:
+                    self.typing(current)
+            case cmd.Say() | cmd.Topic() if current is None:
+                self._emit(ev.Error("join a channel first: /join #name"))
+            case cmd.Say(text=text, kind=kind):
+                self.say(current, text, kind)
+            case cmd.Topic(text=None):
+                self.topic(current)
+            case cmd.Topic(text=text):
+                self.say(current, text, "topic")
+            case _:
+                raise TypeError(f"{command!r} is not run on the node")
+
     def say(self, channel: str, text: str, kind: str = "text") -> str | None:
         if channel.startswith("@"):  # a direct conversation
             return self.msg(channel, text, kind)
@@ -112,8 +156,8 @@ class Node:
     def whois(self, nick: str) -> None:
         self.io.call(self.runtime.profile.whois, nick)
 
-    def trust(self, argument: str) -> None:
-        self.io.call(self.runtime.profile.trust, argument)
+    def trust(self, nick: str, fingerprint: str) -> None:
+        self.io.call(self.runtime.profile.trust, f"{nick} {fingerprint}")  # the runtime reads it as typed
 
     def set_away(self, reason: str) -> None:
         self.io.call(self.runtime.profile.set_away, reason)
@@ -121,7 +165,7 @@ class Node:
     def topic(self, channel: str) -> None:
         self.io.call(self.runtime.topic, channel)
 
-    def ignore(self, nick: str = "") -> None:
+    def ignore(self, nick: str | None = None) -> None:
         """Ignore ``nick`` (or stop, if it is ignored); with no nick, just
         report the list. Local to this peer, kept in its store: the messages
         are still stored and synced (everyone's log stays the same), only

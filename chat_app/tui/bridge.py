@@ -1,8 +1,9 @@
 """Runs the node on a thread of its own, with its own asyncio loop.
 
-The UI thread never waits on a socket or on SQLite: commands go to the node's
-loop with ``call``, and the node's events come back through ``on_event``
-(the app passes ``post_message``, which is thread-safe).
+The UI thread never waits on a socket or on SQLite: a typed command goes to
+the node's loop with ``execute``, any other work with ``call``, and the
+node's events come back through ``on_event`` (the app passes
+``post_message``, which is thread-safe).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import inspect
 import threading
 from collections.abc import Callable
 
+from chat_app.commands import NodeCommand
 from chat_app.node import Emit, Node
 
 
@@ -55,6 +57,10 @@ class NodeThread:
 
         self._loop.call_soon_threadsafe(run)
         return future
+
+    def execute(self, command: NodeCommand, current: str | None) -> concurrent.futures.Future:
+        """Run ``command`` on the node (``Node.execute``), about the channel ``current``."""
+        return self.call(self.node.execute, command, current)
 
     def stop(self, timeout: float = 5.0) -> None:
         if self.node is None or not self._thread.is_alive():

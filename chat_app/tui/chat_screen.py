@@ -1,11 +1,24 @@
 """The chat screen: it holds the widgets (sidebar, topic line, channel view,
-search bar, typing line, input, status bar) and hands the work to its parts:
-node events (``node_events``), channel switching (``navigation``), history
-pages (``history``), join/part lines (``presence``), typed lines
-(``command_line``). Layout styles are in ``assets/chat.tcss``."""
+search bar, typing line, input, status bar), keeps the client's state
+(``state.ClientState``) and carries out what changes to it ask.
+
+Every change goes one way: a node event (``reducer``) or something the user
+did (``channels``, ``history``, ``presence``, ``direct``) changes the state
+through ``act``, which returns effects; ``apply`` carries those out in order
+- the history view moves, a toast, a page to read in a worker - and then
+tells the widgets watching each changed aspect to draw it again from the
+state. A small observer rather than Textual reactives: the history view must
+be told which row changed (so that one arrival costs the same with 100 or
+100,000 rows loaded), where a reactive says only that an attribute was
+assigned; and the state stays free of Textual, its changes tested without an
+app. Widgets talk up with their own messages. Layout styles are in
+``assets/chat.tcss``.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on
@@ -16,28 +29,35 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.tui.command_line import confirm_paste, run_line
-from chat_app.tui.direct import DirectPart, is_direct
-from chat_app.tui.history import Pager
-from chat_app.tui.node_events import NodeEvents, now_ms
-from chat_app.tui.model import ChannelModel
-from chat_app.tui.navigation import Navigator
+from chat_app.commands import Export, Help, Invalid, NodeCommand, Part, Quit, Say, Typing, parse
+from chat_app.store import Store, database_path
+from chat_app.tui import channels, direct, history, presence
+from chat_app.tui.effects import (
+    Aspect, Bell, Changed, Effect, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
+    SaveSettings, Show, ShowPeers, Toast, Unseen,
+)
 from chat_app.tui.palette import ChatCommands
-from chat_app.tui.presence import PresenceLines
 from chat_app.tui.read_markers import ReadMarkers
-from chat_app.tui.roster import Roster
+from chat_app.tui.reducer import reduce
+from chat_app.tui.screens import ConfirmPaste, PeersScreen
 from chat_app.tui.search import SearchBar
 from chat_app.tui.settings import Settings
+from chat_app.tui.state import ClientState, is_direct
+from chat_app.tui.switcher import QuickSwitcher
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
+from chat_app.tui.widgets.direct_list import DirectList
 from chat_app.tui.widgets.member_list import MemberList
 from chat_app.tui.widgets.status_bar import StatusBar
 from chat_app.tui.widgets.topic_line import TopicLine
 from chat_app.tui.widgets.typing_line import TypingLine
 
-
 WIDE = 80  # columns from which the sidebar is shown
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class ChatScreen(Screen):
@@ -60,41 +80,54 @@ class ChatScreen(Screen):
                  highlight: list[str] | None = None) -> None:
         super().__init__()
         self.data_dir = data_dir
-        self.settings = settings
-        self.show_typing = show_typing
-        self.models: dict[str, ChannelModel] = {}
-        self.private: set[str] = set()  # channels marked private in the sidebar
-        self.svs: set[str] = set()  # channels marked as running on State Vector Sync
-        self.roster = Roster()
-        self.current: str | None = None
-        self.nick = ""
-        self.peer_id = ""
-        self.catching_up: dict[ev.Address, list[str]] = {}
+        self.state = ClientState(settings, ReadMarkers.load(data_dir),
+                                 highlight if highlight is not None else settings.highlight, show_typing)
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
-        self.read_markers = ReadMarkers(data_dir)
-        self.events = NodeEvents(self)
-        self.navigator = Navigator(self)
-        self.pager = Pager(self)
-        self.presence = PresenceLines(self)
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
-        self.highlight_words = highlight if highlight is not None else settings.highlight
-        self.view.renderer.highlight_words = self.highlight_words
+        self.view.renderer.highlight_words = self.state.highlight
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
-        self.direct = DirectPart(self)
+        self.direct_list = DirectList(id="direct")
         self.member_list = MemberList(id="members")
         self.typing_line = TypingLine(id="typing")
         self.topic_line = TopicLine(id="topic")
-        self.input = ChatInput(lambda: (list(self.models), self.roster.nicks()), id="input")
-        self.status_bar = StatusBar(id="status")
+        self.input = ChatInput(lambda: (list(self.state.channels), self.state.roster.nicks()), id="input")
+        self.status_bar = StatusBar(str(data_dir), id="status")
+        # Who draws which aspect of the state, and what each kind of effect does.
+        self.watchers: tuple[tuple[Aspect, Callable[[ClientState], None]], ...] = (
+            (Aspect.SIDEBAR, self.channel_list.show_state),
+            (Aspect.SIDEBAR, self.direct_list.show_state),
+            (Aspect.MEMBERS, self.member_list.show_state),
+            (Aspect.TYPING, self.typing_line.show_state),
+            (Aspect.TOPIC, self.topic_line.show_state),
+            (Aspect.STATUS, self.status_bar.show_state),
+            (Aspect.NICK, self.show_nick),
+            (Aspect.TITLE, self.show_title),
+        )
+        view = self.view
+        self.carry_out: dict[type, Callable] = {
+            Toast: lambda e: self.app.notify(e.message, title=e.title, severity=e.severity, timeout=e.timeout),
+            Mentioned: lambda e: self.app.mentioned(e.channel, e.nick, e.text),
+            Bell: lambda e: self.app.bell(),
+            SaveSettings: lambda e: self.app.save_settings(),
+            ReadPage: self.read_page,
+            ReadConversations: lambda e: self.run_worker(self.read_conversations, thread=True, group="direct"),
+            ShowPeers: lambda e: self.app.push_screen(PeersScreen.of(e.peers)),
+            Show: lambda e: view.show(e.model, e.marker, e.left),
+            Placed: lambda e: view.placed(e.row, e.replaced),
+            Follow: lambda e: view.follow(),
+            Unseen: lambda e: view.mark_unseen(e.message_id),
+            Relayout: self.relayout,
+            OlderPlaced: lambda e: view.older_placed(e.added, e.on_top, e.anchor),
+        }
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
             with Vertical(id="sidebar") as self.sidebar:
                 yield self.channel_list
-                yield self.direct.list
+                yield self.direct_list
                 yield self.member_list
             with Vertical(id="main"):
                 yield self.topic_line
@@ -109,71 +142,191 @@ class ChatScreen(Screen):
         self.input.focus()
         self.set_interval(2.0, self.refresh_status)
 
+    def on_unmount(self) -> None:
+        self.state.following = self.view.following
+        channels.leave(self.state)
+        self.state.read_markers.save(self.data_dir)
+
     @property
     def node(self):
         bridge = self.app.bridge
         return bridge.node if bridge is not None else None
 
-    def call_node(self, name: str, *args):
-        """Run the node's method ``name`` on its own thread (a future)."""
-        return self.app.bridge.call(getattr(self.node, name), *args)
+    # ------------------------------------------------- the state, one way
 
     def node_event(self, event: ev.AppEvent) -> None:
-        if not self.direct.handle(event):
-            self.events.handle(event)
+        self.act(reduce, event, now_ms())
 
-    def show_message(self, event: ev.MessageDelivered | ev.MessageWaiting) -> None:
-        self.events.show_message(event)
+    def act(self, change: Callable[..., list[Effect]], *args) -> None:
+        """Change the state with ``change(state, *args)``, then carry out what it asks."""
+        self.state.following = self.view.following  # the one fact of the view a change needs
+        self.apply(change(self.state, *args))
 
-    def add_channel(self, channel: str) -> None:
-        if channel not in self.models:
-            self.models[channel] = ChannelModel(channel)
-            self.pager.load(channel)
-        self.refresh_channels()
+    def apply(self, effects: list[Effect]) -> None:
+        """Carry out ``effects`` in order; each aspect that changed is drawn once, after them."""
+        changed = Aspect(0)
+        for effect in effects:
+            if isinstance(effect, Changed):
+                changed |= effect.aspects
+            else:
+                self.carry_out[type(effect)](effect)
+        self.show_changed(changed)
 
-    # ------------------------------------------------- history and channels
+    def show_changed(self, changed: Aspect) -> None:
+        """The widgets watching what ``changed`` draw it again from the state."""
+        for aspect, show in self.watchers:
+            if aspect & changed:
+                show(self.state)
+
+    def show_nick(self, state: ClientState) -> None:
+        self.app.sub_title = state.nick
+        self.view.my_nick = state.nick
+
+    def show_title(self, state: ClientState) -> None:
+        if state.current is not None:
+            self.app.title = f"sds-chat · {state.title(state.current)}"
+
+    def relayout(self, effect: Relayout) -> None:
+        self.view.relayout()
+        if effect.follow:
+            self.view.follow()
+
+    def refresh_status(self) -> None:
+        self.show_changed(Aspect.STATUS | Aspect.MEMBERS)
+
+    def read_page(self, effect: ReadPage) -> None:
+        def read() -> None:
+            page = history.read_page(self.data_dir, effect.channel, effect.before)
+            self.app.call_from_thread(self.act, history.page_read, effect.channel, page, effect.before)
+
+        self.run_worker(read, thread=True, group="history")
+
+    def read_conversations(self) -> None:
+        """The direct conversations this data directory holds (a worker thread)."""
+        self.app.call_from_thread(self.act, direct.listed, direct.stored_conversations(self.data_dir))
+
+    def switch_to(self, channel: str) -> None:
+        self.act(channels.switch_to, channel)
+
+    # -------------------------------------------------- what widgets say
 
     @on(ChannelView.NeedOlder)
     def older(self, event: ChannelView.NeedOlder) -> None:
-        self.pager.older(event.channel)
-
-    def on_unmount(self) -> None:
-        self.navigator.leave_current()
-        self.read_markers.save()
-
-    def switch_to(self, channel: str) -> None:
-        self.navigator.switch_to(channel)
-
-    def refresh_channels(self) -> None:
-        self.navigator.refresh_channels()
-
-    @on(ChannelList.Selected)
-    def channel_selected(self, event: ChannelList.Selected) -> None:
-        if event.channel != self.current:
-            self.switch_to(event.channel)
-        self.input.focus()
+        self.act(history.older_page, event.channel)
 
     @on(ChannelView.ReachedEnd)
     def all_seen(self, event: ChannelView.ReachedEnd) -> None:
-        self.navigator.all_seen(event.channel)
+        self.act(channels.all_seen, event.channel)
+
+    @on(ChannelList.Selected)
+    def channel_selected(self, event: ChannelList.Selected) -> None:
+        if event.channel != self.state.current:
+            self.switch_to(event.channel)
+        self.input.focus()
+
+    @on(SearchBar.Closed)
+    def search_closed(self) -> None:
+        self.input.focus()
+
+    @on(Input.Changed, "#input")
+    def typed(self, event: Input.Changed) -> None:
+        if event.value and not event.value.startswith("/") and self.state.current and self.node is not None:
+            self.app.bridge.execute(Typing(), self.state.current)
+
+    @on(ChatInput.Line)
+    def submitted(self, event: ChatInput.Line) -> None:
+        self.run_line(event.text)
+
+    @on(ChatInput.PastedLines)
+    def pasted(self, event: ChatInput.PastedLines) -> None:
+        """Several lines pasted at once go out as messages only if the user says so."""
+        def answer(confirmed: bool | None) -> None:
+            if confirmed:
+                for line in event.lines:
+                    self.send(Say(line))
+
+        self.app.push_screen(ConfirmPaste(event.lines), answer)
+
+    # ------------------------------------------------------- typed lines
+
+    def run_line(self, line: str) -> None:
+        """Commands that act on the node run there (``Node.execute``, as in
+        headless mode); help, export, quit and closing a direct conversation
+        are the client's own."""
+        match command := parse(line, "tui"):
+            case Invalid(reason=reason):
+                self.notify(reason, severity="error")
+            case Help():
+                self.app.action_help()
+            case Quit():
+                self.app.exit()
+            case Export(path=path):
+                self.run_worker(lambda: self.export(path), thread=True, group="export")
+            case Part(channel=None) if is_direct(self.state.current):
+                self.act(direct.close, self.state.current)
+            case _:
+                self.send(command)
+
+    def send(self, command: NodeCommand) -> None:
+        if self.node is None:
+            self.notify("still starting…", severity="warning")
+            return
+        self.app.bridge.execute(command, self.state.current)
+        if isinstance(command, Say) and self.state.current is not None:
+            self.view.set_marker(None)  # the reader is at the newest: what they wrote follows it
+
+    def export(self, path: str | None) -> None:
+        """Write every stored message (Parquet, or JSON lines by the name);
+        runs in a worker thread, with a store connection of its own."""
+        from chat_app.export import ExportError, export, format_for
+
+        out = Path(path).expanduser() if path else \
+            Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
+        store = Store(database_path(self.data_dir))
+        try:
+            toast = Toast(f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}")
+        except ExportError as exc:
+            toast = Toast(str(exc), severity="error")
+        finally:
+            store.close()
+        self.app.call_from_thread(self.apply, [toast])
+
+    # ------------------------------------------------------------ keys
 
     def action_cycle(self, step: int) -> None:
-        self.navigator.cycle(step)
+        self.act(channels.cycle, step)
 
     def action_channel_number(self, number: int) -> None:
-        self.navigator.number(number)
-
-    def action_switcher(self) -> None:
-        self.navigator.open_switcher()
+        self.act(channels.number, number)
 
     def action_next_unread(self) -> None:
-        self.navigator.next_unread()
+        self.act(channels.next_unread)
+
+    def action_switcher(self) -> None:
+        def chosen(channel: str | None) -> None:
+            if channel in self.state.channels:
+                self.switch_to(channel)
+            self.input.focus()
+
+        self.app.push_screen(QuickSwitcher([(name, m.unread) for name, m in self.state.channels.items()]), chosen)
 
     def action_page(self, direction: int) -> None:
         """PageUp/PageDown scroll the history wherever the focus is."""
         (self.view.scroll_page_up if direction < 0 else self.view.scroll_page_down)(animate=False)
 
-    # ------------------------------------------------------------- layout
+    def action_toggle_joins(self) -> None:
+        self.act(presence.toggle)
+
+    def action_toggle_typing(self) -> None:
+        self.act(channels.toggle_typing)
+
+    def action_search(self) -> None:
+        self.search.open()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.search.display:  # wherever the focus is
+            event.stop()
+            self.search.action_close()
 
     def on_resize(self, event) -> None:
         """Below WIDE columns the sidebar folds away (F3 brings it back);
@@ -185,62 +338,3 @@ class ChatScreen(Screen):
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
-
-    # ------------------------------------------------- members and status
-
-    def refresh_members(self) -> None:
-        members = self.direct.members(self.current) if is_direct(self.current) else self.roster.in_channel(self.current)
-        self.member_list.show(self.nick or "you", members, my_away=self.roster.my_away)
-
-    def refresh_status(self) -> None:
-        waiting = sum(len(m.waiting) for m in self.models.values())
-        received = sum(len(m) for m in self.models.values())
-        self.status_bar.show(self.roster.present_count(), waiting, received, str(self.data_dir),
-                             len(self.catching_up))
-        self.refresh_members()
-
-    def refresh_typing(self) -> None:
-        model = self.models.get(self.current) if self.current else None
-        nicks = model.typing_now(now_ms()) if model is not None and self.show_typing else []
-        self.typing_line.show(nicks)
-
-    def action_toggle_joins(self) -> None:
-        self.presence.toggle()
-
-    def action_toggle_typing(self) -> None:
-        self.show_typing = self.settings.typing = not self.show_typing
-        self.app.save_settings()
-        self.refresh_typing()
-        self.notify(f"typing indicators {'shown' if self.show_typing else 'hidden'}")
-
-    # -------------------------------------------------------------- search
-
-    def action_search(self) -> None:
-        self.search.open()
-
-    def on_key(self, event) -> None:
-        if event.key == "escape" and self.search.display:  # wherever the focus is
-            event.stop()
-            self.search.action_close()
-
-    @on(SearchBar.Closed)
-    def search_closed(self) -> None:
-        self.input.focus()
-
-    # --------------------------------------------------------------- input
-
-    @on(Input.Changed, "#input")
-    def typed(self, event: Input.Changed) -> None:
-        if event.value and not event.value.startswith("/") and self.current and self.node is not None:
-            self.call_node("typing", self.current)
-
-    @on(ChatInput.Line)
-    def submitted(self, event: ChatInput.Line) -> None:
-        run_line(self, event.text)
-
-    @on(ChatInput.PastedLines)
-    def pasted(self, event: ChatInput.PastedLines) -> None:
-        confirm_paste(self, event.lines)
-
-    def run_line(self, line: str) -> None:
-        run_line(self, line)

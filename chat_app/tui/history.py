@@ -8,18 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chat_app.store import Store, StoredMessage, database_path
+from chat_app.tui.channels import set_topic
+from chat_app.tui.effects import Aspect, Changed, Effect, Key, OlderPlaced, ReadPage, Relayout, Unseen
 from chat_app.tui.model import ChannelModel, MessageRow
-from chat_app.tui.widgets.channel_view import ChannelView
-
-if TYPE_CHECKING:
-    from chat_app.tui.chat_screen import ChatScreen
+from chat_app.tui.state import ClientState
 
 PAGE = 500
-
-Key = tuple[int, str]
 
 
 @dataclass
@@ -62,16 +58,12 @@ def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
                 (topic.text or "", topic.nick) if topic is not None else None)
 
 
-def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], before: Key | None,
-               complete: bool, visible: bool, read_from: Key | None = None) -> None:
+def merge_older(model: ChannelModel, rows: list[MessageRow], complete: bool, read_from: Key | None) -> OlderPlaced:
     """Put ``rows`` (in log order, read from the store) into ``model``;
     ``complete``: nothing older is left there; ``read_from``: the oldest
-    message read, shown or not. When the channel is on screen (``visible``)
-    the reader keeps looking at what they looked at."""
-    anchor = None
+    message read, shown or not. Says how, for the view to keep the reader
+    looking at what they looked at."""
     oldest = model.oldest()
-    if before is not None and oldest is not None and visible:
-        anchor = (oldest.message_id, view.line_of(oldest.message_id) or 0)
     on_top = oldest is not None and bool(rows) and rows[-1].key < oldest.key
     added = 0
     for row in rows:
@@ -81,76 +73,61 @@ def place_page(model: ChannelModel, view: ChannelView, rows: list[MessageRow], b
     model.history_complete |= complete
     if read_from is not None and (model.read_from is None or read_from < model.read_from):
         model.read_from = read_from
-    if not visible:
-        return
-    if before is None:
-        view.relayout()
-        if view.following:  # a late first page must not yank a reader who scrolled up
-            view.follow()
-    else:
-        if on_top:  # the usual case: all older than what was loaded
-            view.prepended(added, anchor)
-        else:  # another load got there first
-            view.relayout(anchor)
-        view.older_loaded()
+    return OlderPlaced(added, on_top, oldest.message_id if oldest is not None else None)
 
 
-class Pager:
-    """Reads a channel's pages for the chat screen: the newest when the
-    channel is added, an older one whenever the view asks for it."""
+def older_page(state: ClientState, channel: str) -> list[Effect]:
+    """The view came near the top of what is loaded: read the page before it."""
+    model = state.channels.get(channel)
+    if model is not None and (before := model.page_before()) is not None:
+        return [ReadPage(channel, before)]
+    return []
 
-    def __init__(self, chat: ChatScreen) -> None:
-        self.chat = chat
-        self.ignored: frozenset[str] | None = None  # as the last page read found it
 
-    def load(self, channel: str, before: Key | None = None) -> None:
-        def read() -> None:
-            page = read_page(self.chat.data_dir, channel, before)
-            self.chat.app.call_from_thread(self.loaded, channel, page, before)
+def page_read(state: ClientState, channel: str, page: Page, before: Key | None) -> list[Effect]:
+    """A page of ``channel`` came from the store: the newest (``before`` None,
+    read when the channel was added) or an older one."""
+    if (model := state.channels.get(channel)) is None:
+        return []
+    if state.ignored is None:
+        state.ignored = page.ignored
+    effects: list[Effect] = []
+    if page.topic is not None and model.topic is None:  # a topic event since the read is newer
+        effects += set_topic(state, channel, *page.topic)
+    visible = channel == state.current
+    placed = merge_older(model, page.rows, page.complete, page.read_from)
+    if visible:
+        effects.append(placed if before is not None else Relayout(follow=state.following))
+    if not page.rows and not page.complete:  # all ignored: nothing to scroll to, so read on
+        effects += older_page(state, channel)
+    seen = state.read_markers.get(channel)
+    if before is None and seen is not None:  # the first page: what came since the reader was last here
+        unseen = [row for row in page.rows if row.key > seen and not row.own]
+        if not visible:
+            model.unread += len(unseen)
+            effects.append(Changed(Aspect.SIDEBAR))
+        elif unseen:
+            effects.append(Unseen(unseen[0].message_id))
+    return effects
 
-        self.chat.run_worker(read, thread=True, group="history")
 
-    def older(self, channel: str) -> None:
-        model = self.chat.models.get(channel)
-        if model is not None and (before := model.page_before()) is not None:
-            self.load(channel, before)
-
-    def loaded(self, channel: str, page: Page, before: Key | None) -> None:
-        chat = self.chat
-        if (model := chat.models.get(channel)) is None:
-            return
-        if self.ignored is None:
-            self.ignored = page.ignored
-        if page.topic is not None and model.topic is None:  # a topic event since the read is newer
-            chat.events.topic(channel, *page.topic)
-        place_page(model, chat.view, page.rows, before, page.complete, channel == chat.current, page.read_from)
-        if not page.rows and not page.complete:  # all ignored: nothing to scroll to, so read on
-            self.older(channel)
-        seen = chat.read_markers.get(channel)
-        if before is None and seen is not None:  # the first page: what came since the reader was last here
-            unseen = [row for row in page.rows if row.key > seen and not row.own]
-            if channel != chat.current:
-                model.unread += len(unseen)
-                chat.navigator.refresh_channels()
-            elif unseen and chat.view.marker_id is None:
-                chat.view.set_marker(unseen[0].message_id)
-
-    def ignoring(self, nicks: Iterable[str]) -> None:
-        """The ignored nicks changed: their loaded messages go; a nick no
-        longer ignored brings its messages back (every channel is read again)."""
-        now = frozenset(n.lower() for n in nicks)
-        before, self.ignored = self.ignored or frozenset(), now
-        chat = self.chat
-        if before - now:
-            for model in chat.models.values():
-                model.clear()
-                self.load(model.name)
-        elif now - before:
-            for model in chat.models.values():
-                gone = [r for r in model.entries if is_ignored(r.own, r.nick, now)]
-                for row in gone:
-                    model.remove(row)
-                if gone and not model.history_complete:  # fill what they took from the page
-                    self.older(model.name)
-        if chat.current in chat.models and now != before:
-            chat.view.relayout()
+def ignoring(state: ClientState, nicks: Iterable[str]) -> list[Effect]:
+    """The ignored nicks changed: their loaded messages go; a nick no
+    longer ignored brings its messages back (every channel is read again)."""
+    now = frozenset(n.lower() for n in nicks)
+    before, state.ignored = state.ignored or frozenset(), now
+    effects: list[Effect] = []
+    if before - now:
+        for model in state.channels.values():
+            model.clear()
+            effects.append(ReadPage(model.name))
+    elif now - before:
+        for model in state.channels.values():
+            gone = [r for r in model.entries if is_ignored(r.own, r.nick, now)]
+            for row in gone:
+                model.remove(row)
+            if gone and not model.history_complete:  # fill what they took from the page
+                effects += older_page(state, model.name)
+    if state.current in state.channels and now != before:
+        effects.append(Relayout())
+    return effects

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from chat_app.commands import Command, commands_for
+from chat_app.commands import Entry, commands_for
 
 
 class ChatCommands(Provider):
@@ -29,7 +29,7 @@ class ChatCommands(Provider):
         yield "Toggle join, part and quit lines", "F4", chat.action_toggle_joins
         yield "Next theme", "F2", self.app.action_next_theme
 
-    def _action(self, command: Command) -> Callable[[], None]:
+    def _action(self, command: Entry) -> Callable[[], None]:
         chat = self.screen
         if command.prefills:
             return lambda: prefill(chat, f"{command.usage.split()[0]} {'#' if command.name == 'join' else ''}")

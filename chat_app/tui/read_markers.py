@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 FILE_NAME = "read-markers.json"
@@ -13,15 +14,17 @@ FILE_NAME = "read-markers.json"
 Key = tuple[int, str]
 
 
+@dataclass
 class ReadMarkers:
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / FILE_NAME
-        self.seen: dict[str, Key] = {}
+    seen: dict[str, Key] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, data_dir: Path) -> ReadMarkers:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            self.seen = {channel: (int(lamport), str(mid)) for channel, (lamport, mid) in raw.items()}
+            raw = json.loads((data_dir / FILE_NAME).read_text(encoding="utf-8"))
+            return cls({channel: (int(lamport), str(mid)) for channel, (lamport, mid) in raw.items()})
         except (OSError, ValueError, TypeError, AttributeError):
-            pass  # none yet, or unreadable: every message counts as seen, as before markers were kept
+            return cls()  # none yet, or unreadable: every message counts as seen, as before markers were kept
 
     def get(self, channel: str) -> Key | None:
         return self.seen.get(channel)
@@ -31,10 +34,10 @@ class ReadMarkers:
         if key is not None and (channel not in self.seen or key > self.seen[channel]):
             self.seen[channel] = key
 
-    def save(self) -> None:
+    def save(self, data_dir: Path) -> None:
         try:
-            partial = self.path.with_suffix(".json.partial")
+            partial = data_dir / f"{FILE_NAME}.partial"
             partial.write_text(json.dumps({c: list(k) for c, k in self.seen.items()}), encoding="utf-8")
-            os.replace(partial, self.path)
+            os.replace(partial, data_dir / FILE_NAME)
         except OSError:
             pass  # the next start shows no rule; nothing else depends on it

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from chat_app.store import Store, database_path
-from chat_app.tui.history import is_ignored, place_page, shown_rows
+from chat_app.tui.history import is_ignored, merge_older, shown_rows
 from chat_app.tui.model import MessageRow
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.field import Field
@@ -103,19 +103,19 @@ class SearchBar(Field):
         finally:
             store.close()
         read_from = (rows[0].lamport, rows[0].message_id) if rows else None
-        self.app.call_from_thread(self._store_searched, channel, term, older_than, before, hit and hit.message_id,
+        self.app.call_from_thread(self._store_searched, channel, term, older_than, hit and hit.message_id,
                                   shown_rows(rows, ignored), len(above) < CONTEXT, read_from)
 
-    def _store_searched(self, channel: str, term: str, older_than: str | None, before: tuple[int, str],
-                        hit: str | None, rows: list[MessageRow], complete: bool,
-                        read_from: tuple[int, str] | None) -> None:
+    def _store_searched(self, channel: str, term: str, older_than: str | None, hit: str | None,
+                        rows: list[MessageRow], complete: bool, read_from: tuple[int, str] | None) -> None:
         view = self.view
         if view.model is None or view.model.name != channel or view.search_term != term:
             return  # the user moved on
         if hit is None:
             self._no_match(term, older_than)
             return
-        place_page(view.model, view, rows, before, complete, visible=True, read_from=read_from)
+        placed = merge_older(view.model, rows, complete, read_from)
+        view.older_placed(placed.added, placed.on_top, placed.anchor)
         self._show_hit(hit)
 
     def _show_hit(self, message_id: str | None) -> None:

@@ -23,11 +23,11 @@ SIZE = (110, 32)
 
 
 def started(app):
-    return app.bridge is not None and app.bridge.node is not None and app.chat.current is not None
+    return app.bridge is not None and app.bridge.node is not None and app.chat.state.current is not None
 
 
 def texts(app, channel="general"):
-    return [e.text for e in app.chat.models[channel].entries]
+    return [e.text for e in app.chat.state.channels[channel].entries]
 
 
 def screen_text(app) -> str:
@@ -51,11 +51,11 @@ async def test_send_then_receive_and_see_delivery_state(make_app, bob_for):
         await until(pilot, lambda: texts(app) == ["hi alice"])
         await type_line(pilot, "hello bob")
         await until(pilot, lambda: texts(app) == ["hi alice", "hello bob"])
-        mine = app.chat.models["general"].entries[-1]
+        mine = app.chat.state.channels["general"].entries[-1]
         assert mine.own and mine.ack in ("unacknowledged", "possibly_acknowledged", "acknowledged")
         bob.wait_for(lambda e: e["event"] == "delivered" and e.get("text") == "hello bob")
         bob.say("fine thanks")  # names "hello bob" in its causal history
-        await until(pilot, lambda: app.chat.models["general"].by_id[mine.message_id].ack == "acknowledged")
+        await until(pilot, lambda: app.chat.state.channels["general"].by_id[mine.message_id].ack == "acknowledged")
         await pilot.pause(0.1)
         shown = screen_text(app)
         assert "bob │ hi alice" in shown and "alice │ hello bob  ● 1" in shown
@@ -83,15 +83,15 @@ async def test_unread_counts_and_jump_to_next_unread(make_app, bob_for):
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        assert app.chat.current == "general"
+        assert app.chat.state.current == "general"
         bob = bob_for(app, channels=("general", "random"))
         bob.say("over here", channel="random")
         bob.say("and here", channel="random")
-        await until(pilot, lambda: app.chat.models["random"].unread == 2)
+        await until(pilot, lambda: app.chat.state.channels["random"].unread == 2)
         labels = [str(o.prompt) for o in app.query_one(ChannelList).options]
         assert any("#random" in label and "2" in label for label in labels)
         await pilot.press("ctrl+n")
-        assert app.chat.current == "random" and app.chat.models["random"].unread == 0
+        assert app.chat.state.current == "random" and app.chat.state.channels["random"].unread == 0
 
 
 @pytest.mark.asyncio
@@ -100,9 +100,9 @@ async def test_a_private_channel_is_marked_in_the_sidebar(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         await type_line(pilot, "/join #ops correct horse battery staple")
-        await until(pilot, lambda: app.chat.current == "ops")
+        await until(pilot, lambda: app.chat.state.current == "ops")
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.chat.current == "random")
+        await until(pilot, lambda: app.chat.state.current == "random")
         sidebar = app.chat.channel_list
         labels = {str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)}
         assert any(label.startswith("#ops") and "🔒" in label for label in labels)
@@ -115,9 +115,9 @@ async def test_an_svs_channel_is_marked_in_the_sidebar(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         await type_line(pilot, "/join #ops+svs")
-        await until(pilot, lambda: app.chat.current == "ops")
+        await until(pilot, lambda: app.chat.state.current == "ops")
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.chat.current == "random")
+        await until(pilot, lambda: app.chat.state.current == "random")
         sidebar = app.chat.channel_list
         labels = {str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)}
         assert any(label.startswith("#ops") and "svs" in label for label in labels)
@@ -133,14 +133,14 @@ async def test_commands(make_app, bob_for, tmp_path):
         bob.say("hello")
         await until(pilot, lambda: texts(app) == ["hello"])
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.chat.current == "random")
+        await until(pilot, lambda: app.chat.state.current == "random")
         await type_line(pilot, "/me waves")
-        await until(pilot, lambda: [e.kind for e in app.chat.models["random"].entries] == ["me"])
+        await until(pilot, lambda: [e.kind for e in app.chat.state.channels["random"].entries] == ["me"])
         assert "* │ alice waves" in screen_text(app)
         await type_line(pilot, "/part")
-        await until(pilot, lambda: "random" not in app.chat.models and app.chat.current == "general")
+        await until(pilot, lambda: "random" not in app.chat.state.channels and app.chat.state.current == "general")
         await type_line(pilot, "/nick alicia")
-        await until(pilot, lambda: app.chat.nick == "alicia")
+        await until(pilot, lambda: app.chat.state.nick == "alicia")
         await type_line(pilot, "/peers")
         await until(pilot, lambda: isinstance(app.screen, PeersScreen))
         assert app.screen.peers[0]["nick"] == "bob"
@@ -165,7 +165,7 @@ async def test_tab_completes_commands_channels_and_nicks(make_app, bob_for):
         await until(pilot, lambda: started(app))
         bob = bob_for(app)
         bob.say("hi")
-        await until(pilot, lambda: "bob" in {m.nick for m in app.chat.roster.members.values()})
+        await until(pilot, lambda: "bob" in {m.nick for m in app.chat.state.roster.members.values()})
         field = app.query_one("#input")
         field.value = "/jo"
         await pilot.press("tab")
@@ -204,10 +204,10 @@ async def test_search_finds_and_returns_you_where_you_were(make_app, bob_for):
         await pilot.press("ctrl+f")
         for ch in "needle":
             await pilot.press(ch)
-        hit = app.chat.models["general"].by_id[view.search_hit]
+        hit = app.chat.state.channels["general"].by_id[view.search_hit]
         assert hit.text == "line 7 needle" and not view.following
         await pilot.press("enter")
-        assert app.chat.models["general"].by_id[view.search_hit].text == "line 3 needle"
+        assert app.chat.state.channels["general"].by_id[view.search_hit].text == "line 3 needle"
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert view.search_hit is None and view.following and view.scroll_y == view.max_scroll_y
@@ -229,7 +229,7 @@ async def test_waiting_for_history_then_moving_into_place(make_app):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         address = ("127.0.0.1", app.bridge.node.port)
         sock.sendto(wire_second, address)
-        model = app.chat.models["general"]
+        model = app.chat.state.channels["general"]
         await until(pilot, lambda: second in model.by_id)
         assert model.by_id[second].waiting_for == 1
         await pilot.pause(0.1)
@@ -272,17 +272,17 @@ async def test_a_long_history_loads_a_page_at_a_time(make_app, tmp_path):
     fill_history(tmp_path / "alice", 100_000)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 500)
         view = app.query_one(ChannelView)
         await pilot.pause(0.1)
         assert "message number 99999" in screen_text(app)  # opens at the newest
-        oldest = app.chat.models["general"].oldest().message_id
+        oldest = app.chat.state.channels["general"].oldest().message_id
         view.scroll_home(animate=False)
-        await until(pilot, lambda: len(app.chat.models["general"]) == 1000)
+        await until(pilot, lambda: len(app.chat.state.channels["general"]) == 1000)
         await pilot.pause(0.1)
         # the page arrived above; what was the top is still on screen
         assert "message number 99500" in screen_text(app)
-        assert app.chat.models["general"].index(oldest) == 500
+        assert app.chat.state.channels["general"].index(oldest) == 500
 
 
 @pytest.mark.asyncio
@@ -292,8 +292,8 @@ async def test_search_reaches_history_that_is_not_loaded(make_app, tmp_path):
     fill_history(tmp_path / "alice", 5_000)
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
-        model, view = app.chat.models["general"], app.query_one(ChannelView)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 500)
+        model, view = app.chat.state.channels["general"], app.query_one(ChannelView)
         await pilot.press("ctrl+f")
         app.chat.search.value = "NUMBER 1234"  # pasted; case does not matter; 12340.. do not exist
         await until(pilot, lambda: view.search_hit == f"{1234:032x}")
@@ -331,8 +331,8 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
     fill_history(tmp_path / "alice", 1_200)
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 500)
-        model, view = app.chat.models["general"], app.query_one(ChannelView)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 500)
+        model, view = app.chat.state.channels["general"], app.query_one(ChannelView)
         base = 1_700_000_000_000
         events = [
             dict(lamport=base + 5_000, message_id="e" * 32, text="a new line at the end"),
@@ -348,13 +348,13 @@ async def test_the_layout_kept_piece_by_piece_matches_one_from_scratch(make_app,
             common = dict(channel="general", message_id=e["message_id"], sender_id="d" * 32,
                           lamport=e["lamport"], nick=e.get("nick", "dave"), kind="text", text=e["text"])
             if "waiting_for" in e:
-                app.chat.show_message(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
+                app.chat.node_event(ev.MessageWaiting(**common, waiting_for=e["waiting_for"]))
             else:
-                app.chat.show_message(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
+                app.chat.node_event(ev.MessageDelivered(**common, position=0, seq=1, own=e.get("own", False),
                                                       gaps=tuple(e.get("gaps", ()))))
             assert view.history_layout.offsets == _full_layout(view), e["message_id"]
         lines = view.history_layout.offsets[-1]
-        app.chat.events.acknowledged(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
+        app.chat.node_event(ev.MessageAcknowledged("general", "m" * 32, "acknowledged", 12, "bloom"))
         assert view.history_layout.offsets == _full_layout(view) and view.history_layout.offsets[-1] == lines + 1
         view.set_marker("late")
         assert view.history_layout.offsets == _full_layout(view)
@@ -390,7 +390,7 @@ async def test_scrolled_up_the_view_stays_put_and_marks_new_messages(make_app, b
         await until(pilot, lambda: len(texts(app)) == 21)
         await pilot.pause(0.1)
         assert view.scroll_y == 0  # not dragged to the bottom
-        assert view.marker_id == app.chat.models["general"].entries[-1].message_id
+        assert view.marker_id == app.chat.state.channels["general"].entries[-1].message_id
         view.scroll_end(animate=False)
         await pilot.pause(0.1)
         assert "── new messages ──" in screen_text(app).replace("─" * 3, "──")
@@ -403,7 +403,7 @@ async def test_lost_history_is_marked_in_the_log(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        app.chat.models["general"].upsert(MessageRow(1, "m1", "d" * 32, "dave", "after a gap", gaps=2))
+        app.chat.state.channels["general"].upsert(MessageRow(1, "m1", "d" * 32, "dave", "after a gap", gaps=2))
         app.query_one(ChannelView).relayout()
         await pilot.pause(0.1)
         assert "2 earlier messages could not be retrieved" in screen_text(app)

@@ -32,7 +32,7 @@ async def test_an_ignored_nicks_older_messages_stay_hidden_in_history_pages(make
     store.close()
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        model = lambda: app.chat.models["general"]  # noqa: E731
+        model = lambda: app.chat.state.channels["general"]  # noqa: E731
         await until(pilot, lambda: started(app) and len(model()) == 10)
         await pilot.pause(0.3)
         assert [e.text for e in model().entries] == [f"bob {i}" for i in range(10)]
@@ -82,13 +82,13 @@ async def test_the_topic_is_shown_in_a_line_above_the_history(make_app, bob_for,
     store.close()
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and app.chat.current == "general")
+        await until(pilot, lambda: started(app) and app.chat.state.current == "general")
         await until(pilot, lambda: topic_text(app) == "#general: release on Friday  (set by bob)")
         bob = bob_for(app)
         bob.call(bob.node.say, "general", "release moved to Monday", "topic")
         await until(pilot, lambda: topic_text(app) == "#general: release moved to Monday  (set by bob)")
         await type_line(pilot, "/join #random")
-        await until(pilot, lambda: app.chat.current == "random")
+        await until(pilot, lambda: app.chat.state.current == "random")
         assert not app.chat.topic_line.display
         await type_line(pilot, "/topic dice and cards")
         await until(pilot, lambda: topic_text(app) == "#random: dice and cards  (set by alice)")
@@ -97,7 +97,7 @@ async def test_the_topic_is_shown_in_a_line_above_the_history(make_app, bob_for,
 
 
 def presence_lines(app, channel="general") -> list[tuple[str, str]]:
-    return [(e.kind, e.text) for e in app.chat.models[channel].entries if e.is_presence]
+    return [(e.kind, e.text) for e in app.chat.state.channels[channel].entries if e.is_presence]
 
 
 @pytest.mark.asyncio
@@ -109,7 +109,7 @@ async def test_a_nick_change_and_a_quit_are_lines_in_the_channel(make_app, bob_f
         await until(pilot, lambda: started(app))
         bob = bob_for(app)
         bob.say("hello")
-        await until(pilot, lambda: "bob" in app.chat.roster.nicks())
+        await until(pilot, lambda: "bob" in app.chat.state.roster.nicks())
         bob.call(bob.node.set_nick, "robert")
         bob.say("same person, new name")
         await until(pilot, lambda: presence_lines(app) == [("nick", "bob is now known as robert")])
@@ -119,8 +119,8 @@ async def test_a_nick_change_and_a_quit_are_lines_in_the_channel(make_app, bob_f
         await pilot.pause(0.1)
         line = next(strip for strip in map(view.render_line, range(view.size.height)) if "has quit" in strip.text)
         assert all(seg.style.dim for seg in line if seg.text.strip() and "has quit" in seg.text)
-        assert app.chat.models["general"].unread == 0
-        assert app.chat.models["general"].entries[-1].text == "robert has quit"  # after the last message
+        assert app.chat.state.channels["general"].unread == 0
+        assert app.chat.state.channels["general"].entries[-1].text == "robert has quit"  # after the last message
 
 
 @pytest.mark.asyncio
@@ -130,10 +130,10 @@ async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app, tmp_
     there when we started are not announced as joining. F4 folds the lines."""
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and app.chat.current == "general")
+        await until(pilot, lambda: started(app) and app.chat.state.current == "general")
         chat, carol = app.chat, "c" * 32
         chat.node_event(ev.PeerJoined("d" * 32, "dave", ("10.0.0.4", 5000), channels=("general",)))
-        chat.presence.started_at -= 10_000  # later on
+        chat.state.presence.started_at -= 10_000  # later on
         chat.node_event(ev.PeerJoined(carol, "carol", ("10.0.0.3", 5000), channels=("general", "random", "other")))
         chat.node_event(ev.PeerUpdated(carol, "carol", ("10.0.0.3", 5000), channels=("general",)))
         chat.node_event(ev.PeerUpdated(carol, "caroline", ("10.0.0.3", 5000), channels=("general",)))
@@ -144,11 +144,11 @@ async def test_joins_parts_quits_and_new_nicks_from_announcements(make_app, tmp_
                                        ("quit", "caroline has quit")]
         assert presence_lines(app, "random") == [("join", "carol (cccccccc) has joined #random"),
                                                  ("part", "carol has left #random")]
-        assert chat.models["random"].unread == 0
+        assert chat.state.channels["random"].unread == 0
         text = "\n".join(chat.view.render_line(y).text for y in range(chat.view.size.height))
         assert "-->" in text and "carol (cccccccc) has joined #general" in text and "<--" in text
         await pilot.press("f4")  # folded away, in every channel, and the choice is kept
-        assert presence_lines(app) == presence_lines(app, "random") == [] and not chat.settings.joins
+        assert presence_lines(app) == presence_lines(app, "random") == [] and not chat.state.settings.joins
         assert "carol" not in "\n".join(chat.view.render_line(y).text for y in range(chat.view.size.height))
         assert "joins = false" in (tmp_path / "alice" / "settings.toml").read_text()
         await pilot.press("f4")  # back where they were
@@ -168,7 +168,7 @@ async def test_search_passes_over_an_ignored_nicks_messages(make_app, tmp_path):
     store.close()
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        model = lambda: app.chat.models["general"]  # noqa: E731
+        model = lambda: app.chat.state.channels["general"]  # noqa: E731
         await until(pilot, lambda: started(app) and len(model()) == 500)
         await pilot.press("ctrl+f")
         app.chat.search.value = "secret word"

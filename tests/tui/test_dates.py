@@ -29,14 +29,14 @@ async def test_a_rule_marks_each_new_day_and_follows_late_messages(make_app):
         view = app.query_one(ChannelView)
         for text, when, mid in [("friday morning", at(20, 10), "a"), ("friday noon", at(20, 12), "b"),
                                 ("saturday", at(21, 9), "c")]:
-            app.chat.show_message(said(text, when, mid))
+            app.chat.node_event(said(text, when, mid))
             assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         shown = screen_text(app)
         assert shown.count("Friday 20 November 2026") == 1 and shown.count("Saturday 21 November 2026") == 1
         assert shown.index("Friday 20") < shown.index("friday noon") < shown.index("Saturday 21") < shown.index(
             "│ saturday")
-        app.chat.show_message(said("saturday, early", at(21, 7), "b2"))  # late: now the day's first
+        app.chat.node_event(said("saturday, early", at(21, 7), "b2"))  # late: now the day's first
         assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         shown = screen_text(app)
@@ -45,7 +45,7 @@ async def test_a_rule_marks_each_new_day_and_follows_late_messages(make_app):
         assert lines.index(next(x for x in lines if "Saturday 21" in x)) + 1 == lines.index(
             next(x for x in lines if x.endswith("│ saturday, early"))) < lines.index(
             next(x for x in lines if x.endswith("│ saturday")))
-        app.chat.show_message(said("thursday", at(19, 23), "0"))  # a new first message, the day before
+        app.chat.node_event(said("thursday", at(19, 23), "0"))  # a new first message, the day before
         assert view.history_layout.offsets == _full_layout(view)
         await pilot.pause(0.1)
         assert screen_text(app).count("November 2026") == 3
@@ -58,7 +58,7 @@ async def test_a_click_on_a_message_tells_its_full_date(make_app):
     async with app.run_test(size=(110, 24)) as pilot:
         await until(pilot, lambda: started(app))
         app.notify = lambda message, **kw: notes.append(message)
-        app.chat.show_message(said("when was this?", at(20, 10) + 42_000, "a"))
+        app.chat.node_event(said("when was this?", at(20, 10) + 42_000, "a"))
         await pilot.pause(0.1)
         view = app.query_one(ChannelView)
         row = next(y for y in range(view.size.height) if "when was this?" in view.render_line(y).text)

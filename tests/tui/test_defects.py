@@ -15,11 +15,11 @@ SIZE = (110, 16)
 
 
 def started(app):
-    return app.bridge is not None and app.bridge.node is not None and app.chat.current is not None
+    return app.bridge is not None and app.bridge.node is not None and app.chat.state.current is not None
 
 
 def texts(app, channel="general"):
-    return [e.text for e in app.chat.models[channel].entries]
+    return [e.text for e in app.chat.state.channels[channel].entries]
 
 
 def sidebar_labels(app) -> list[str]:
@@ -86,12 +86,12 @@ async def test_scrolling_back_to_the_end_clears_the_unread_count(make_app, bob_f
                 break
         for i in range(3):
             bob.say(f"new {i}")
-        await until(pilot, lambda: app.chat.models["general"].unread == 3)
+        await until(pilot, lambda: app.chat.state.channels["general"].unread == 3)
         assert sidebar_labels(app) != ["#general"]  # the count is shown
         await pilot.press("pagedown", "pagedown", "pagedown")  # the input has the focus: End is its own
         await until(pilot, lambda: view.following)
         await pilot.pause(0.1)
-        assert app.chat.models["general"].unread == 0 and sidebar_labels(app) == ["#general"]
+        assert app.chat.state.channels["general"].unread == 0 and sidebar_labels(app) == ["#general"]
 
 
 @pytest.mark.asyncio

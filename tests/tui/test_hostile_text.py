@@ -54,7 +54,7 @@ async def test_rows_stored_before_the_rule_are_drawn_inert(make_app, tmp_path):
     store.close()
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 3)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 3)
         await until(pilot, lambda: app.chat.topic_line.display)
         await pilot.pause(0.2)
         shown = assert_inert(app)
@@ -72,7 +72,7 @@ async def test_what_peers_send_is_drawn_inert_in_every_widget(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         chat = app.chat
-        chat.presence.started_at -= 10_000  # a peer joining now is announced
+        chat.state.presence.started_at -= 10_000  # a peer joining now is announced
         far = BASE * 2
         for event in [
             ev.PeerJoined(MALLORY, NICK, ("10.0.0.66", 6666), channels=("general",)),  # member list, join line
@@ -87,13 +87,13 @@ async def test_what_peers_send_is_drawn_inert_in_every_widget(make_app):
             ev.Whois(NICK, ({"short": NICK, "fingerprint": "ab cd", "trusted": False},)),
         ]:
             app.post_message(NodeEvent(event))
-        await until(pilot, lambda: chat.topic_line.display and len(chat.models["general"]) >= 4)
+        await until(pilot, lambda: chat.topic_line.display and len(chat.state.channels["general"]) >= 4)
         await pilot.pause(0.3)
         shown = assert_inert(app)
         assert "after" in shown and SHOWN in shown
         assert "␛]0;nick-title␇mallory[b]" in shown  # the nick: its override gone, its markup plain text
         assert "mallory[b] is typing" in str(chat.typing_line.render())  # plain text, not markup
-        chat.roster.members[MALLORY].nick = "eve\x1b[2J"  # not offered by Tab: it would land in the input line
+        chat.state.roster.members[MALLORY].nick = "eve\x1b[2J"  # not offered by Tab: it would land in the input line
         chat.input.value = "ev"
         await pilot.press("tab")
         assert chat.input.value == "ev"
@@ -109,14 +109,14 @@ async def test_a_direct_conversation_with_a_hostile_nick_is_listed_and_titled_in
         channel = f"@{MALLORY}"
         app.post_message(NodeEvent(ev.DmDelivered(channel, MALLORY, NICK, "d" * 32, MALLORY, 5, NICK, "text", TEXT,
                                                   BASE, False)))
-        await until(pilot, lambda: channel in app.chat.models)
+        await until(pilot, lambda: channel in app.chat.state.channels)
         app.chat.switch_to(channel)
         await pilot.pause(0.3)
         shown = assert_inert(app)
         assert "@␛]0;nick-title␇mallory[b]" in shown and "after" in shown
         assert unsafe_characters(app.title) == []
         app.post_message(NodeEvent(ev.DmOpened("@[b]\x1b[2J", MALLORY, NICK)))  # a name no peer id can have
-        await until(pilot, lambda: "@[b]\x1b[2J" in app.chat.models)
+        await until(pilot, lambda: "@[b]\x1b[2J" in app.chat.state.channels)
         await pilot.press("ctrl+k")  # the switcher lists it
         await pilot.pause(0.2)
         assert "#@[b]␛[2J" in assert_inert(app)

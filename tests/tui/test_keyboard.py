@@ -11,7 +11,7 @@ SIZE = (110, 24)
 
 
 def started(app):
-    return app.bridge is not None and app.bridge.node is not None and app.chat.current is not None
+    return app.bridge is not None and app.bridge.node is not None and app.chat.state.current is not None
 
 
 def test_ranked_matches_letters_in_order_and_puts_unread_first_among_equals():
@@ -27,34 +27,34 @@ def test_ranked_matches_letters_in_order_and_puts_unread_first_among_equals():
 async def test_alt_digits_and_ctrl_page_keys_switch_channels(make_app):
     app = make_app(channels=("general", "random", "dev"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models) == 3)
-        first, second, third = app.chat.models  # as the sidebar lists them
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 3)
+        first, second, third = app.chat.state.channels  # as the sidebar lists them
         await pilot.press("alt+3")
-        assert app.chat.current == third
+        assert app.chat.state.current == third
         await pilot.press("ctrl+pageup")
-        assert app.chat.current == second
+        assert app.chat.state.current == second
         await pilot.press("ctrl+pagedown", "ctrl+pagedown")  # past the end: round to the first
-        assert app.chat.current == first
+        assert app.chat.state.current == first
         await pilot.press("alt+9")  # no ninth channel: stays
-        assert app.chat.current == first and app.focused is app.query_one("#input")
+        assert app.chat.state.current == first and app.focused is app.query_one("#input")
 
 
 @pytest.mark.asyncio
 async def test_ctrl_k_finds_a_channel_by_a_few_letters(make_app):
     app = make_app(channels=("general", "random", "devops"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models) == 3)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 3)
         app.query_one("#input").value = "half a message"
         await pilot.press("ctrl+k")
         assert isinstance(app.screen, QuickSwitcher)
         await pilot.press(*"dps", "enter")
-        assert app.chat.current == "devops" and not isinstance(app.screen, QuickSwitcher)
+        assert app.chat.state.current == "devops" and not isinstance(app.screen, QuickSwitcher)
         assert app.query_one("#input").value == "half a message"  # Ctrl+K did not cut the line
         await pilot.press("ctrl+k", "down", "enter")  # no letters: every channel, in sidebar order
-        assert app.chat.current == list(app.chat.models)[1]
-        before = app.chat.current
+        assert app.chat.state.current == list(app.chat.state.channels)[1]
+        before = app.chat.state.current
         await pilot.press("ctrl+k", *"zzz", "enter", "escape")  # nothing matches: nothing changes
-        assert app.chat.current == before and not isinstance(app.screen, QuickSwitcher)
+        assert app.chat.state.current == before and not isinstance(app.screen, QuickSwitcher)
 
 
 @pytest.mark.asyncio
@@ -67,7 +67,7 @@ async def test_up_and_down_recall_what_was_sent(make_app):
             field.value = line
             await pilot.press("enter")
         # the two messages (the new nick adds a line of its own, not a message)
-        await until(pilot, lambda: len(app.chat.models["general"].last_messages(3)) == 2)
+        await until(pilot, lambda: len(app.chat.state.channels["general"].last_messages(3)) == 2)
         await pilot.press(*"draft")
         await pilot.press("up")
         assert field.value == "/nick alicia" and field.cursor_position == len(field.value)
@@ -81,4 +81,4 @@ async def test_up_and_down_recall_what_was_sent(make_app):
         assert field.value == "draft"
         field.value = ""
         await pilot.press("up", "enter")  # sent again
-        await until(pilot, lambda: app.chat.nick == "alicia")
+        await until(pilot, lambda: app.chat.state.nick == "alicia")

@@ -25,7 +25,7 @@ async def test_each_channel_keeps_its_scroll_position(make_app, tmp_path):
     store_messages(tmp_path / "alice", 0, 100)
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=(110, 20)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 100)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 100)
         app.chat.switch_to("general")
         view = app.query_one(ChannelView)
         await pilot.pause(0.1)
@@ -52,13 +52,13 @@ async def test_the_new_messages_rule_survives_a_restart(make_app, tmp_path):
     store_messages(data, 0, 5)
     app = make_app()
     async with app.run_test(size=(110, 20)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models["general"]) == 5)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels["general"]) == 5)
         await pilot.pause(0.1)
         assert "new messages" not in screen_text(app)
     store_messages(data, 5, 3)  # arrived while the client was closed
     again = make_app()
     async with again.run_test(size=(110, 20)) as pilot:
-        await until(pilot, lambda: started(again) and len(again.chat.models["general"]) == 8)
+        await until(pilot, lambda: started(again) and len(again.chat.state.channels["general"]) == 8)
         await pilot.pause(0.2)
         lines = [line.strip("─ ") for line in screen_text(again).splitlines()]
         rule = lines.index("new messages")
@@ -69,16 +69,16 @@ async def test_the_new_messages_rule_survives_a_restart(make_app, tmp_path):
 async def test_entering_a_channel_with_unread_messages_marks_the_first(make_app, bob_for):
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=(110, 20)) as pilot:
-        await until(pilot, lambda: started(app) and len(app.chat.models) == 2)
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 2)
         app.chat.switch_to("general")
         bob = bob_for(app, channels=("general", "random"))
         bob.say("seen before", channel="random")
-        await until(pilot, lambda: len(app.chat.models["random"]) == 1)
+        await until(pilot, lambda: len(app.chat.state.channels["random"]) == 1)
         app.chat.switch_to("random")
         app.chat.switch_to("general")
         bob.say("first new", channel="random")
         bob.say("second new", channel="random")
-        await until(pilot, lambda: app.chat.models["random"].unread == 2)
+        await until(pilot, lambda: app.chat.state.channels["random"].unread == 2)
         app.chat.switch_to("random")
         await pilot.pause(0.1)
         lines = [line.strip("─ ") for line in screen_text(app).splitlines()]

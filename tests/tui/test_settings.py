@@ -47,7 +47,7 @@ def test_a_bad_file_is_refused_in_one_line(tmp_path, text, reason):
 
 
 def started(app):
-    return app.bridge is not None and app.bridge.node is not None and app.chat.current is not None
+    return app.bridge is not None and app.bridge.node is not None and app.chat.state.current is not None
 
 
 @pytest.mark.asyncio
@@ -55,14 +55,14 @@ async def test_the_client_reopens_on_the_channel_and_theme_last_used(make_app):
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=(110, 24)) as pilot:
         await until(pilot, lambda: started(app))
-        assert app.chat.current == "general"
+        assert app.chat.state.current == "general"
         app.chat.switch_to("random")
         await pilot.press("f2")
         theme = app.theme
     again = make_app(channels=("general", "random"))
     async with again.run_test(size=(110, 24)) as pilot:
         await until(pilot, lambda: started(again))
-        assert again.chat.current == "random" and again.theme == theme != "textual-dark"
+        assert again.chat.state.current == "random" and again.theme == theme != "textual-dark"
 
 
 @pytest.mark.asyncio
@@ -79,7 +79,7 @@ async def test_highlight_words_ring_and_ask_for_a_desktop_notification(make_app,
         bob = bob_for(app)
         bob.say("nothing for you")
         bob.say("Lunch; anyone?")
-        await until(pilot, lambda: len(app.chat.models["general"]) == 2)
+        await until(pilot, lambda: len(app.chat.state.channels["general"]) == 2)
         await pilot.pause(0.1)
         assert rang == [True]
         assert [w for w in written if w.startswith("\x1b]")] == ["\x1b]9;#general: bob: Lunch  anyone?\x1b\\"]

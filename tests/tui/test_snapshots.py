@@ -72,7 +72,7 @@ def app_for(name: str) -> ChatApp:
 async def settle(pilot) -> None:
     app = pilot.app
     deadline = time.monotonic() + 10
-    while not (app.chat.current and len(app.chat.models["general"]) == 6):
+    while not (app.chat.state.current and len(app.chat.state.channels["general"]) == 6):
         assert time.monotonic() < deadline
         await pilot.pause(0.05)
     app.chat.refresh_status()

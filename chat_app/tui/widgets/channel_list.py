@@ -6,6 +6,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from chat_app.tui.state import ClientState, is_direct
+
 
 class ChannelList(OptionList):
     DEFAULT_CSS = """
@@ -22,6 +24,10 @@ class ChannelList(OptionList):
         def __init__(self, channel: str) -> None:
             super().__init__()
             self.channel = channel
+
+    def show_state(self, state: ClientState) -> None:
+        rows = [(name, m.unread, m.mentions) for name, m in state.channels.items() if not is_direct(name)]
+        self.update_channels(rows, state.current, state.private, state.svs)
 
     def update_channels(self, channels: list[tuple[str, int, int]], current: str | None,
                         private: set[str] = frozenset(), svs: set[str] = frozenset()) -> None:

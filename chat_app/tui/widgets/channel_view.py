@@ -55,13 +55,17 @@ class ChannelView(ScrollView, can_focus=True):
         self.history_layout = HistoryLayout(self)
         self._asked_older = False
         self._following = True  # the user's intent: stay at the newest message
+        self.positions: dict[str, tuple[str, int] | None] = {}  # where the reader left each channel
 
     # ------------------------------------------------------------ layout
 
-    def show(self, model: ChannelModel, position: tuple[str, int] | None = None, marker: str | None = None) -> None:
-        """Switch to another channel: at ``position`` (from ``position()``) if
-        it is still loaded, else at the newest message; ``marker``: the first
-        message not seen yet."""
+    def show(self, model: ChannelModel, marker: str | None = None, left: str | None = None) -> None:
+        """Switch to another channel, where the reader left it if that is still
+        loaded, else at the newest message; ``marker``: the first message not
+        seen yet; ``left``: the channel shown so far, whose place to keep."""
+        if left is not None and self.model is not None and self.model.name == left:
+            self.positions[left] = self.position()
+        position = self.positions.pop(model.name, None)
         self.model = model
         self.marker_id = marker
         self.search_term = self.search_hit = None
@@ -132,6 +136,22 @@ class ChannelView(ScrollView, can_focus=True):
         self.history_layout.prepended(count)
         self._laid_out(anchor)
 
+    def older_placed(self, added: int, on_top: bool, anchor: str | None) -> None:
+        """An older page went into the model: ``added`` rows, all above what
+        was loaded (``on_top``) or not. ``anchor``, the row that was first
+        (on line 0 of the layout then), stays where it is on screen."""
+        at = (anchor, 0) if anchor is not None else None
+        if on_top:  # the usual case
+            self.prepended(added, at)
+        else:  # another load got there first
+            self.relayout(at)
+        self._asked_older = False
+
+    def mark_unseen(self, message_id: str) -> None:
+        """The "new messages" rule above ``message_id``, unless it is shown already."""
+        if self.marker_id is None:
+            self.set_marker(message_id)
+
     def set_marker(self, message_id: str | None) -> None:
         """Move the "new messages" rule (None removes it)."""
         old, self.marker_id = self.marker_id, message_id
@@ -171,9 +191,6 @@ class ChannelView(ScrollView, can_focus=True):
                 and not self._asked_older and len(self.model)):
             self._asked_older = True
             self.post_message(self.NeedOlder(self.model.name))
-
-    def older_loaded(self) -> None:
-        self._asked_older = False
 
     def scroll_to_message(self, message_id: str) -> None:
         line = self.line_of(message_id)

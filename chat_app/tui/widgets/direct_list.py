@@ -9,6 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from chat_app.inert_text import inert
+from chat_app.tui.state import ClientState, is_direct
 from chat_app.tui.widgets.channel_list import ChannelList
 
 
@@ -27,6 +28,10 @@ class DirectList(OptionList):
 
     def on_mount(self) -> None:
         self.border_title = "Direct"
+
+    def show_state(self, state: ClientState) -> None:
+        self.update_conversations([(name, state.direct_nicks.get(name, name[1:9]), model.unread)
+                                   for name, model in state.channels.items() if is_direct(name)], state.current)
 
     def update_conversations(self, rows: list[tuple[str, str, int]], current: str | None) -> None:
         """``rows``: (conversation, the other person's nick, unread), in sidebar order."""

@@ -12,19 +12,26 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_right
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.strip import Strip
 
-from chat_app.tui.model import MessageRow
-from chat_app.tui.widgets.message_lines import UTC_OFFSET_S, day_label, day_of, text_width
+from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.widgets.message_lines import UTC_OFFSET_S, MessageRenderer, day_label, day_of, text_width
 
-if TYPE_CHECKING:
-    from chat_app.tui.widgets.channel_view import ChannelView
+
+class Shown(Protocol):
+    """What the view says is to be shown (``ChannelView``)."""
+
+    model: ChannelModel | None
+    marker_id: str | None
+    search_term: str | None
+    search_hit: str | None
+    renderer: MessageRenderer
 
 
 class HistoryLayout:
-    def __init__(self, view: ChannelView) -> None:
+    def __init__(self, view: Shown) -> None:
         self.view = view
         self.width = 0
         self.heights: list[int] = []  # lines per entry, in model order

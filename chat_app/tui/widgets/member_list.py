@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from chat_app.inert_text import inert
 from chat_app.tui.model import Member, nick_colour
+from chat_app.tui.state import ClientState
 
 ONLINE_MS = 30_000
 
@@ -40,6 +41,9 @@ class MemberList(Static):
         background: $panel;
     }
     """
+
+    def show_state(self, state: ClientState) -> None:
+        self.show(state.nick or "you", state.members_here(), my_away=state.roster.my_away)
 
     def show(self, me: str, members: list[Member], now: int | None = None, my_away: str | None = None) -> None:
         now = now if now is not None else int(time.time() * 1000)

@@ -6,6 +6,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
 
+from chat_app.tui.state import ClientState
+
 
 class StatusBar(Horizontal):
     DEFAULT_CSS = """
@@ -20,8 +22,9 @@ class StatusBar(Horizontal):
     StatusBar #data-dir { color: $text-muted; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, data_dir: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
+        self.where = data_dir
         # Held, not queried: the node's events can arrive before this bar is
         # composed or after it is taken down at exit.
         self.peers = Label("starting…", id="peers")
@@ -31,6 +34,11 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield from (self.peers, self.sync, self.bar, self.data_dir)
+
+    def show_state(self, state: ClientState) -> None:
+        models = state.channels.values()
+        self.show(state.roster.present_count(), sum(len(m.waiting) for m in models), sum(len(m) for m in models),
+                  self.where, len(state.catching_up))
 
     def show(self, peers: int, waiting: int, received: int, data_dir: str, replicating: int = 0) -> None:
         self.peers.update(f"{peers} peer{'s' if peers != 1 else ''} connected")

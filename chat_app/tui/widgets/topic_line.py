@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from chat_app.inert_text import inert
+from chat_app.tui.state import ClientState
 
 
 class TopicLine(Static):
@@ -22,6 +23,10 @@ class TopicLine(Static):
         display: none;
     }
     """
+
+    def show_state(self, state: ClientState) -> None:
+        if (model := state.current_model) is not None:
+            self.show(model.name, model.topic)
 
     def show(self, channel: str, topic: tuple[str, str | None] | None) -> None:
         """``topic``: (text, nick of who set it), or None."""

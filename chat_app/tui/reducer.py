@@ -1,0 +1,277 @@
+"""What each of the node's events changes in the client's state: one small
+function per event kind, found by the event's type in ``REDUCERS``. Each
+takes the state, the event and the time it arrived, changes the state, and
+returns the effects for the screen (``effects``). Events the client does not
+show (missing, lost, rejected, held, ...) change nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chat_app import events as ev
+from chat_app.tui import presence
+from chat_app.tui.channels import add_channel, part, set_topic, switch_to
+from chat_app.tui.direct import add_conversation
+from chat_app.tui.effects import (
+    Aspect, Bell, Changed, Effect, Follow, Mentioned, Placed, ReadConversations, SaveSettings, ShowPeers, Toast, Unseen,
+)
+from chat_app.tui.history import ignoring
+from chat_app.tui.model import MessageRow, highlighted
+from chat_app.tui.state import ClientState
+
+Reducer = Callable[[ClientState, Any, int], list[Effect]]
+REDUCERS: dict[type[ev.AppEvent], Reducer] = {}
+
+
+def reduce(state: ClientState, event: ev.AppEvent, now: int) -> list[Effect]:
+    reducer = REDUCERS.get(type(event))
+    return reducer(state, event, now) if reducer is not None else []
+
+
+def reduces(*kinds: type[ev.AppEvent]) -> Callable[[Reducer], Reducer]:
+    def register(reducer: Reducer) -> Reducer:
+        for kind in kinds:
+            REDUCERS[kind] = reducer
+        return reducer
+
+    return register
+
+
+# ------------------------------------------------------------------ ourselves
+
+
+@reduces(ev.Ready)
+def ready(state: ClientState, event: ev.Ready, now: int) -> list[Effect]:
+    state.presence.started_at = now
+    state.peer_id = event.peer_id
+    state.nick = event.nick
+    state.private.update(event.private)
+    state.svs.update(event.svs)
+    effects: list[Effect] = [ReadConversations(), Changed(Aspect.NICK)]
+    for channel in event.channels:
+        effects += add_channel(state, channel)
+    if event.channels:
+        last = state.settings.last_channel
+        effects += switch_to(state, last if last in event.channels else event.channels[0])
+    return effects
+
+
+@reduces(ev.Joined)
+def joined(state: ClientState, event: ev.Joined, now: int) -> list[Effect]:
+    if event.private:
+        state.private.add(event.channel)
+    if event.svs:
+        state.svs.add(event.channel)
+    return [*add_channel(state, event.channel), *switch_to(state, event.channel)]
+
+
+@reduces(ev.Parted)
+def parted(state: ClientState, event: ev.Parted, now: int) -> list[Effect]:
+    return part(state, event.channel)
+
+
+@reduces(ev.NickChanged)
+def nick_changed(state: ClientState, event: ev.NickChanged, now: int) -> list[Effect]:
+    effects = presence.my_nick(state, event.nick, now)
+    state.nick = event.nick
+    effects.append(Changed(Aspect.NICK))
+    if state.settings.nick is not None:  # the file must not bring the old nick back
+        state.settings.nick = event.nick
+        effects.append(SaveSettings())
+    return [*effects, Toast(f"you are now {event.nick}")]
+
+
+@reduces(ev.Ignoring)
+def ignoring_changed(state: ClientState, event: ev.Ignoring, now: int) -> list[Effect]:
+    return [*ignoring(state, event.nicks), Toast("ignoring: " + (", ".join(event.nicks) or "nobody"))]
+
+
+@reduces(ev.CatchupStarted)
+def catchup_started(state: ClientState, event: ev.CatchupStarted, now: int) -> list[Effect]:
+    state.catching_up[event.address] = list(event.channels)
+    return [Changed(Aspect.STATUS | Aspect.MEMBERS)]
+
+
+@reduces(ev.CatchupFinished)
+def caught_up(state: ClientState, event: ev.CatchupFinished, now: int) -> list[Effect]:
+    state.catching_up.pop(event.address, None)
+    effects: list[Effect] = [Changed(Aspect.STATUS | Aspect.MEMBERS)]
+    if event.received:
+        host, port = event.address
+        noun = "message" if event.received == 1 else "messages"
+        effects.insert(0, Toast(f"caught up: {event.received} {noun} from {host}:{port}"))
+    return effects
+
+
+# ---------------------------------------------------------------- what we are told
+
+
+@reduces(ev.Error)
+def error(state: ClientState, event: ev.Error, now: int) -> list[Effect]:
+    return [Toast(event.reason, severity="error")]
+
+
+@reduces(ev.Whois)
+def whois(state: ClientState, event: ev.Whois, now: int) -> list[Effect]:
+    people = "\n".join(f"{p['short']}  {p['fingerprint']}{'  verified' if p['trusted'] else ''}" for p in event.people)
+    return [Toast(people or f"nobody called {event.nick} seen yet", title=f"/whois {event.nick}")]
+
+
+@reduces(ev.Trusted)
+def trusted(state: ClientState, event: ev.Trusted, now: int) -> list[Effect]:
+    return [Toast(f"{event.nick} verified: {event.fingerprint}")]
+
+
+@reduces(ev.KeyChanged)
+def key_changed(state: ClientState, event: ev.KeyChanged, now: int) -> list[Effect]:
+    return [Toast(f"{event.nick} speaks with ANOTHER KEY ({event.fingerprint}), not the one you verified "
+                  f"({event.trusted_fingerprint})", severity="error", timeout=30)]
+
+
+@reduces(ev.Peers)
+def peers(state: ClientState, event: ev.Peers, now: int) -> list[Effect]:
+    return [ShowPeers(event)]
+
+
+# ------------------------------------------------------------------- messages
+
+
+@reduces(ev.MessageDelivered, ev.MessageWaiting)
+def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, now: int) -> list[Effect]:
+    """A message in its place, or waiting for earlier ones: a row, an unread
+    count or the "new messages" rule, a mention."""
+    model = state.channels.get(event.channel)
+    if model is None:
+        return []
+    delivered = isinstance(event, ev.MessageDelivered)
+    own = delivered and event.own
+    row = MessageRow(event.lamport, event.message_id, event.sender_id, event.nick or event.sender_id[:8],
+                     event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
+                     ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
+                     gaps=len(event.gaps) if delivered else 0)
+    known = event.message_id in model.by_id
+    effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
+    model.upsert(row)
+    model.typing.pop(event.sender_id, None)
+    if state.roster.spoke(event.sender_id, event.nick, now):
+        effects.append(Changed(Aspect.MEMBERS))
+    visible = model.name == state.current
+    following = visible and state.following
+    if visible:
+        effects.append(Placed(row, replaced=known))
+    if not known and not row.own:
+        if not following:
+            model.unread += 1
+            if visible:
+                effects.append(Unseen(row.message_id))
+        if highlighted(row.text, state.nick, state.highlight):
+            if not visible:
+                model.mentions += 1
+            effects.append(Mentioned(model.name, row.nick, row.text))
+        effects.append(Changed(Aspect.SIDEBAR))
+    if visible:
+        if following or row.own:
+            effects.append(Follow())
+        effects.append(Changed(Aspect.TYPING))
+    return effects
+
+
+@reduces(ev.MessageAcknowledged)
+def acknowledged(state: ClientState, event: ev.MessageAcknowledged, now: int) -> list[Effect]:
+    model = state.channels.get(event.channel)
+    if model is None or not model.acknowledge(event.message_id, event.state, event.peers):
+        return []
+    # the mark may wrap onto a new line
+    return [Placed(model.by_id[event.message_id], replaced=True)] if model.name == state.current else []
+
+
+@reduces(ev.TopicChanged)
+def topic_changed(state: ClientState, event: ev.TopicChanged, now: int) -> list[Effect]:
+    by = f" (set by {event.nick})" if event.nick else ""
+    return [*set_topic(state, event.channel, event.topic, event.nick),
+            Toast(f"#{event.channel} topic: {event.topic}{by}")]
+
+
+@reduces(ev.Typing)
+def typing(state: ClientState, event: ev.Typing, now: int) -> list[Effect]:
+    if (model := state.channels.get(event.channel)) is None:
+        return []
+    model.typing[event.peer_id] = (event.nick, event.expires_at)
+    return [Changed(Aspect.TYPING)]
+
+
+@reduces(ev.TypingStopped)
+def typing_stopped(state: ClientState, event: ev.TypingStopped, now: int) -> list[Effect]:
+    if (model := state.channels.get(event.channel)) is None:
+        return []
+    model.typing.pop(event.peer_id, None)
+    return [Changed(Aspect.TYPING)]
+
+
+# ---------------------------------------------------------------------- peers
+
+
+@reduces(ev.PeerJoined, ev.PeerUpdated)
+def peer_joined(state: ClientState, event: ev.PeerJoined, now: int) -> list[Effect]:
+    effects = presence.peer_changed(state, event, now)
+    state.roster.present(event, now)
+    return [*effects, Changed(Aspect.MEMBERS)]
+
+
+@reduces(ev.PeerHeard)
+def peer_heard(state: ClientState, event: ev.PeerHeard, now: int) -> list[Effect]:
+    return [Changed(Aspect.MEMBERS)] if state.roster.heard(event.peer_id, event.at) else []
+
+
+@reduces(ev.PeerAway)
+def peer_away(state: ClientState, event: ev.PeerAway, now: int) -> list[Effect]:
+    if event.peer_id == state.peer_id:
+        state.roster.my_away = event.reason
+        return [Changed(Aspect.MEMBERS)]
+    state.roster.away(event.peer_id, event.reason)
+    return [Toast(f"{event.nick} is away: {event.reason}" if event.reason else f"{event.nick} is back"),
+            Changed(Aspect.MEMBERS)]
+
+
+@reduces(ev.PeerLeft)
+def peer_left(state: ClientState, event: ev.PeerLeft, now: int) -> list[Effect]:
+    effects = presence.left(state, event.peer_id, now)
+    state.roster.left(event.peer_id)
+    for model in state.channels.values():
+        model.typing.pop(event.peer_id, None)
+    return [*effects, Changed(Aspect.MEMBERS | Aspect.TYPING)]
+
+
+# ----------------------------------------------------------- direct messages
+
+
+@reduces(ev.DmOpened)
+def dm_opened(state: ClientState, event: ev.DmOpened, now: int) -> list[Effect]:
+    return [*add_conversation(state, event.channel, event.nick or event.peer_id[:8]),
+            *switch_to(state, event.channel)]
+
+
+@reduces(ev.DmDelivered)
+def dm_delivered(state: ClientState, event: ev.DmDelivered, now: int) -> list[Effect]:
+    """Shown as a channel's message is; every one of theirs is a mention: it was written to us."""
+    channel = event.channel
+    if event.peer_nick:
+        state.direct_nicks[channel] = event.peer_nick
+    effects: list[Effect] = []
+    if channel not in state.channels:
+        effects += add_conversation(state, channel, state.direct_nicks.get(channel) or event.peer_id[:8])
+    model = state.channels[channel]
+    unread_before = model.unread
+    effects += message(state, ev.MessageDelivered(channel, 0, event.message_id, event.sender_id, event.timestamp,
+                                                  event.nick, event.kind, event.text, None, event.own), now)
+    if model.unread > unread_before:
+        model.mentions = model.unread
+        if channel != state.current:
+            effects.append(Bell())
+    return [*effects, Changed(Aspect.SIDEBAR)]
+
+
+@reduces(ev.DmAcknowledged)
+def dm_acknowledged(state: ClientState, event: ev.DmAcknowledged, now: int) -> list[Effect]:
+    return acknowledged(state, ev.MessageAcknowledged(event.channel, event.message_id, "acknowledged", 1), now)
