@@ -223,6 +223,14 @@ class IncomingBuffer:
 
     def _transfer(self, dep: str, missing: MissingId, to: Pending) -> None:
         """Charge ``to``'s sender for ``dep`` instead of whoever is charged now."""
+        self._discharge(dep, missing)
+        missing.owner, missing.namer = to.msg.message_id, ""
+        to.owned.add(dep)
+        self.holdings.charge(to.sender, missing_cost(missing.entry), missing=1)
+        self.dirty["missing"].add(dep)
+
+    def _discharge(self, dep: str, missing: MissingId) -> None:
+        """Whoever is charged for ``dep`` is no longer."""
         cost = missing_cost(missing.entry)
         if missing.owner is None:
             self.holdings.charge(missing.namer, -cost, missing=-1, unbare=dep)
@@ -230,10 +238,6 @@ class IncomingBuffer:
             owner = self.pending[missing.owner]
             owner.owned.discard(dep)
             self.holdings.charge(owner.sender, -cost, missing=-1)
-        missing.owner, missing.namer = to.msg.message_id, ""
-        to.owned.add(dep)
-        self.holdings.charge(to.sender, cost, missing=1)
-        self.dirty["missing"].add(dep)
 
     def supersede(self, msg: SdsMessage, wire: bytes) -> Pending | None:
         """Another copy of a buffered message. The id covers the content but
@@ -264,13 +268,7 @@ class IncomingBuffer:
         """``dep`` needs no more waiting or asking for."""
         missing = self.missing.pop(dep, None)
         if missing is not None:
-            cost = missing_cost(missing.entry)
-            if missing.owner is None:
-                self.holdings.charge(missing.namer, -cost, missing=-1, unbare=dep)
-            else:
-                owner = self.pending[missing.owner]
-                owner.owned.discard(dep)
-                self.holdings.charge(owner.sender, -cost, missing=-1)
+            self._discharge(dep, missing)
             self.dirty["missing"].add(dep)
         if dep in self.give_up_at:
             self.give_up_at.discard(dep)
