@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 
 from sortedcontainers import SortedList
 
+from proto.sds_pb2 import HistoryEntry as PbHistoryEntry
+
 from .events import HistoryEntry
 
 OVERHEAD = 100
 """Bytes charged per kept item beyond its own: its records in memory and its row in the store."""
 
 
-def missing_cost(entry: HistoryEntry) -> int:
+def missing_cost(entry: HistoryEntry | PbHistoryEntry) -> int:
     return len(entry.message_id) + len(entry.retrieval_hint or b"") + len(entry.sender_id or "") + OVERHEAD
 
 

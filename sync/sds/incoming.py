@@ -117,8 +117,8 @@ class IncomingBuffer:
         share's oldest while the totals are full and it is someone else's."""
         config, holdings, sender = self.config, self.holdings, pending.sender
         while True:
-            new, adopted = self._costs(pending)
             share = holdings.share(sender)
+            new, adopted = self._costs(pending) if len(share.held) < config.max_held_per_sender else ([], [])
             ids = len(new) + len(adopted)
             nbytes = held_cost(pending.wire) + sum(new) + sum(adopted)
             if (len(share.held) >= config.max_held_per_sender or share.missing + ids > config.max_missing_per_sender
@@ -143,7 +143,7 @@ class IncomingBuffer:
                 continue
             known = self.missing.get(dep)
             if known is None:
-                new.append(missing_cost(entry_from_pb(pb)))
+                new.append(missing_cost(pb))
             elif known.owner is None and known.namer != pending.sender:
                 adopted.append(missing_cost(known.entry))
         return new, adopted
