@@ -85,7 +85,7 @@ class Gate:
     """Seals what this peer sends and opens what arrives, for public and private channels."""
 
     def __init__(self, identity: Identity, keyring: Keyring | None = None, budget: VerifyBudget | None = None,
-                 known_keys: KnownKeys | None = None, recent: int = 4096, recent_bytes: int = 4 * 1024 * 1024) -> None:
+                 known_keys: KnownKeys | None = None, recent: int = 4096, recent_bytes: int = 8 * 1024 * 1024) -> None:
         self.identity = identity
         self.keyring = keyring if keyring is not None else Keyring()
         self.budget = budget if budget is not None else VerifyBudget()

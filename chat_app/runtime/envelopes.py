@@ -69,8 +69,8 @@ from proto.sds_pb2 import SdsMessage
 
 _FULL_HEADER, _SIGNATURE = 3 + 32, 64
 _REMEMBERED = 8192
-_ROUTED_BYTES = 8 * 1024 * 1024  # a busy channel's ~900-byte datagrams: 8,192 of them fit
-_ENTRIES_BYTES = 4 * 1024 * 1024
+_ROUTED_BYTES = 16 * 1024 * 1024  # 8,192 of a busy channel's ~900-byte datagrams, each charged twice, fit
+_ENTRIES_BYTES = 16 * 1024 * 1024  # a catch-up's entries are opened by the link, then again when fed
 _SEAL_BYTES = 100  # a signer and a signature: ``_envelopes`` is bounded by its entries
 
 
