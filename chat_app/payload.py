@@ -32,9 +32,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 import cbor2
+
+from chat_app.crypto.bounded import cache_by_size
 
 KINDS = ("text", "me", "topic", "typing", "leave", "away")
 EPHEMERAL_KINDS = ("typing", "leave", "away")
@@ -134,7 +135,7 @@ class Payload:
         return _decoded(bytes(content))
 
 
-@lru_cache(maxsize=512)
+@cache_by_size(512, 1024 * 1024)  # a payload can be as long as a datagram: bounded in bytes too
 def _decoded(content: bytes) -> Payload:
     try:
         data = cbor2.loads(content)

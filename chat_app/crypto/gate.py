@@ -11,7 +11,15 @@ to verify, and the gate spends its verifications where they pay:
   any cryptography and counted ``over_budget``.
 - A cache of recently opened datagrams (by SHA-256 of the exact bytes):
   resends, repairs and fetch answers repeat bytes already verified, and a
-  replay flood of one valid datagram costs a hash each.
+  replay flood of one valid datagram costs a hash each. It is bounded in
+  bytes as well as in entries (``bounded``): anyone with a key can
+  send valid datagrams up to 64 KB, and each opened one holds its bytes and
+  their parse.
+
+A source over its budget loses its own datagrams too, good or bad: a peer
+that sends more than ``rate`` a second from one address (or whose address
+someone else floods) has the excess dropped unverified, like anyone's, and
+recovers them as it recovers losses (resends, fetches, replication).
 
 Source addresses on a LAN can be spoofed, so a flood sent under a real
 peer's address spends that peer's budget; the budget bounds what any flood
@@ -26,6 +34,8 @@ import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
+
+from .bounded import ByteLru
 
 from .channel import ChannelKey, Keyring, open_datagram
 from .envelope import EnvelopeError, Kind, KnownKeys, Opened, check_sds, seal
@@ -75,14 +85,13 @@ class Gate:
     """Seals what this peer sends and opens what arrives, for public and private channels."""
 
     def __init__(self, identity: Identity, keyring: Keyring | None = None, budget: VerifyBudget | None = None,
-                 known_keys: KnownKeys | None = None, recent: int = 4096) -> None:
+                 known_keys: KnownKeys | None = None, recent: int = 4096, recent_bytes: int = 8 * 1024 * 1024) -> None:
         self.identity = identity
         self.keyring = keyring if keyring is not None else Keyring()
         self.budget = budget if budget is not None else VerifyBudget()
         self.known_keys = known_keys if known_keys is not None else KnownKeys()
         self.stats: Counter[str] = Counter()
-        self._recent: OrderedDict[bytes, Opened] = OrderedDict()
-        self._recent_capacity = recent
+        self._recent = ByteLru(recent, recent_bytes)  # digest -> the datagram opened
 
     def seal(self, kind: Kind, payload: bytes, channel: ChannelKey | None = None) -> bytes:
         if channel is None:
@@ -103,7 +112,6 @@ class Gate:
         digest = digest or hashlib.sha256(data).digest()
         opened = self._recent.get(digest)
         if opened is not None:
-            self._recent.move_to_end(digest)
             self.stats["repeated"] += 1
             return opened
         if not self.budget.spend(source, now):
@@ -118,7 +126,5 @@ class Gate:
             self.budget.punish(source, now)
             raise
         self.stats["verified"] += 1
-        self._recent[digest] = opened
-        if len(self._recent) > self._recent_capacity:
-            self._recent.popitem(last=False)
+        self._recent.put(digest, opened, 2 * len(data))  # the bytes, and their parse
         return opened

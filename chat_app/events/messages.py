@@ -70,6 +70,10 @@ class MessageAcknowledged(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class MessagesMissing(AppEvent):
+    """History named that we lack: ``message_ids`` are newly missing (each
+    is reported once, when first named; the runtime asks for it again on
+    its own), ``waiting`` the messages held for history."""
+
     name: ClassVar[str] = "missing"
     channel: str
     waiting: int

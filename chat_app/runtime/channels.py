@@ -6,7 +6,9 @@ The step is where "commit before send" lives for every channel engine:
 are its datagrams queued (``Outbox``), what is missing asked for
 (``Fetcher``, then catch-up with the peers of the channel), the authors,
 typists, leavers and away notices handed to the parts that track people, and
-last the events queued for the user. A failed commit sends nothing.
+last the events queued for the user. A failed commit sends nothing. The
+engine names a missing message once; asking again while it is still missing
+is the ``Fetcher``'s schedule, on the runtime's timer.
 """
 
 from __future__ import annotations
@@ -74,7 +76,10 @@ class Channels:
                 self.conversations[channel] = self._open(channel, now)
 
     def _open(self, channel: str, now: int) -> Conversation:
-        return open_conversation(channel, self.store, self.envelopes, self.config, now)
+        conversation = open_conversation(channel, self.store, self.envelopes, self.config, now)
+        if isinstance(conversation, Conversation):  # what was still missing when it was saved
+            self.fetcher.want(channel, ((e.message_id, e.sender_id) for e in conversation.engine.missing()), now)
+        return conversation
 
     # ---------------------------------------------------------------- commands
 
@@ -153,7 +158,7 @@ class Channels:
 
     def deadlines(self) -> list[int | None]:
         return ([c.engine.get_timer() for c in self.conversations.values()]
-                + [c.retry_at for c in self.conversations.values()])
+                + [c.retry_at for c in self.conversations.values()] + [self.fetcher.next_due()])
 
     def handle_timer(self, now: int) -> None:
         for channel, conversation in list(self.conversations.items()):
@@ -163,6 +168,8 @@ class Channels:
                 self.step(channel, now)
             elif conversation.retry_at is not None and conversation.retry_at <= now:
                 self.step(channel, now)  # held messages may fit now
+        if (due := self.fetcher.next_due()) is not None and due <= now:
+            self._fetch(now)
 
     def step(self, channel: str, now: int, release_all: bool = False) -> bool:
         """Drain, translate and commit ``channel``'s engine, then send, then
@@ -208,15 +215,34 @@ class Channels:
         gap (that also finds what nobody references). In a busy channel most
         missing messages are on their way, and replicating with every peer
         at once carried them all a second time."""
-        sends, asked, again = self.fetcher.requests(channel, missing, self.peers, now, self.behind)
-        self.outbox.fetches(channel, sends)
-        self.stats["fetch_sent"] += asked
-        if again or gap:
-            link_name = self.envelopes.link_name(channel)
-            for peer in self.peers:
-                if peer.channels is None or link_name in peer.channels:
-                    self._replicate(peer.address, now)
+        self.fetcher.want(channel, missing, now, self.behind)
+        if channel in self._fetch(now):
+            return  # a fetch did not bring a message: replicating with everyone already
+        if gap:
+            self._replicate_with_everyone(channel, now)
         elif not self.behind:
             for sender in {sender for _, sender in missing if sender}:
                 if (author := self.peers.get(sender)) is not None:
                     self._replicate(author.address, now)
+
+    def _fetch(self, now: int) -> set[str]:
+        """Ask for what is due; replicate with every peer of a channel where
+        a fetch did not bring a message. Returns those channels."""
+        everyone = set()
+        for channel, (sends, asked, again) in self.fetcher.requests(self.peers, now, self._still_missing).items():
+            self.outbox.fetches(channel, sends)
+            self.stats["fetch_sent"] += asked
+            if again:
+                self._replicate_with_everyone(channel, now)
+                everyone.add(channel)
+        return everyone
+
+    def _still_missing(self, channel: str, message_id: str) -> bool:
+        conversation = self.conversations.get(channel)
+        return isinstance(conversation, Conversation) and conversation.engine.is_missing(message_id)
+
+    def _replicate_with_everyone(self, channel: str, now: int) -> None:
+        link_name = self.envelopes.link_name(channel)
+        for peer in self.peers:
+            if peer.channels is None or link_name in peer.channels:
+                self._replicate(peer.address, now)

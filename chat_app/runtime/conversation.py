@@ -33,7 +33,7 @@ up by replication, which fetches by author and height.
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 MAX_IN_FLIGHT = 256
 IN_FLIGHT_WINDOW_MS = 10_000
 RETRY_MS = 1_000
+AUTHORS_REMEMBERED = 1024
+"""Authors whose latest sequence number is kept in memory (anyone can make
+up authors: the least recently heard is read from the store again)."""
 
 
 class StepFailed(Exception):
@@ -73,7 +76,7 @@ class Conversation:
         self.config = config
         self.engine = self._load(now)
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
-        self._latest: dict[str, int] = {}  # author -> the highest seq delivered here (read once per author)
+        self._latest: OrderedDict[str, int] = OrderedDict()  # author -> the highest seq delivered here
         self.topic_id: str | None = None  # the topic message last reported
         self.held: deque[tuple[str, str, str, int]] = deque()  # (nick, text, kind, typed at)
         self.retry_at: int | None = None  # while messages are held: when to look for room again
@@ -167,6 +170,9 @@ class Conversation:
             if row.seq > latest + 1:
                 gaps.append((row.sender_id, latest + 1, row.seq - 1))
             self._latest[row.sender_id] = max(latest, row.seq)
+            self._latest.move_to_end(row.sender_id)
+            if len(self._latest) > AUTHORS_REMEMBERED:
+                self._latest.popitem(last=False)
         return gaps
 
     def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:

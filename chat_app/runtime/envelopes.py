@@ -16,9 +16,11 @@ Who signs what:
 
 The store keeps each delivered message's envelope (full form) as its
 ``wire``; the engines only ever see the protocol bytes inside
-(``sds_bytes``). Ed25519 signatures are deterministic, so sealing our own
-message for the store and for the network gives the same bytes, signed once
-(``_envelopes`` remembers them).
+(``sds_bytes``). Until a message is delivered (it may wait minutes for its
+history) ``_envelopes`` remembers who signed its bytes and the signature -
+a hundred bytes whatever the size of the message - from which its envelope
+is made again. Ed25519 signatures are deterministic, so sealing our own
+message for the store and for the network gives the same bytes, signed once.
 
 Private channels (a name and a passphrase): every datagram is signed with
 the channel tag as context and then encrypted (``chat_app.crypto.channel``);
@@ -37,7 +39,10 @@ were routed: a duplicate datagram (a resend, a repair several peers
 rebroadcast, a relayed copy) costs one SHA-256 and one lookup - no
 signature, no parsing - and reaches its engine as the first copy did, which
 drops it by message id. The SDS message is parsed once, when verified
-(``check_sds``), and that parse is what routing and the engine use.
+(``check_sds``), and that parse is what routing and the engine use. Every
+cache here is bounded in bytes as well as in entries (``chat_app.crypto.bounded``):
+a datagram may be 64 KB, and a bound on entries alone let 9,000 valid ones
+keep 475 MiB alive.
 Replication entries arrive over a TCP link we accepted or dialled,
 one per frame by the thousand; they are verified without the per-source
 budget but through a cache of their own, since the link validates an entry
@@ -47,15 +52,15 @@ and the runtime then feeds it.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from chat_app.crypto.bounded import OVERHEAD, ByteLru
 from chat_app.crypto import (
     ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, check_sds, open_datagram, seal,
     verify_rekey,
 )
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
-from chat_app.crypto.envelope import VERSION
+from chat_app.crypto.envelope import VERSION, Signer
 from chat_app.net.frames import CONTROL
 from chat_app.runtime.blind import DATAGRAM_SET, datagram_set
 from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
@@ -64,6 +69,9 @@ from proto.sds_pb2 import SdsMessage
 
 _FULL_HEADER, _SIGNATURE = 3 + 32, 64
 _REMEMBERED = 8192
+_ROUTED_BYTES = 16 * 1024 * 1024  # 8,192 of a busy channel's ~900-byte datagrams, each charged twice, fit
+_ENTRIES_BYTES = 16 * 1024 * 1024  # a catch-up's entries are opened by the link, then again when fed
+_SEAL_BYTES = 100  # a signer and a signature: ``_envelopes`` is bounded by its entries
 
 
 def is_envelope(wire: bytes) -> bool:
@@ -77,16 +85,8 @@ def sds_bytes(wire: bytes) -> bytes:
     return wire[_FULL_HEADER:-_SIGNATURE] if is_envelope(wire) else wire
 
 
-class _Lru(OrderedDict):
-    def __init__(self, capacity: int) -> None:
-        super().__init__()
-        self.capacity = capacity
-
-    def put(self, key, value) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        if len(self) > self.capacity:
-            self.popitem(last=False)
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
 
 
 class Envelopes:
@@ -99,9 +99,12 @@ class Envelopes:
         self.private: dict[str, ChannelKey] = {}  # channel name -> its key, for the channels private here
         self._by_link: dict[str, str] = {}  # link name -> channel name
         self.stats = self.gate.stats
-        self._envelopes = _Lru(_REMEMBERED)  # SDS bytes -> full-form envelope, ours and received
-        self._entries = _Lru(_REMEMBERED)    # digest of a replication entry -> its Opened
-        self._routed = _Lru(_REMEMBERED)     # digest of a datagram that verified -> (where it went, envelope)
+        self._signer = Signer(identity.public_key, identity.sender_id)
+        # digest of SDS bytes -> (signer, signature); of a replication entry -> where it went; of a datagram
+        # that verified -> (where it went, the (digest, signer and signature) of a chat message inside)
+        self._envelopes = ByteLru(_REMEMBERED, _REMEMBERED * (_SEAL_BYTES + OVERHEAD))
+        self._entries = ByteLru(_REMEMBERED, _ENTRIES_BYTES)
+        self._routed = ByteLru(_REMEMBERED, _ROUTED_BYTES)
 
     def key_of(self, sender_id: str) -> bytes | None:
         """The public key behind ``sender_id``, if one of its envelopes verified lately."""
@@ -153,7 +156,7 @@ class Envelopes:
         """The envelope to send for SDS bytes an engine produced: the author's
         own if the engine is passing someone else's message on (``wire_of``
         finds a stored one by message id), else ours. None: nothing to send."""
-        envelope = self._envelopes.get(data)
+        envelope = self._envelope_of(data)
         if envelope is None:
             msg = SdsMessage.FromString(data)
             if msg.sender_id == self.peer_id:
@@ -186,7 +189,7 @@ class Envelopes:
 
     def stored_wire(self, channel: str, sds: bytes, sender_id: str) -> bytes:
         """What the store keeps for a delivered message: its envelope."""
-        envelope = self._envelopes.get(sds)
+        envelope = self._envelope_of(sds)
         if envelope is not None:
             return envelope
         if sender_id == self.peer_id:
@@ -197,22 +200,26 @@ class Envelopes:
     def _seal_own(self, channel: str, sds: bytes) -> bytes:
         key = self.private.get(channel)
         envelope = seal(self.identity, Kind.SDS, sds, context=key.tag if key is not None else b"")
-        self._envelopes.put(sds, envelope)
+        self._envelopes.put(_digest(sds), (self._signer, envelope[-_SIGNATURE:]), _SEAL_BYTES)
         return envelope
+
+    def _envelope_of(self, sds: bytes) -> bytes | None:
+        """The full-form envelope of SDS bytes that verified (or that we signed) lately."""
+        kept = self._envelopes.get(_digest(sds))
+        return None if kept is None else Opened(Kind.SDS, kept[0], sds, kept[1]).full_form()
 
     # --------------------------------------------------------------- receiving
 
     def open(self, data: bytes, source: Hashable, now: int
              ) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
         """Verify and route one datagram."""
-        digest = hashlib.sha256(data).digest()
+        digest = _digest(data)
         known = self._routed.get(digest)
         if known is not None:
-            self._routed.move_to_end(digest)
             self.stats["repeated"] += 1
-            routed, envelope = known
-            if envelope is not None:  # kept for the store until the message is delivered, as on first sight
-                self._envelopes.put(routed.data, envelope)
+            routed, kept = known
+            if kept is not None:  # kept for the store until the message is delivered, as on first sight
+                self._envelopes.put(*kept, _SEAL_BYTES)
             return routed
         try:
             opened = self.gate.open(data, source, now, digest)
@@ -220,13 +227,16 @@ class Envelopes:
             return Refused(exc.reason, str(exc))
         routed = self._route(opened)
         if isinstance(routed, (SdsDatagram, FetchRequest)):
-            self._routed.put(digest, (routed, self._envelopes.get(routed.data) if isinstance(routed, SdsDatagram)
-                                      and routed.chat else None))
+            kept = None
+            if isinstance(routed, SdsDatagram) and routed.chat:
+                key = _digest(routed.data)
+                kept = (key, self._envelopes.get(key))
+            self._routed.put(digest, (routed, kept), 2 * len(data))  # the bytes, and their parse
         return routed
 
     def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
         """Verify and route one replication entry (an author's envelope)."""
-        digest = hashlib.sha256(entry).digest()
+        digest = _digest(entry)
         routed = self._entries.get(digest)
         if routed is None:
             try:
@@ -237,7 +247,7 @@ class Envelopes:
                 self.stats[f"entry_{exc.reason}"] += 1
                 return Refused(exc.reason, str(exc))
             routed = self._route(opened)
-            self._entries.put(digest, routed)
+            self._entries.put(digest, routed, 2 * len(entry))
         if not isinstance(routed, (SdsDatagram, Refused)):
             return Refused("kind", "a replication entry must be an SDS message")
         return routed
@@ -275,5 +285,5 @@ class Envelopes:
             where = "a private channel's key" if opened.context else "the open"
             return Refused("wrong_channel", f"a datagram for #{routed.channel[:40]} came under {where}")
         if isinstance(routed, SdsDatagram) and routed.chat:
-            self._envelopes.put(opened.payload, opened.full_form())
+            self._envelopes.put(_digest(opened.payload), (opened.signer, opened.signature), _SEAL_BYTES)
         return routed

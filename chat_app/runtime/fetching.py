@@ -1,68 +1,106 @@
 """Fetching missing messages, and serving others' fetches within a budget.
 
-When the engine reports a message as missing, we ask for it (at once, or
-after ``FETCH_GRACE_MS`` when we are behind): its author if we know where
-the author is, else everyone in the channel, at most once per id every
-``FETCH_RETRY_MS``. A peer that holds a requested message answers
-with the message's original SDS datagram. Both sides are pure bookkeeping
-here: they say what to send to whom, and the runtime sends it.
+The engine reports a message as missing once, when it is first named. We
+ask for it at once (or after ``FETCH_GRACE_MS`` when we are behind): its
+author if we know where the author is, else everyone in the channel. While
+the engine still misses it we ask again, on a schedule of our own that backs
+off from ``FETCH_RETRY_MS`` to ``FETCH_RETRY_MAX_MS``: anyone can name ids
+that exist nowhere, and one asked for every 2 s for the 5 minutes the
+engine waits cost 150 requests (now 75); in an overloaded channel, where
+requests and answers are lost, asking every few seconds is still what brings
+the rest. At most
+``MAX_WANTED`` ids are followed, the oldest let go first. A peer that holds
+a requested message answers with the message's original datagram. Both
+sides are pure bookkeeping here: they say what to send to whom, and the
+runtime sends it.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from chat_app.net.frames import encode_fetch
+from chat_app.net.frames import MAX_IDS, encode_fetch
 from chat_app.net.udp import Address
 from chat_app.runtime.peers import PeerTable
+from sync.core import Schedule
 
 FETCH_GRACE_MS = 1_000
 """While we are behind (``BEHIND``), a message is fetched only once it has
-been missing this long (the engine reports what is still missing every
-2 s): it is most likely waiting in our socket queue, and in an overloaded
-channel asking at once had authors send nearly every message twice, on top
-of the load. Otherwise it is asked for at once."""
+been missing this long: it is most likely waiting in our socket queue, and
+in an overloaded channel asking at once had authors send nearly every
+message twice, on top of the load. Otherwise it is asked for at once."""
 BEHIND = 32
 """Datagrams read off the socket in one go: this many say we are behind."""
 FETCH_RETRY_MS = 2_000
+FETCH_RETRY_MAX_MS = 4_000
+"""Each request not answered doubles the wait before the next, up to this:
+a fetch that did not help also replicates with everyone in the channel,
+which ``catchup`` allows once every 5 s a peer, and asking less often than
+that slowed an overloaded channel's catching up."""
+MAX_WANTED = 16_384
+"""Missing ids followed for retries (a few channels' worth of the engine's
+``max_missing``); past this the oldest are let go."""
 FETCH_BUDGET = 128
 """Messages served per requesting address per second: a fetch request is tiny
 and its answer is not, so without a budget a spoofed request would turn us
 into an amplifier."""
-MAX_ASKED = 100_000
-"""Ids remembered for the retry interval; past this the oldest are forgotten."""
 
 Send = tuple[bytes, Address | None]  # None: broadcast to the channel
 
 
+@dataclass(slots=True)
+class _Wanted:
+    channel: str
+    author: str | None
+    asked: int = 0  # requests sent so far
+
+
 class Fetcher:
     def __init__(self) -> None:
-        self._asked: dict[str, tuple[int, int | None]] = {}  # id -> (first reported missing, last asked)
+        self._wanted: OrderedDict[str, _Wanted] = OrderedDict()  # message id -> what to ask, oldest first
+        self._due: Schedule[str] = Schedule()  # message id -> when to ask (again)
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
 
-    def requests(self, channel: str, missing: Iterable[tuple[str, str | None]], peers: PeerTable,
-                 now: int, behind: bool = False) -> tuple[list[Send], int, int]:
-        """(message_id, sender_id) pairs to ask for: the datagrams to send
-        (to an author, or to None for the whole channel), how many ids, and
-        how many of them were asked for before (a fetch did not bring them)."""
-        by_target: dict[Address | None, list[str]] = {}
-        again = 0
-        for mid, sender in missing:
-            first, asked_at = self._asked.setdefault(mid, (now, None))
-            if behind and now - first < FETCH_GRACE_MS:
+    def want(self, channel: str, missing: Iterable[tuple[str, str | None]], now: int, behind: bool = False) -> None:
+        """``(message_id, author)`` pairs newly missing in ``channel``: to be
+        asked for now, or after ``FETCH_GRACE_MS`` if we are behind."""
+        at = now + FETCH_GRACE_MS if behind else now
+        for mid, author in missing:
+            if mid in self._wanted:
                 continue
-            if asked_at is not None:
-                if now - asked_at < FETCH_RETRY_MS:
-                    continue
-                again += 1
-            self._asked[mid] = (first, now)
-            author = peers.get(sender or "")
-            by_target.setdefault(author.address if author else None, []).append(mid)
-        if len(self._asked) > MAX_ASKED:
-            for mid in list(self._asked)[: MAX_ASKED // 2]:
-                del self._asked[mid]
-        sends = [(encode_fetch(channel, ids), target) for target, ids in by_target.items()]
-        return sends, sum(len(ids) for ids in by_target.values()), again
+            self._wanted[mid] = _Wanted(channel, author)
+            self._due.set(mid, at)
+            if len(self._wanted) > MAX_WANTED:
+                oldest, _ = self._wanted.popitem(last=False)
+                self._due.discard(oldest)
+
+    def next_due(self) -> int | None:
+        return self._due.next_due()
+
+    def requests(self, peers: PeerTable, now: int, still_missing: Callable[[str, str], bool]
+                 ) -> dict[str, tuple[list[Send], int, int]]:
+        """What is due, per channel: the datagrams to send (to an author, or
+        to None for the whole channel), how many ids, and how many of them
+        were asked for before (a fetch did not bring them). An id no longer
+        missing (``still_missing(channel, id)``) is let go."""
+        by_channel: dict[str, tuple[dict[Address | None, list[str]], list[int]]] = {}
+        for mid in self._due.pop_due(now):
+            wanted = self._wanted[mid]
+            if not still_missing(wanted.channel, mid):
+                del self._wanted[mid]
+                continue
+            targets, again = by_channel.setdefault(wanted.channel, ({}, [0]))
+            again[0] += wanted.asked > 0
+            self._due.set(mid, now + min(FETCH_RETRY_MS << wanted.asked, FETCH_RETRY_MAX_MS))
+            wanted.asked += 1
+            author = peers.get(wanted.author or "")
+            targets.setdefault(author.address if author else None, []).append(mid)
+        return {channel: ([(encode_fetch(channel, ids[i:i + MAX_IDS]), target) for target, ids in targets.items()
+                           for i in range(0, len(ids), MAX_IDS)],
+                          sum(len(ids) for ids in targets.values()), again[0])
+                for channel, (targets, again) in by_channel.items()}
 
     def answers(self, message_ids: list[str], addr: Address, wire_of: Callable[[str], bytes | None],
                 now: int) -> tuple[list[bytes], int]:

@@ -21,7 +21,8 @@ owns its recovery and stream objects:
 * ``OutgoingBuffer`` (``outgoing``): our messages until acknowledged, their
   resends (backed off, and capped in rate), and the watch after that;
 * ``IncomingBuffer`` (``incoming``): messages waiting for their history,
-  the missing ids they wait for, and SDS-R requests for those;
+  the missing ids they wait for, and SDS-R requests for those, each charged
+  to a sender and bounded per sender and in all (``holdings``);
 * ``Delivery`` (``delivery``): into the log, with everything that frees,
   and giving up on what is lost;
 * ``Responses`` (``repair``): SDS-R rebroadcasts we owe others;
@@ -32,10 +33,11 @@ The engine is sans-I/O and follows ``sync.core``: ``receive`` takes bytes
 to read the protobuf does not make the engine read it again), ``send`` takes
 content, both take ``now``; the caller drains ``events()`` and
 ``datagrams_to_send(now)`` and calls ``handle_timer(now)`` at
-``get_timer()``. Everything periodic - resends, the watch, sweeps, lost
+``get_timer()``. Everything periodic - resends, the watch, lost
 deadlines, sync messages, repair, forgetting participants - happens there,
 each from a keyed ``Schedule`` so nothing is ever scanned. Every datagram is
-validated (``validate``) before anything else looks at it.
+validated (``validate``) before anything else looks at it, and everything a
+datagram can make the channel keep is bounded in count and in bytes.
 
 Randomness (the sync backoff) is derived by hashing our id with a round
 counter, so a channel is a deterministic function of its inputs and its
@@ -57,7 +59,7 @@ from .dialects import ReceivedFilter
 from .errors import LocalProtocolError, RemoteProtocolError
 from .delivery import Delivery, HintFunction
 from .events import Buffered, EphemeralReceived, Event, HistoryEntry, Rejected, RepairSent
-from .incoming import IncomingBuffer, Pending
+from .incoming import IncomingBuffer
 from .log import LocalLog, LogView
 from .outgoing import OutgoingBuffer
 from .output import Output
@@ -81,8 +83,8 @@ class Channel:
         self.config = config = config or Config()
         self._out = Output()
         self._bloom = ReceivedFilter(config)
-        self._log = LocalLog(config.causal_history_size, config.max_missing)
-        self._peers = Participants(config.max_participants, config.lost_after_ms)
+        self._log = LocalLog(config.causal_history_size, config.max_lost)
+        self._peers = Participants(config.max_participants, config.lost_after_ms, config.max_filter_bytes)
         self._outgoing = OutgoingBuffer(config, self._peers, self._out, refit=self._readable,
                                         log_size=lambda: len(self._log))
         self._incoming = IncomingBuffer(config, sender_id, self._log, self._out)
@@ -90,7 +92,7 @@ class Channel:
         self._repair = Responses(config, sender_id)
         self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
         self._sync = SyncTimer(config, sender_id, channel_id, now)
-        self._dirty = {"bloom": False, "repair": False}
+        self._bloom_changed = False
 
     # ------------------------------------------------------------------ views
 
@@ -111,7 +113,7 @@ class Channel:
     def unacknowledged(self) -> dict[str, int]:
         """Our messages still in the outgoing buffer -> distinct peers whose
         bloom filters hold them (0 means unacknowledged)."""
-        return {mid: len(out.possible_by) for mid, out in self._outgoing.unacked.items()}
+        return {mid: out.peers for mid, out in self._outgoing.unacked.items()}
 
     def in_flight(self, since: int, limit: int) -> int:
         """Our messages sent at or after ``since`` that no peer has shown to
@@ -121,7 +123,7 @@ class Channel:
         for out in reversed(self._outgoing.unacked.values()):  # insertion order is sending order
             if count >= limit or out.sent_at < since:
                 break
-            count += not out.possible_by
+            count += not out.peers
         return count
 
     @property
@@ -130,7 +132,11 @@ class Channel:
         return len(self._incoming)
 
     def missing(self) -> tuple[HistoryEntry, ...]:
-        return tuple(self._incoming.missing.values())
+        return tuple(m.entry for m in self._incoming.missing.values())
+
+    def is_missing(self, message_id: str) -> bool:
+        """Is ``message_id`` wanted: named as history, and neither held nor given up?"""
+        return self._incoming.is_missing(message_id)
 
     # ---------------------------------------------------------------- sending
 
@@ -215,21 +221,19 @@ class Channel:
             self._repair.asked(pb.message_id, pb.sender_id or self._log.sender_of(pb.message_id), now)
         if not content:
             self.stats["sync_received"] += 1
-            self._incoming.unmet(msg, now)
+            self._incoming.named(msg, now)
             return
-        if len(self._incoming) >= self.config.max_incoming:
-            self.stats["incoming_full"] += 1
-            self._out.emit(Rejected("incoming_full", "incoming_full: too many messages wait for history"))
-            return
+        ready = self._incoming.arrive(msg, data, now)
+        if ready is None and mid not in self._incoming:
+            return  # refused (the buffer said why)
         self._bloom.add(mid)
-        self._dirty["bloom"] = True
-        unmet = self._incoming.unmet(msg, now)
-        if unmet:
-            self._incoming.hold(msg, data, now, unmet)
+        self._bloom_changed = True
+        if ready is None:
             self.stats["buffered"] += 1
-            self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, tuple(sorted(unmet))))
+            unmet = tuple(sorted(self._incoming.pending[mid].unmet))
+            self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, unmet))
         else:
-            self._delivery.deliver([Pending(msg, data, now, set(), 0)])
+            self._delivery.deliver([ready])
 
     def _reject(self, exc: RemoteProtocolError) -> None:
         self.stats[exc.kind] += 1
@@ -240,16 +244,14 @@ class Channel:
     def get_timer(self) -> int | None:
         """The next absolute time (ms) at which ``handle_timer`` has work."""
         candidates = (self._sync.at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
-                      self._repair.due.next_due(), self._incoming.next_sweep, self._peers.next_expiry())
+                      self._repair.due.next_due(), self._peers.next_expiry())
         return min(t for t in candidates if t is not None)
 
     def handle_timer(self, now: int) -> None:
         self._outgoing.handle_timer(now)
-        for dep in self._incoming.give_up_at.pop_due(now):
-            if self._delivery.give_up(dep):
-                self._dirty["repair"] = True
+        for dep in self._incoming.due_give_ups(now):
+            self._delivery.give_up(dep)
         self._peers.expire(now)
-        self._incoming.sweep(now)
         for mid, wire in self._repair.pop_due(now):
             self._out.transmit(self._readable(wire, now))
             self.stats["repair_sent"] += 1

@@ -56,13 +56,11 @@ class Config:
     least recently heard is forgotten beyond this, and anyone silent for
     ``lost_after_ms``. Anyone can make up sender ids: this bounds what a
     flood of them costs."""
-
-    max_missing: int = 1024
-    """Missing dependencies tracked for sync messages (which are not buffered,
-    so nothing waits for what they name): beyond this, a sync message's
-    unknown history is ignored rather than chased. Also how many ids given up
-    as lost are remembered (one referenced again after that is waited for
-    again)."""
+    max_filter_bytes: int = 1024 * 1024
+    """The participants' latest bloom filters, kept for the watch, in bytes
+    together (a filter may be up to a datagram long): beyond it the least
+    recently heard participants' filters are let go first. 55 filters of
+    @waku/sds's 18,752 bytes, 1,600 of ours."""
 
     max_watched: int = 1024
     """Acknowledged own messages watched for peers that still lack them
@@ -85,15 +83,49 @@ class Config:
     multiplied the overload (a 20 x 10 msg/s run: three resent copies
     received for every new message)."""
 
-    # Incoming buffer
-    sweep_interval_ms: int = 2 * SECOND
-    """How often still-missing dependencies are reported again (``Missing``)."""
+    # Incoming buffer. Anyone with a key can name made-up history and have
+    # their messages wait for it, so everything a sender makes us keep -
+    # held messages and the missing ids they introduce - is charged to that
+    # sender, in count and in bytes, and bounded per sender and in all.
     lost_after_ms: int = 5 * MINUTE
     """How long a missing dependency is waited for before it is ``Lost``.
     Long enough for one full SDS-R round (up to ``repair_t_max_ms`` to ask,
     up to ``repair_t_max_ms`` to be answered)."""
     max_incoming: int = 10_000
-    """Cap on buffered messages with unmet dependencies (memory bound)."""
+    """Messages waiting for their history, from all senders together."""
+    max_incoming_bytes: int = 16 * 1024 * 1024
+    """Their wire bytes and the missing ids they stand for, together. Past
+    either bound the sender holding the most bytes gives up its oldest
+    first (an id no message waits for, then a message); a message from that
+    very sender is refused (``incoming_full``)."""
+    max_held_per_sender: int = 256
+    """Messages one sender may have waiting: at 30% loss in a 20-peer x
+    10 msg/s channel a peer holds dozens per sender for a few seconds.
+    Beyond it the sender's next one is refused (``held_full``) and comes
+    back as a resend, a fetch answer or by replication."""
+    max_held_bytes_per_sender: int = 512 * 1024
+    """The bytes one sender may have us keep for it: its waiting messages
+    and the missing ids charged to it. About 15 of @waku/sds's 34 KB
+    messages, 500 of ours."""
+    max_missing: int = 4096
+    """Missing ids tracked, from all senders; those named only by sync
+    messages (which nobody waits for) up to a quarter of it. Beyond, a sync
+    message's unknown history is not chased."""
+    max_missing_per_sender: int = 512
+    """Missing ids charged to one sender: the message that first named
+    them, or a sync message while no message waits for them. Two full
+    causal histories of @waku/sds (200 each): a late joiner's first
+    messages may name many ids we never held."""
+    max_gapped_per_sender: int = 8
+    """When history is given up as lost, a sender's messages that waited for
+    it are delivered with the gap only while that sender has at most this
+    many waiting; beyond, they are refused (``unfounded``) and the history
+    is not recorded as lost. Honest history goes missing for good rarely
+    (its author, or whoever cites it, can serve it); a sender whose many
+    messages all wait for history nobody has is making it up."""
+    max_lost: int = 1024
+    """Ids given up as lost that are remembered (one referenced again after
+    that is waited for again)."""
 
     # Periodic sync
     sync_interval_ms: int = 10 * SECOND
@@ -107,7 +139,9 @@ class Config:
     repair_max_requests: int = 3
     expected_participants: int = 100
     repair_cache_size: int = 4096
-    """Wire bytes kept for messages we may be asked to rebroadcast."""
+    """Wire bytes kept for messages we may be asked to rebroadcast..."""
+    repair_cache_bytes: int = 8 * 1024 * 1024
+    """... and at most this many bytes of them, the oldest let go first."""
 
     # Limits on what the network may hand us
     max_datagram_bytes: int = 65_507
@@ -123,16 +157,17 @@ class Config:
     def __post_init__(self) -> None:
         positive = (
             "bloom_capacity", "resend_unacknowledged_ms",
-            "resend_possibly_acknowledged_ms", "sweep_interval_ms",
-            "lost_after_ms", "max_incoming", "sync_interval_ms", "participant_timeout_ms",
+            "resend_possibly_acknowledged_ms", "lost_after_ms", "max_incoming", "max_incoming_bytes",
+            "max_held_per_sender", "max_held_bytes_per_sender", "max_missing", "max_missing_per_sender",
+            "max_lost", "max_filter_bytes", "repair_cache_bytes", "sync_interval_ms", "participant_timeout_ms",
             "repair_t_max_ms", "expected_participants", "max_datagram_bytes",
-            "max_id_length", "max_entries", "max_watched", "max_participants", "max_missing",
+            "max_id_length", "max_entries", "max_watched", "max_participants",
             "resend_max_interval_ms", "max_resends_per_s", "max_resent_copies_per_s",
         )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0")
-        if self.causal_history_size < 0 or self.repair_max_requests < 0:
+        if self.causal_history_size < 0 or self.repair_max_requests < 0 or self.max_gapped_per_sender < 0:
             raise ValueError("sizes must be >= 0")
         if not 0 < self.bloom_error_rate < 1 or not 0 < self.ack_certainty < 1:
             raise ValueError("probabilities must lie strictly between 0 and 1")

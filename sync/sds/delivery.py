@@ -3,7 +3,8 @@
 A message is delivered the moment its last dependency is in the log, and
 that may free others waiting in the incoming buffer, transitively; a
 dependency not found within ``lost_after_ms`` is given up as ``Lost``,
-which frees what waits for it with the gap recorded. Each delivery is
+which frees what waits for it with the gap recorded (unless its sender has
+too many such messages waiting: see ``incoming``). Each delivery is
 reported as ``Delivered`` with its position and exact wire bytes, for the
 caller to store and serve.
 """
@@ -41,7 +42,7 @@ class Delivery:
         mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
         hint = self._hint_for(mid, sender, msg.content) if self._hint_for else None
         if hint is None and mid in self._incoming.missing:
-            hint = self._incoming.missing[mid].retrieval_hint
+            hint = self._incoming.missing[mid].entry.retrieval_hint
         position = self._log.insert(mid, lamport, sender, hint)
         self._repair.remember(mid, sender, wire, own)
         self._out.stats["delivered"] += 1
@@ -50,19 +51,17 @@ class Delivery:
             causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history), wire=wire,
             received_at=received_at, own=own, gaps=gaps))
 
-    def give_up(self, dep: str) -> bool:
-        """``dep`` was not found in time: treat it as lost and release what
-        waits for it. (A dependency that is itself buffered is only given up
-        as a dependency; it is still delivered once its own wait ends.)
-        True if it is now recorded as lost."""
+    def give_up(self, dep: str) -> None:
+        """``dep`` was not found in time: release what waits for it and,
+        unless all of that was refused, record it as lost. (A dependency that
+        is itself buffered is only given up as a dependency; it is still
+        delivered once its own wait ends.)"""
         if dep in self._log:
-            return False
-        entry = self._incoming.missing.get(dep)
-        if entry is not None:
+            return
+        missing = self._incoming.missing.get(dep)
+        freed, lost = self._incoming.give_up(dep)
+        if missing is not None and lost:
             self._log.add_lost(dep)
             self._out.stats["lost"] += 1
-        freed = self._incoming.satisfy(dep, lost=True)
-        if entry is not None:
-            self._out.emit(Lost(entry, tuple(p.msg.message_id for p in reversed(freed))))
+            self._out.emit(Lost(missing.entry, tuple(p.msg.message_id for p in reversed(freed))))
         self.deliver(freed)
-        return entry is not None

@@ -115,9 +115,9 @@ class AcknowledgedByMore(Event):
 class Missing(Event):
     """Dependencies we lack; the caller may fetch them (retrieval hints help).
 
-    Reported when first noticed and again on every incoming-buffer sweep
-    while they are still missing. ``waiting`` counts buffered messages that
-    wait for at least one of them.
+    Reported once, when first named: each id in one ``Missing`` only (the
+    caller retries a fetch on its own, asking ``Channel.is_missing`` whether
+    it still is). ``waiting`` counts the buffered messages.
     """
 
     entries: tuple[HistoryEntry, ...]

@@ -2,13 +2,32 @@
 
 A content message whose causal dependencies are not all in the log waits
 here, and is released the moment its last dependency is (``satisfy``). A
-dependency we do not even hold in the buffer is *missing*: reported
-(``Missing``, again every ``sweep_interval_ms``), queued for an SDS-R repair
-request at its ``T_req``, and given up as lost after ``lost_after_ms``, which
-releases whatever waits for it with the gap recorded.
+dependency we do not even hold in the buffer is *missing*: reported once,
+when first named (``Missing``: the caller fetches it, and retries on its
+own), queued for an SDS-R repair request at its ``T_req``, and given up after
+``lost_after_ms`` (``give_up``), which releases whatever waits for it with
+the gap recorded.
 
-Sync messages are not buffered, so the missing ids they name have nobody
-waiting; past ``max_missing`` such ids are not chased at all.
+Anyone with a key can name history that exists nowhere, so what waits here
+is charged to a sender (``holdings``) and bounded in count and in bytes:
+
+* a message whose sender already has ``max_held_per_sender`` waiting, or
+  ``max_held_bytes_per_sender``, or whose new missing ids would take its
+  sender past ``max_missing_per_sender``, is refused (``held_full``);
+* past the totals (``max_incoming``, ``max_incoming_bytes``, ``max_missing``)
+  the sender holding the most bytes gives up its oldest: first an id no
+  message waits for, then a waiting message (``evicted``); when that is the
+  newcomer's own sender, the newcomer is refused (``incoming_full``);
+* sync messages are not buffered, so the missing ids they name have nobody
+  waiting: they are chased within their sender's share and up to a quarter
+  of ``max_missing``, and past that not at all (``missing_full``);
+* when history is given up, a sender's messages that waited only for it are
+  delivered with the gap while that sender has at most
+  ``max_gapped_per_sender`` waiting, and refused beyond (``unfounded``).
+
+Refused and evicted messages leave nothing behind: the missing ids only they
+waited for are forgotten. Every change is marked for ``take_changes``, entry
+by entry (``incoming``, ``missing``, ``give_up``).
 """
 
 from __future__ import annotations
@@ -18,7 +37,8 @@ from dataclasses import dataclass, field
 from sync.core import Schedule
 
 from .config import Config
-from .events import HistoryEntry, Missing
+from .events import HistoryEntry, Missing, Rejected
+from .holdings import Holdings, held_cost, missing_cost
 from .log import LocalLog
 from .output import Output
 from .repair import request_at
@@ -33,10 +53,23 @@ class Pending:
     unmet: set[str]
     stamp: int  # arrival order, kept across restores
     gaps: list[str] = field(default_factory=list)
+    owned: set[str] = field(default_factory=set)  # missing ids charged to this message (all unmet)
 
     @property
     def key(self) -> tuple[int, str]:
         return (self.msg.lamport_timestamp, self.msg.message_id)
+
+    @property
+    def sender(self) -> str:
+        return self.msg.sender_id
+
+
+@dataclass(slots=True)
+class MissingId:
+    entry: HistoryEntry
+    stamp: int  # when first named, in the buffer's order
+    owner: str | None = None  # the waiting message charged for it; None: nobody waits,
+    namer: str = ""           # and the sender whose sync message named it is charged
 
 
 class IncomingBuffer:
@@ -44,14 +77,12 @@ class IncomingBuffer:
         self.config, self._self_id, self._log, self._out = config, self_id, log, out
         self.pending: dict[str, Pending] = {}
         self._waiters: dict[str, list[str]] = {}
-        self.missing: dict[str, HistoryEntry] = {}
+        self.missing: dict[str, MissingId] = {}
         self.give_up_at: Schedule[str] = Schedule()
-        self.next_sweep: int | None = None
         self.requests: Schedule[str] = Schedule()  # SDS-R: when to ask for a missing message
-        self.request_entries: dict[str, HistoryEntry] = {}
+        self.holdings = Holdings()
         self.stamp = 0
-        self.dirty: set[str] = set()  # pending entries changed since the last take
-        self.missing_changed = False
+        self.dirty: dict[str, set[str]] = {"incoming": set(), "missing": set(), "give_up": set()}
 
     def __contains__(self, message_id: str) -> bool:
         return message_id in self.pending
@@ -59,47 +90,154 @@ class IncomingBuffer:
     def __len__(self) -> int:
         return len(self.pending)
 
+    def is_missing(self, message_id: str) -> bool:
+        return message_id in self.missing
+
     # ------------------------------------------------------------ arriving
 
-    def unmet(self, msg: SdsMessage, now: int) -> set[str]:
-        """Dependencies of ``msg`` not in the log. Those we do not even hold
-        in the buffer are missing: reported, and queued for SDS-R."""
-        unmet: set[str] = set()
+    def arrive(self, msg: SdsMessage, wire: bytes, now: int) -> Pending | None:
+        """A content message we do not hold: returned if it can be delivered
+        now; else held for its history, or refused (``Rejected``) - ``None``
+        either way, and ``in`` tells which."""
+        unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
+        pending = Pending(msg, wire, now, unmet, 0)
+        if not unmet:
+            return pending
+        refusal = self._make_room(pending)
+        if refusal:
+            kind, reason = refusal
+            self._out.stats[kind] += 1
+            self._out.emit(Rejected(kind, f"{kind}: {reason}"))
+            return None
+        self._hold(pending, now)
+        return None
+
+    def _make_room(self, pending: Pending) -> tuple[str, str] | None:
+        """Why ``pending`` may not wait, if it may not; evicts the largest
+        share's oldest while the totals are full and it is someone else's."""
+        config, holdings, sender = self.config, self.holdings, pending.sender
+        while True:
+            share = holdings.share(sender)
+            new, adopted = self._costs(pending) if len(share.held) < config.max_held_per_sender else ([], [])
+            ids = len(new) + len(adopted)
+            nbytes = held_cost(pending.wire) + sum(new) + sum(adopted)
+            if (len(share.held) >= config.max_held_per_sender or share.missing + ids > config.max_missing_per_sender
+                    or share.bytes + nbytes > config.max_held_bytes_per_sender):
+                return "held_full", (f"{sender[:40]} has {len(share.held)} messages and {share.missing} missing ids "
+                                     f"({share.bytes} bytes) waiting here; no more")
+            if (holdings.held < config.max_incoming and holdings.missing + len(new) <= config.max_missing
+                    and holdings.bytes + held_cost(pending.wire) + sum(new) <= config.max_incoming_bytes):
+                return None
+            victim = holdings.largest()
+            if victim is None or victim == sender:
+                return "incoming_full", f"too many messages wait for history; {sender[:40]} has the most"
+            self._evict(victim)
+
+    def _costs(self, pending: Pending) -> tuple[list[int], list[int]]:
+        """What holding ``pending`` would charge its sender: a cost per new
+        missing id, and per id no message waits for yet that someone else named."""
+        new, adopted = [], []
+        for pb in pending.msg.causal_history:
+            dep = pb.message_id
+            if dep not in pending.unmet or dep in self.pending:
+                continue
+            known = self.missing.get(dep)
+            if known is None:
+                new.append(missing_cost(pb))
+            elif known.owner is None and known.namer != pending.sender:
+                adopted.append(missing_cost(known.entry))
+        return new, adopted
+
+    def _evict(self, sender: str) -> None:
+        share = self.holdings.shares[sender]
+        if share.bare:
+            self.forget(next(iter(share.bare)))
+            self._out.stats["evicted_missing"] += 1
+            return
+        pending = self.pending[next(iter(share.held))]
+        self._drop(pending)
+        self._out.stats["evicted"] += 1
+        self._out.emit(Rejected("evicted", f"evicted: {pending.msg.message_id} from {sender[:40]}, waiting for "
+                                           f"history, made room for others"))
+
+    def _hold(self, pending: Pending, now: int) -> None:
+        mid, sender = pending.msg.message_id, pending.sender
+        self.stamp += 1
+        pending.stamp = self.stamp
+        self.pending[mid] = pending
+        self.holdings.charge(sender, held_cost(pending.wire), held=mid)
+        self.dirty["incoming"].add(mid)
+        new: list[HistoryEntry] = []
+        for pb in pending.msg.causal_history:
+            dep = pb.message_id
+            if dep not in pending.unmet:
+                continue
+            self._waiters.setdefault(dep, []).append(mid)
+            self._deadline(dep, now)
+            known = self.missing.get(dep)
+            if known is None and dep not in self.pending:
+                entry = entry_from_pb(pb)
+                self._add_missing(dep, MissingId(entry, 0, owner=mid), now)
+                pending.owned.add(dep)
+                self.holdings.charge(sender, missing_cost(entry), missing=1)
+                new.append(entry)
+            elif known is not None and known.owner is None:  # named by a sync: now a message waits for it
+                self._transfer(dep, known, pending)
+        if new:
+            self._out.emit(Missing(tuple(new), len(self.pending)))
+
+    def named(self, msg: SdsMessage, now: int) -> None:
+        """A sync message's history: what it names that we lack is chased,
+        charged to its sender while no message waits for it, within bounds."""
+        config, holdings, sender = self.config, self.holdings, msg.sender_id
         new: list[HistoryEntry] = []
         for pb in msg.causal_history:
             dep = pb.message_id
-            if self._log.settled(dep):
-                continue
-            known = dep in self.pending or dep in self.missing
-            if not known and not msg.content and len(self.missing) >= self.config.max_missing:
-                self._out.stats["missing_full"] += 1
-                continue
-            unmet.add(dep)
-            if dep not in self.give_up_at:
-                self.give_up_at.set(dep, now + self.config.lost_after_ms)
-                self.missing_changed = True
-            if known:
+            if self._log.settled(dep) or dep in self.pending or dep in self.missing:
                 continue
             entry = entry_from_pb(pb)
-            self.missing[dep] = entry
+            cost, share = missing_cost(entry), holdings.share(sender)
+            if (share.missing >= config.max_missing_per_sender or share.bytes + cost > config.max_held_bytes_per_sender
+                    or holdings.bare >= config.max_missing // 4 or holdings.missing >= config.max_missing
+                    or holdings.bytes + cost > config.max_incoming_bytes):
+                self._out.stats["missing_full"] += 1
+                continue
+            self._add_missing(dep, MissingId(entry, 0, namer=sender), now)
+            holdings.charge(sender, cost, missing=1, bare=dep)
+            self._deadline(dep, now)
             new.append(entry)
-            if dep not in self.requests:
-                self.request_entries[dep] = entry
-                self.requests.set(dep, request_at(now, self._self_id, dep, self.config))
         if new:
-            self.missing_changed = True
-            self._out.emit(Missing(tuple(new), len(self.pending) + (1 if msg.content else 0)))
-            if self.next_sweep is None:
-                self.next_sweep = now + self.config.sweep_interval_ms
-        return unmet
+            self._out.emit(Missing(tuple(new), len(self.pending)))
 
-    def hold(self, msg: SdsMessage, wire: bytes, now: int, unmet: set[str]) -> None:
-        mid = msg.message_id
+    def _add_missing(self, dep: str, missing: MissingId, now: int) -> None:
         self.stamp += 1
-        self.pending[mid] = Pending(msg, wire, now, unmet, self.stamp)
-        for dep in unmet:
-            self._waiters.setdefault(dep, []).append(mid)
-        self.dirty.add(mid)
+        missing.stamp = self.stamp
+        self.missing[dep] = missing
+        self.requests.set(dep, request_at(now, self._self_id, dep, self.config))
+        self.dirty["missing"].add(dep)
+
+    def _deadline(self, dep: str, now: int) -> None:
+        if dep not in self.give_up_at:
+            self.give_up_at.set(dep, now + self.config.lost_after_ms)
+            self.dirty["give_up"].add(dep)
+
+    def _transfer(self, dep: str, missing: MissingId, to: Pending) -> None:
+        """Charge ``to``'s sender for ``dep`` instead of whoever is charged now."""
+        self._discharge(dep, missing)
+        missing.owner, missing.namer = to.msg.message_id, ""
+        to.owned.add(dep)
+        self.holdings.charge(to.sender, missing_cost(missing.entry), missing=1)
+        self.dirty["missing"].add(dep)
+
+    def _discharge(self, dep: str, missing: MissingId) -> None:
+        """Whoever is charged for ``dep`` is no longer."""
+        cost = missing_cost(missing.entry)
+        if missing.owner is None:
+            self.holdings.charge(missing.namer, -cost, missing=-1, unbare=dep)
+        else:
+            owner = self.pending[missing.owner]
+            owner.owned.discard(dep)
+            self.holdings.charge(owner.sender, -cost, missing=-1)
 
     def supersede(self, msg: SdsMessage, wire: bytes) -> Pending | None:
         """Another copy of a buffered message. The id covers the content but
@@ -108,65 +246,113 @@ class IncomingBuffer:
         ``lost_after_ms``. A copy waiting for strictly less replaces it; the
         dependencies only the replaced copy named are forgotten. Returns the
         message if it is now free to deliver."""
-        mid = msg.message_id
-        pending = self.pending[mid]
+        pending = self.pending[msg.message_id]
         unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
         if not unmet < pending.unmet:
             self._out.stats["duplicate"] += 1
             return None
         self._out.stats["superseded"] += 1
         for dep in pending.unmet - unmet:
-            waiters = self._waiters.get(dep, [])
-            if mid in waiters:
-                waiters.remove(mid)
-            if not waiters:
-                self._waiters.pop(dep, None)
-                self.forget(dep)
-        pending.msg, pending.wire, pending.unmet = msg, wire, unmet
-        self.dirty.add(mid)
-        if unmet:
+            self._unwait(pending, dep)
+        self.holdings.charge(pending.sender, held_cost(wire) - held_cost(pending.wire))
+        pending.msg, pending.wire = msg, wire
+        self.dirty["incoming"].add(msg.message_id)
+        if pending.unmet:
             return None
-        del self.pending[mid]
+        self._leave(pending)
         return pending
 
     # ------------------------------------------------------------ resolving
 
     def forget(self, dep: str) -> None:
         """``dep`` needs no more waiting or asking for."""
-        if self.missing.pop(dep, None) is not None or dep in self.give_up_at or dep in self.requests:
-            self.missing_changed = True
-        self.give_up_at.discard(dep)
+        missing = self.missing.pop(dep, None)
+        if missing is not None:
+            self._discharge(dep, missing)
+            self.dirty["missing"].add(dep)
+        if dep in self.give_up_at:
+            self.give_up_at.discard(dep)
+            self.dirty["give_up"].add(dep)
         self.requests.discard(dep)
-        self.request_entries.pop(dep, None)
 
-    def satisfy(self, dep: str, *, lost: bool = False) -> list[Pending]:
-        """``dep`` is no longer unmet; return the buffered messages it frees,
-        latest last-popped first so they are delivered in log order."""
+    def satisfy(self, dep: str) -> list[Pending]:
+        """``dep`` is in the log; return the buffered messages it frees,
+        latest first, so that popping them delivers in log order."""
         self.forget(dep)
-        freed: list[Pending] = []
+        return self._settle(self._unblock(dep, gap=False))
+
+    def due_give_ups(self, now: int) -> list[str]:
+        due = self.give_up_at.pop_due(now)
+        self.dirty["give_up"].update(due)
+        return due
+
+    def give_up(self, dep: str) -> tuple[list[Pending], bool]:
+        """``dep`` was not found in time: the messages that waited only for
+        it, now free (latest first), and whether ``dep`` counts as lost - it
+        does unless every message that waited for it was refused."""
+        self.forget(dep)
+        waited = len(self._waiters.get(dep, ()))
+        done = self._unblock(dep, gap=True)
+        freed = self._settle(done)
+        refused = len(done) - len(freed)
+        return freed, refused == 0 or refused < waited
+
+    def _unblock(self, dep: str, gap: bool) -> list[Pending]:
+        """``dep`` is no longer waited for (with a gap, if ``gap``): the messages that waited only for it."""
+        done = []
         for waiter in self._waiters.pop(dep, ()):
-            pending = self.pending.get(waiter)
-            if pending is None:
-                continue
+            pending = self.pending[waiter]
             pending.unmet.discard(dep)
-            if lost:
+            if gap:
                 pending.gaps.append(dep)
-            self.dirty.add(waiter)
+                self.dirty["incoming"].add(waiter)
             if not pending.unmet:
-                del self.pending[waiter]
+                done.append(pending)
+        return done
+
+    def _settle(self, done: list[Pending]) -> list[Pending]:
+        """Out of the buffer: each of ``done`` is free to deliver (returned,
+        latest first), unless it comes with gaps from a sender that has more
+        than ``max_gapped_per_sender`` waiting (counted before any leaves):
+        then it is refused."""
+        waiting = {p.sender: len(self.holdings.share(p.sender).held) for p in done if p.gaps}
+        freed = []
+        for pending in done:
+            if not pending.gaps or waiting[pending.sender] <= self.config.max_gapped_per_sender:
+                self._leave(pending)
                 freed.append(pending)
+                continue
+            self._drop(pending)
+            self._out.stats["unfounded"] += 1
+            self._out.emit(Rejected("unfounded", f"unfounded: {pending.msg.message_id} from {pending.sender[:40]} "
+                                                 f"waited for history nobody had, as {waiting[pending.sender]} of "
+                                                 f"its messages did"))
         freed.sort(key=lambda p: p.key, reverse=True)
         return freed
 
-    def sweep(self, now: int) -> None:
-        if self.next_sweep is None or now < self.next_sweep:
-            return
-        self.missing_changed = True
-        if self.missing:
-            self._out.emit(Missing(tuple(self.missing.values()), len(self.pending)))
-            self.next_sweep = now + self.config.sweep_interval_ms
-        else:
-            self.next_sweep = None
+    def _unwait(self, pending: Pending, dep: str) -> None:
+        """``pending`` no longer waits for ``dep``: forget ``dep`` if nobody
+        else does, else charge the next one waiting for what it was charged."""
+        pending.unmet.discard(dep)
+        waiters = self._waiters[dep]
+        waiters.remove(pending.msg.message_id)
+        if not waiters:
+            del self._waiters[dep]
+            self.forget(dep)
+        elif dep in pending.owned:
+            self._transfer(dep, self.missing[dep], self.pending[waiters[0]])
+
+    def _drop(self, pending: Pending) -> None:
+        """Out of the buffer, undelivered (evicted or refused)."""
+        for dep in list(pending.unmet):
+            self._unwait(pending, dep)
+        self._leave(pending)
+
+    def _leave(self, pending: Pending) -> None:
+        mid = pending.msg.message_id
+        del self.pending[mid]
+        self.holdings.charge(pending.sender, -held_cost(pending.wire), unheld=mid)
+        self.dirty["incoming"].add(mid)
 
     def due_requests(self, now: int, limit: int) -> list[HistoryEntry]:
         """SDS-R: the due entries with the lowest T_req, each rescheduled in
@@ -174,47 +360,52 @@ class IncomingBuffer:
         due = self.requests.pop_due(now, limit)
         for mid in due:
             self.requests.set(mid, request_at(now, self._self_id, mid, self.config))
-        if due:
-            self.missing_changed = True
-        return [self.request_entries[mid] for mid in due]
+        self.dirty["missing"].update(due)
+        return [self.missing[mid].entry for mid in due]
 
     def drop_request(self, message_id: str) -> None:
         """Someone else asked for it, or it came: we need not ask."""
         if message_id in self.requests:
             self.requests.discard(message_id)
-            self.missing_changed = True
+            self.dirty["missing"].add(message_id)
 
     # ----------------------------------------------------------- persistence
 
-    def export_entry(self, message_id: str) -> list | None:
-        p = self.pending.get(message_id)
+    def export_entry(self, collection: str, key: str) -> list | int | None:
+        """One entry of ``incoming``, ``missing`` or ``give_up`` as plain data (None: gone)."""
+        if collection == "give_up":
+            return self.give_up_at.get(key)
+        if collection == "missing":
+            m = self.missing.get(key)
+            return None if m is None else [m.entry.retrieval_hint, m.entry.sender_id, m.owner, m.namer, m.stamp,
+                                           self.requests.get(key)]
+        p = self.pending.get(key)
         return None if p is None else [p.wire, p.received_at, list(p.gaps), p.stamp]
 
-    def export(self) -> dict[str, list]:
-        return {mid: self.export_entry(mid) for mid in self.pending}
+    def export(self, collection: str) -> dict:
+        keys = {"incoming": self.pending, "missing": self.missing, "give_up": self.give_up_at}[collection]
+        return {key: self.export_entry(collection, key) for key, _ in keys.items()}
 
-    def export_missing(self) -> dict:
-        """The small part: what is missing, and when to ask and give up."""
-        return {
-            "missing": [[e.message_id, e.retrieval_hint, e.sender_id] for e in self.missing.values()],
-            "give_up_at": [[dep, at] for dep, at in self.give_up_at.items()],
-            "next_sweep": self.next_sweep,
-            "requests": [[mid, e.retrieval_hint, e.sender_id, self.requests.get(mid)]
-                         for mid, e in self.request_entries.items() if mid in self.requests],
-        }
-
-    def restore(self, entries: dict[str, list], small: dict) -> None:
-        for mid, hint, sender in small["missing"]:
-            self.missing[mid] = HistoryEntry(mid, hint, sender)
-        for dep, at in small["give_up_at"]:
-            self.give_up_at.set(dep, at)
-        self.next_sweep = small["next_sweep"]
-        for mid, hint, sender, at in small["requests"]:
-            self.request_entries[mid] = HistoryEntry(mid, hint, sender)
-            self.requests.set(mid, at)
-        for _mid, (wire, received_at, gaps, stamp) in sorted(entries.items(), key=lambda kv: kv[1][3]):
+    def restore(self, incoming: dict[str, list], missing: dict[str, list], give_up: dict[str, int]) -> None:
+        for _mid, (wire, received_at, gaps, stamp) in sorted(incoming.items(), key=lambda kv: kv[1][3]):
             msg = decode(wire, self.config)
-            unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
-            self.pending[msg.message_id] = Pending(msg, wire, received_at, unmet, stamp, list(gaps))
+            mid = msg.message_id
+            unmet = {pb.message_id for pb in msg.causal_history
+                     if not self._log.settled(pb.message_id) and pb.message_id not in gaps}
+            self.pending[mid] = Pending(msg, wire, received_at, unmet, stamp, list(gaps))
+            self.holdings.charge(msg.sender_id, held_cost(wire), held=mid)
             for dep in unmet:
-                self._waiters.setdefault(dep, []).append(msg.message_id)
+                self._waiters.setdefault(dep, []).append(mid)
+        for dep, (hint, sender, owner, namer, stamp, asked_at) in sorted(missing.items(), key=lambda kv: kv[1][4]):
+            entry = HistoryEntry(dep, hint, sender)
+            self.missing[dep] = MissingId(entry, stamp, owner, namer)
+            if owner is None:
+                self.holdings.charge(namer, missing_cost(entry), missing=1, bare=dep)
+            else:
+                self.pending[owner].owned.add(dep)
+                self.holdings.charge(self.pending[owner].sender, missing_cost(entry), missing=1)
+            if asked_at is not None:
+                self.requests.set(dep, asked_at)
+        for dep, at in give_up.items():
+            self.give_up_at.set(dep, at)
+

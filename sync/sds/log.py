@@ -60,12 +60,14 @@ class LogView(Sequence[str]):
 
 
 class LocalLog:
-    __slots__ = ("order", "entries", "lost", "recent", "max_lost")
+    __slots__ = ("order", "entries", "lost", "lost_stamp", "lost_dirty", "recent", "max_lost")
 
     def __init__(self, history_size: int, max_lost: int) -> None:
         self.order: SortedList = SortedList()
         self.entries: dict[str, LogEntry] = {}
-        self.lost: dict[str, None] = {}  # an ordered set, oldest first
+        self.lost: dict[str, int] = {}  # id -> when given up, as a counter; oldest first
+        self.lost_stamp = 0
+        self.lost_dirty: set[str] = set()  # changed since the last take (a store writes each alone)
         self.recent: deque[str] = deque(maxlen=history_size)
         self.max_lost = max_lost
 
@@ -92,13 +94,22 @@ class LocalLog:
         self.order.add(key)
         self.entries[message_id] = LogEntry(lamport, sender_id, hint)
         self.recent.append(message_id)
-        self.lost.pop(message_id, None)
+        if self.lost.pop(message_id, None) is not None:
+            self.lost_dirty.add(message_id)
         return self.order.bisect_left(key)
 
     def add_lost(self, message_id: str) -> None:
-        self.lost[message_id] = None
+        self.lost_stamp += 1
+        self.lost.pop(message_id, None)  # to the end: the newest
+        self.lost[message_id] = self.lost_stamp
+        self.lost_dirty.add(message_id)
         if len(self.lost) > self.max_lost:
-            del self.lost[next(iter(self.lost))]
+            oldest = next(iter(self.lost))
+            del self.lost[oldest]
+            self.lost_dirty.add(oldest)
+
+    def restore_lost(self, lost: dict[str, int]) -> None:
+        self.lost = dict(sorted(lost.items(), key=lambda kv: kv[1]))
 
     def history(self) -> list[HistoryEntry]:
         """What the next message cites: the most recently delivered."""

@@ -18,6 +18,12 @@ arrival time, so its whole state is one integer).
 
 An acknowledgement proves that one peer holds a message, not that all do,
 so acknowledged messages are *watched* (see ``_acknowledge``).
+
+Who holds a message is counted (``peers``, what the delivery state shows)
+and, for the participants among them, remembered by name (``possible_by``:
+what the coverage rules ask about). Anyone can name our messages under
+made-up sender ids, so the names kept never outnumber the participants
+table: when the set is full, those no longer in the table are let go.
 """
 
 from __future__ import annotations
@@ -46,10 +52,11 @@ class OwnMessage:
     wire: bytes
     sent_at: int
     stamp: int  # insertion order, kept across restores
-    possible_by: set[str] = field(default_factory=set)
+    possible_by: set[str] = field(default_factory=set)  # participants known to hold it (see _credit)
     log_fp: float = 0.0  # sum of ln(false-positive rate) of the filters that held it
     resends: int = 0
     log_size: int = 0  # messages in our log when it was sent (see _check_watched)
+    peers: int = 0  # distinct peers counted as holding it
 
 
 class OutgoingBuffer:
@@ -82,13 +89,12 @@ class OutgoingBuffer:
             mid = pb.message_id
             out = self.unacked.get(mid) or self.watched.get(mid)
             if out is not None:
-                known = peer in out.possible_by
-                out.possible_by.add(peer)
+                counted = self._credit(out, peer)
                 if mid in self.unacked:
                     self._acknowledge(mid, out, "causal_history", now)
-                elif not known:
+                elif counted:
                     self.dirty["watched"].add(mid)
-                    self._out.emit(AcknowledgedByMore(mid, len(out.possible_by)))
+                    self._out.emit(AcknowledgedByMore(mid, out.peers))
         if not self.unacked or not msg.HasField("bloom_filter"):
             return
         try:
@@ -102,15 +108,26 @@ class OutgoingBuffer:
                 continue
             if log_fp is None:
                 log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
-            out.possible_by.add(peer)
+            self._credit(out, peer)
             out.log_fp += log_fp
             self.dirty["outgoing"].add(mid)
             if self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)
                 continue
-            if len(out.possible_by) == 1:
+            if out.peers == 1:
                 self.resend.set(mid, now + self._period(out))
-            self._out.emit(PossiblyAcknowledged(mid, len(out.possible_by)))
+            self._out.emit(PossiblyAcknowledged(mid, out.peers))
+
+    def _credit(self, out: OwnMessage, peer: str) -> bool:
+        """Count ``peer`` (a participant, just heard) as holding ``out``;
+        False if it was counted already."""
+        if peer in out.possible_by:
+            return False
+        if len(out.possible_by) >= self.config.max_participants:
+            out.possible_by = {p for p in out.possible_by if p in self._peers}
+        out.possible_by.add(peer)
+        out.peers += 1
+        return True
 
     def _acknowledged_by_blooms(self, out: OwnMessage, now: int) -> bool:
         """Certain enough that these filters are not all false positives, and
@@ -140,7 +157,7 @@ class OutgoingBuffer:
         del self.unacked[message_id]
         self.resend.discard(message_id)
         self._out.stats["acknowledged"] += 1
-        self._out.emit(Acknowledged(message_id, via, len(out.possible_by)))
+        self._out.emit(Acknowledged(message_id, via, out.peers))
         out.stamp = self._next_stamp()
         self.watched[message_id] = out
         self.watch.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
@@ -172,7 +189,7 @@ class OutgoingBuffer:
             (mid,) = self.resend.pop_due(now, 1)
             out = self.unacked[mid]
             self.dirty["outgoing"].add(mid)
-            if out.possible_by and self._acknowledged_by_blooms(out, now):
+            if out.peers and self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
                 continue
             self._rebroadcast(out, "resent", now)
@@ -184,7 +201,7 @@ class OutgoingBuffer:
         """The wait before the next resend: the base period for its state,
         doubled for every resend so far, at most ``resend_max_interval_ms``."""
         config = self.config
-        base = config.resend_possibly_acknowledged_ms if out.possible_by else config.resend_unacknowledged_ms
+        base = config.resend_possibly_acknowledged_ms if out.peers else config.resend_unacknowledged_ms
         return min(base << min(out.resends, 32), max(base, config.resend_max_interval_ms))
 
     def _interval(self) -> int:
@@ -235,8 +252,8 @@ class OutgoingBuffer:
             except RemoteProtocolError:
                 continue
             if holds:
-                out.possible_by.add(peer)
-                self._out.emit(AcknowledgedByMore(message_id, len(out.possible_by)))
+                self._credit(out, peer)
+                self._out.emit(AcknowledgedByMore(message_id, out.peers))
             else:
                 lacking = True
         age = now - out.sent_at
@@ -256,7 +273,7 @@ class OutgoingBuffer:
         if out is None:
             return None
         return [out.wire, out.sent_at, out.stamp, sorted(out.possible_by), out.log_fp, out.resends,
-                schedule.get(message_id), out.log_size]
+                schedule.get(message_id), out.log_size, out.peers]
 
     def export(self, name: str) -> dict[str, list]:
         buffer = self.unacked if name == "outgoing" else self.watched
@@ -266,8 +283,9 @@ class OutgoingBuffer:
         buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
         for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due, *rest) in sorted(
                 entries.items(), key=lambda kv: kv[1][2]):
-            # saved before log_size was: as if the log had moved on past it
+            # saved before log_size was: as if the log had moved on past it; before peers was: as many as named
             log_size = rest[0] if rest else -self.config.bloom_capacity
-            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends, log_size)
+            peers = rest[1] if len(rest) > 1 else len(possible_by)
+            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends, log_size, peers)
             if due is not None:
                 schedule.set(mid, due)

@@ -8,7 +8,10 @@ evicting the one heard from least recently, and forgets anyone silent for
 ``expiry_ms`` (by then nothing reads their entry: the watch looks back
 ``lost_after_ms``, bloom acknowledgement ``participant_timeout_ms``). Both
 cost O(1): ``now`` never decreases, so least recently heard is first in the
-table.
+table. A filter may be as long as a datagram, so the filters together are
+held to ``filter_budget`` bytes as well: past it, the least recently heard
+participants' filters are let go (the participants stay; the watch skips a
+participant without one).
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ from collections.abc import Iterator
 
 
 class Participants:
-    __slots__ = ("capacity", "expiry_ms", "_heard", "_filters", "_rank", "stamp", "evicted", "dirty")
+    __slots__ = ("capacity", "expiry_ms", "filter_budget", "_heard", "_filters", "_filter_bytes", "_rank", "stamp",
+                 "evicted", "dirty")
 
-    def __init__(self, capacity: int, expiry_ms: int) -> None:
+    def __init__(self, capacity: int, expiry_ms: int, filter_budget: int) -> None:
         self.capacity = capacity
         self.expiry_ms = expiry_ms
+        self.filter_budget = filter_budget
         self._heard: OrderedDict[str, int] = OrderedDict()  # least recently heard first
         self._filters: dict[str, tuple[bytes, int]] = {}
+        self._filter_bytes = 0
         self._rank: dict[str, int] = {}  # when last heard, as a counter: orders the table across restores
         self.stamp = 0
         self.evicted = 0
@@ -32,6 +38,9 @@ class Participants:
 
     def __len__(self) -> int:
         return len(self._heard)
+
+    def __contains__(self, peer: str) -> bool:
+        return peer in self._heard
 
     def heard(self, peer: str, now: int) -> None:
         self._heard[peer] = now
@@ -44,9 +53,24 @@ class Participants:
             self.evicted += 1
 
     def set_filter(self, peer: str, data: bytes, now: int) -> None:
-        if peer in self._heard:
-            self._filters[peer] = (data, now)
-            self.dirty.add(peer)
+        if peer not in self._heard:
+            return
+        self._drop_filter(peer)
+        self._filters[peer] = (data, now)
+        self._filter_bytes += len(data)
+        self.dirty.add(peer)
+        if self._filter_bytes > self.filter_budget:
+            for oldest in self._heard:  # least recently heard first; ``peer`` (just heard) is last
+                if self._filter_bytes <= self.filter_budget or oldest == peer:
+                    break
+                if self._drop_filter(oldest):
+                    self.dirty.add(oldest)
+
+    def _drop_filter(self, peer: str) -> bool:
+        kept = self._filters.pop(peer, None)
+        if kept is not None:
+            self._filter_bytes -= len(kept[0])
+        return kept is not None
 
     def filter_of(self, peer: str) -> tuple[bytes, int] | None:
         """The latest bloom filter ``peer`` sent, and when it arrived."""
@@ -70,7 +94,7 @@ class Participants:
 
     def _forget(self, peer: str) -> None:
         del self._heard[peer]
-        self._filters.pop(peer, None)
+        self._drop_filter(peer)
         del self._rank[peer]
         self.dirty.add(peer)
 
@@ -92,3 +116,4 @@ class Participants:
             self.stamp = max(self.stamp, rank)
             if data is not None:
                 self._filters[peer] = (data, at)
+                self._filter_bytes += len(data)

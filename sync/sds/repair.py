@@ -37,20 +37,30 @@ def is_responder(self_id: str, sender_id: str, message_id: str, config: Config) 
 
 class Responses:
     """SDS-R, answering: the wire bytes of recent messages we may be asked
-    to rebroadcast, and the rebroadcasts we have scheduled at ``T_resp``."""
+    to rebroadcast (``repair_cache_size`` of them and ``repair_cache_bytes``
+    at most, the oldest let go first), and the rebroadcasts we have
+    scheduled at ``T_resp``."""
 
     def __init__(self, config: Config, self_id: str) -> None:
         self.config, self._self_id = config, self_id
         self.cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cache_bytes = 0
         self.due: Schedule[str] = Schedule()
-        self.changed = False
+        self.dirty: set[str] = set()  # scheduled responses changed since the last take
 
     def remember(self, message_id: str, sender_id: str, wire: bytes, own: bool) -> None:
         """A delivered message: keep its bytes if we would answer for it."""
         if own or is_responder(self._self_id, sender_id, message_id, self.config):
-            self.cache[message_id] = wire
-            if len(self.cache) > self.config.repair_cache_size:
-                self.cache.popitem(last=False)
+            self.keep(message_id, wire)
+
+    def keep(self, message_id: str, wire: bytes) -> None:
+        old = self.cache.pop(message_id, None)
+        self._cache_bytes += len(wire) - len(old or b"")
+        self.cache[message_id] = wire
+        config = self.config
+        while len(self.cache) > config.repair_cache_size or self._cache_bytes > config.repair_cache_bytes:
+            _, dropped = self.cache.popitem(last=False)
+            self._cache_bytes -= len(dropped)
 
     def asked(self, message_id: str, sender_id: str | None, now: int) -> None:
         """Someone asked for ``message_id``: answer at T_resp if it is ours to."""
@@ -58,22 +68,25 @@ class Responses:
             return
         if is_responder(self._self_id, sender_id, message_id, self.config):
             self.due.set(message_id, response_at(now, self._self_id, sender_id, message_id, self.config))
-            self.changed = True
+            self.dirty.add(message_id)
 
     def seen(self, message_id: str) -> None:
         """Someone rebroadcast it (or sent it): nobody needs to answer."""
         if message_id in self.due:
             self.due.discard(message_id)
-            self.changed = True
+            self.dirty.add(message_id)
 
     def pop_due(self, now: int) -> list[tuple[str, bytes]]:
         due = self.due.pop_due(now)
-        self.changed = self.changed or bool(due)
+        self.dirty.update(due)
         return [(mid, self.cache[mid]) for mid in due if mid in self.cache]
 
-    def export(self) -> list[list]:
-        return [[mid, at] for mid, at in self.due.items()]
+    def export_entry(self, message_id: str) -> int | None:
+        return self.due.get(message_id)
 
-    def restore(self, due: list[list]) -> None:
-        for mid, at in due:
+    def export(self) -> dict[str, int]:
+        return dict(self.due.items())
+
+    def restore(self, due: dict[str, int]) -> None:
+        for mid, at in due.items():
             self.due.set(mid, at)

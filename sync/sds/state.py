@@ -2,18 +2,22 @@
 (``take_changes``), for a store that writes each step in proportion to what
 the step did rather than to everything the channel holds.
 
-The state (``STATE_VERSION`` 3) is a dict of *parts*, each replaced whole
+The state (``STATE_VERSION`` 4) is a dict of *parts*, each replaced whole
 when it changes, and *collections*, keyed dicts whose entries change one by
-one:
+one. Only what stays small whatever peers send is a part; anything a peer
+can grow is a collection:
 
     parts        "clock"   the Lamport clock, causal history, sync timing,
                            counters, datagrams not yet drained: small
                  "bloom"   how many ids our filter holds, the next id's number
-                 "repair"  missing ids and their deadlines, SDS-R requests
-                           and responses, ids given up as lost: bounded
     collections  "outgoing"  message id -> an own message not yet acknowledged
                  "watched"   message id -> an acknowledged one still watched
                  "incoming"  message id -> a message waiting for its history
+                 "missing"   message id -> one we lack: hint, author, what it
+                             is charged to, when to ask for it (SDS-R)
+                 "give_up"   message id -> when to stop waiting for it
+                 "responses" message id -> when to rebroadcast it (SDS-R)
+                 "lost"      message id -> given up as lost (ranked)
                  "peers"     sender id  -> when last heard, its bloom filter
                  "bloom_ids" number     -> an id our filter is built from
                              (up to ``bloom_capacity``, numbered as added)
@@ -23,7 +27,7 @@ plus ``version``, ``channel_id`` and ``sender_id``, and, unless
 every ``Delivered`` message itself leaves them out and passes its rows to
 ``restore(log=...)``: the state then stays small however long the history).
 Each collection entry carries the rank that orders its collection on
-restore, so a store may keep entries in any order.
+restore, where the order matters, so a store may keep entries in any order.
 
 The incremental contract. ``take_changes()`` returns what changed since the
 last ``take_changes()`` or ``export_state()`` (either one starts a new
@@ -40,28 +44,30 @@ back gives the dict ``export_state(include_log=False)`` would have given,
 which ``restore`` takes (``apply_changes`` does exactly this on dicts, and
 the tests hold ``take_changes`` to it after every step). A step that only
 sends one message changes one ``outgoing`` entry and ``clock``, however many
-messages wait unacknowledged.
+messages wait unacknowledged; one that learns of a missing id writes that
+id, however many others are missing.
+
+States saved by earlier versions are upgraded on restore (``upgrade_v1`` to
+``upgrade_v3``).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .dialects import ReceivedFilter
 from .config import Config
 from .errors import LocalProtocolError
-from .repair import is_responder
 from .wire import SdsMessage
 
 if TYPE_CHECKING:
     from .channel import Channel
     from .delivery import HintFunction
 
-STATE_VERSION = 3
-PARTS = ("clock", "bloom", "repair")
-COLLECTIONS = ("outgoing", "watched", "incoming", "peers", "bloom_ids")
+STATE_VERSION = 4
+PARTS = ("clock", "bloom")
+COLLECTIONS = ("outgoing", "watched", "incoming", "missing", "give_up", "responses", "lost", "peers", "bloom_ids")
 
 
 def export_state(ch: Channel, include_log: bool = True) -> dict:
@@ -70,7 +76,10 @@ def export_state(ch: Channel, include_log: bool = True) -> dict:
     saved.update({name: _part(ch, name) for name in PARTS})
     saved["outgoing"] = ch._outgoing.export("outgoing")
     saved["watched"] = ch._outgoing.export("watched")
-    saved["incoming"] = ch._incoming.export()
+    for name in ("incoming", "missing", "give_up"):
+        saved[name] = ch._incoming.export(name)
+    saved["responses"] = ch._repair.export()
+    saved["lost"] = dict(ch._log.lost)
     saved["peers"] = ch._peers.export()
     saved["bloom_ids"] = ch._bloom.export_ids()
     if include_log:
@@ -80,15 +89,17 @@ def export_state(ch: Channel, include_log: bool = True) -> dict:
 
 
 def take_changes(ch: Channel) -> dict:
-    dirty = ch._dirty
-    dirty["repair"] = dirty["repair"] or ch._incoming.missing_changed or ch._repair.changed
     parts = {"clock": _part(ch, "clock")}
-    parts.update({name: _part(ch, name) for name in ("bloom", "repair") if dirty[name]})
-    out = ch._outgoing
+    if ch._bloom_changed:
+        parts["bloom"] = _part(ch, "bloom")
+    out, incoming, lost = ch._outgoing, ch._incoming, ch._log.lost
     entries = {
         "outgoing": {mid: out.export_entry("outgoing", mid) for mid in out.dirty["outgoing"]},
         "watched": {mid: out.export_entry("watched", mid) for mid in out.dirty["watched"]},
-        "incoming": {mid: ch._incoming.export_entry(mid) for mid in ch._incoming.dirty},
+        **{name: {key: incoming.export_entry(name, key) for key in incoming.dirty[name]}
+           for name in ("incoming", "missing", "give_up")},
+        "responses": {mid: ch._repair.export_entry(mid) for mid in ch._repair.dirty},
+        "lost": {mid: lost.get(mid) for mid in ch._log.lost_dirty},
         "peers": {peer: ch._peers.export_entry(peer) for peer in ch._peers.dirty},
         "bloom_ids": ch._bloom.take_ids(),
     }
@@ -112,13 +123,10 @@ def apply_changes(saved: dict, changes: dict) -> dict:
 
 
 def _reset(ch: Channel) -> None:
-    ch._dirty.update(bloom=False, repair=False)
-    ch._outgoing.dirty["outgoing"].clear()
-    ch._outgoing.dirty["watched"].clear()
-    ch._incoming.dirty.clear()
-    ch._incoming.missing_changed = False
-    ch._repair.changed = False
-    ch._peers.dirty.clear()
+    ch._bloom_changed = False
+    for changed in (*ch._outgoing.dirty.values(), *ch._incoming.dirty.values(), ch._repair.dirty,
+                    ch._log.lost_dirty, ch._peers.dirty):
+        changed.clear()
     ch._bloom.take_ids()  # a new round: the ids added so far are saved
 
 
@@ -127,12 +135,10 @@ def _part(ch: Channel, name: str) -> Any:
         return {
             "lamport": ch.lamport, "recent": list(ch._log.recent),
             "sync": ch._sync.export(),
-            "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat],
+            "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat, ch._log.lost_stamp],
             "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
         }
-    if name == "bloom":
-        return ch._bloom.export()
-    return {**ch._incoming.export_missing(), "responses": ch._repair.export(), "lost": list(ch._log.lost)}
+    return ch._bloom.export()
 
 
 def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hint: HintFunction | None,
@@ -141,33 +147,33 @@ def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hi
         saved = upgrade_v1(saved)
     if saved.get("version") == 2:
         saved = upgrade_v2(saved)
+    if saved.get("version") == 3:
+        saved = upgrade_v3(saved)
     if saved.get("version") != STATE_VERSION:
         raise LocalProtocolError(f"unknown channel state version {saved.get('version')!r}")
-    clock, repair = saved["clock"], saved["repair"]
+    clock = saved["clock"]
     ch = cls(saved["channel_id"], saved["sender_id"], clock["lamport"], config, retrieval_hint)
     config = ch.config
     if log is None:
         ch._log.load(saved["log"])
-        ch._repair.cache = OrderedDict((mid, wire) for mid, wire in saved["repair_cache"])
+        for mid, wire in saved["repair_cache"]:
+            ch._repair.keep(mid, wire)
     else:
         rows = []
         for lamport, mid, sender, hint, wire in log:
             rows.append((lamport, mid, sender, hint))
-            if sender == ch.sender_id or is_responder(ch.sender_id, sender, mid, config):
-                ch._repair.cache[mid] = wire
-                if len(ch._repair.cache) > config.repair_cache_size:
-                    ch._repair.cache.popitem(last=False)
+            ch._repair.remember(mid, sender, wire, own=sender == ch.sender_id)
         ch._log.load(rows)
-    ch._log.lost = dict.fromkeys(repair["lost"])
+    ch._log.restore_lost(saved["lost"])
     ch._log.recent.extend(clock["recent"])
     ch._outgoing.restore("outgoing", saved["outgoing"])
     ch._outgoing.restore("watched", saved["watched"])
     ch._peers.restore(saved["peers"])
     latest_filters = ((peer, *ch._peers.filter_of(peer)) for peer, _ in ch._peers.items() if ch._peers.filter_of(peer))
     ch._bloom = ReceivedFilter.restore(saved["bloom"], saved["bloom_ids"], config, latest_filters)
-    ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat = clock["stamps"]
-    ch._incoming.restore(saved["incoming"], repair)
-    ch._repair.restore(repair["responses"])
+    ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat, ch._log.lost_stamp = clock["stamps"]
+    ch._incoming.restore(saved["incoming"], saved["missing"], saved["give_up"])
+    ch._repair.restore(saved["responses"])
     ch._sync.restore(clock["sync"])
     ch._out.datagrams.extend(clock["outbox"])
     ch.stats.update(clock["stats"])
@@ -211,3 +217,26 @@ def upgrade_v2(old: dict) -> dict:
     bloom = old["bloom"]
     return {**old, "version": 3, "bloom": {"in_filter": bloom["in_filter"], "next": len(bloom["recent"])},
             "bloom_ids": {str(number): key for number, key in enumerate(bloom["recent"])}}
+
+
+def upgrade_v3(old: dict) -> dict:
+    """A version-3 state, whose missing ids, deadlines, SDS-R requests and
+    responses and lost ids were one part rewritten whole whenever any of
+    them changed, with each as an entry of its own (version 4). A missing id
+    is charged to the first waiting message that names it, else to no one
+    (a version-3 state did not say who named it)."""
+    repair, clock = old["repair"], old["clock"]
+    stamp = clock["stamps"][1]
+    owners: dict[str, str] = {}
+    for mid, (wire, *_rest) in sorted(old["incoming"].items(), key=lambda kv: kv[1][3]):
+        for pb in SdsMessage.FromString(wire).causal_history:
+            owners.setdefault(pb.message_id, mid)
+    asked = {mid: at for mid, _hint, _sender, at in repair["requests"]}
+    missing = {}
+    for rank, (mid, hint, sender) in enumerate(repair["missing"], stamp + 1):
+        missing[mid] = [hint, sender, owners.get(mid), "", rank, asked.get(mid)]
+    stamps = [*clock["stamps"][:1], stamp + len(missing), *clock["stamps"][2:4], len(repair["lost"])]
+    upgraded = {key: value for key, value in old.items() if key != "repair"}
+    return {**upgraded, "version": 4, "clock": {**clock, "stamps": stamps}, "missing": missing,
+            "give_up": dict(repair["give_up_at"]), "responses": dict(repair["responses"]),
+            "lost": {mid: rank for rank, mid in enumerate(repair["lost"], 1)}}

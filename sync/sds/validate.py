@@ -24,7 +24,7 @@ Well-formed, for what the ids do not cover:
 * a channel id: 1-128 printable characters, no whitespace;
 * a causal-history or repair-request entry: names a content message (32 or
   64 lowercase hex characters), not the message itself, each at most once,
-  with a well-formed sender id if any;
+  with a well-formed sender id if any and a retrieval hint within bounds;
 * a Lamport timestamp fits a signed 64-bit integer, which is what SQLite
   stores and what the reference implementation's bigint carries.
 """
@@ -45,6 +45,8 @@ MAX_ID_CHARS = 128
 MAX_LAMPORT = (1 << 63) - 1
 SENDER_ID = re.compile(r"[A-Za-z0-9._:+/=@-]{1,128}")
 CONTENT_ID = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
+CONTENT_IDS = re.compile(r"(?:[0-9a-f]{32}|[0-9a-f]{64})(?:\n(?:[0-9a-f]{32}|[0-9a-f]{64}))*")
+"""Content message ids, one a line: a whole history checked in one match."""
 REFERENCE_SYNC_ID = re.compile(r"sync-[0-9a-z]{1,32}")
 
 
@@ -64,7 +66,7 @@ def content_derivations(sender_id: str, channel_id: str, lamport: int | None, co
     return compute_message_id(sender_id, channel_id, lamport, content), sha256(content).hexdigest()
 
 
-def check(msg: SdsMessage) -> None:
+def check(msg: SdsMessage, max_hint_bytes: int) -> None:
     """Raise ``RemoteProtocolError`` unless ``msg`` is well-formed and its id
     is one of the derivations its kind allows."""
     for problem in (sender_id_problem(msg.sender_id), channel_id_problem(msg.channel_id)):
@@ -85,16 +87,37 @@ def check(msg: SdsMessage) -> None:
     if not ok:
         raise RemoteProtocolError("forged_id", f"message id {_show(mid)} is not derived from the message's fields")
     for name in ("causal_history", "repair_request"):
+        entries = getattr(msg, name)
+        if entries:
+            _check_entries(name, entries, mid, max_hint_bytes)
+
+
+def _check_entries(name: str, entries, mid: str, max_hint_bytes: int) -> None:
+    """Each entry names a content message, none twice nor ``mid`` itself,
+    with a well-formed sender if it has one and a hint of at most
+    ``max_hint_bytes``. Checked over all of them at once: reading a field of
+    a parsed entry costs about 0.4 µs, and 256 entries checked one by one
+    took a millisecond."""
+    ids, senders = [], set()
+    for entry in entries:
+        ids.append(entry.message_id)
+        senders.add(entry.sender_id)
+        if len(entry.retrieval_hint) > max_hint_bytes:
+            raise RemoteProtocolError("malformed", f"{name} entry has a retrieval hint over {max_hint_bytes} bytes")
+    joined = "\n".join(ids)
+    if joined.count("\n") != len(ids) - 1 or not CONTENT_IDS.fullmatch(joined):
+        bad = next(ref for ref in ids if not CONTENT_ID.fullmatch(ref))
+        raise RemoteProtocolError("malformed", f"{name} names {_show(bad)}, not a message id")
+    if len(set(ids)) != len(ids) or mid in ids:
         seen: set[str] = set()
-        for entry in getattr(msg, name):
-            ref = entry.message_id
-            if not CONTENT_ID.fullmatch(ref):
-                raise RemoteProtocolError("malformed", f"{name} names {_show(ref)}, not a message id")
-            if ref == mid or ref in seen:
-                raise RemoteProtocolError("malformed", f"{name} names {_show(ref)} twice or names itself")
-            if entry.HasField("sender_id") and sender_id_problem(entry.sender_id):
-                raise RemoteProtocolError("malformed", f"{name} entry: {sender_id_problem(entry.sender_id)}")
-            seen.add(ref)
+        ref = next(ref for ref in ids if ref == mid or ref in seen or seen.add(ref))
+        raise RemoteProtocolError("malformed", f"{name} names {_show(ref)} twice or names itself")
+    for sender in senders:
+        problem = sender_id_problem(sender) if sender else None
+        if not sender and any(entry.HasField("sender_id") for entry in entries if not entry.sender_id):
+            problem = sender_id_problem(sender)  # set, but empty
+        if problem:
+            raise RemoteProtocolError("malformed", f"{name} entry: {problem}")
 
 
 def _show(value: str) -> str:

@@ -63,6 +63,7 @@ def test_commit_step_is_atomic(tmp_path):
         store.commit_step("general", changes, [_row("m2", 11, 2), bad], now=6)  # lamport NOT NULL
     assert [m.message_id for m in store.messages("general")] == ["m1"]
     assert store.states.load("general") == {"version": 1, "outgoing": {"a": [1]}, "watched": {}, "incoming": {},
+                                            "missing": {}, "give_up": {}, "responses": {}, "lost": {},
                                             "peers": {}, "bloom_ids": {}}
 
 

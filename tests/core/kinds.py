@@ -75,8 +75,7 @@ class EngineKind:
 
 SDS_CONFIG = Config(sync_interval_ms=2_000, sync_backoff_ms=500, lost_after_ms=20_000,
                     resend_unacknowledged_ms=1_000, resend_possibly_acknowledged_ms=3_000,
-                    repair_t_min_ms=1_000, repair_t_max_ms=5_000, participant_timeout_ms=6_000,
-                    sweep_interval_ms=1_000)
+                    repair_t_min_ms=1_000, repair_t_max_ms=5_000, participant_timeout_ms=6_000)
 
 
 @dataclass

@@ -124,7 +124,7 @@ def test_state_saved_with_the_filter_ids_as_one_list_still_loads():
     bob = Channel.restore(saved, Config(bloom_capacity=20))  # as it was made
     assert bob._bloom.to_bytes(T0 + 200) == filter_bytes
     state = bob.export_state(include_log=False)
-    assert state["version"] == 3 and "recent" not in state["bloom"]
+    assert state["version"] == 4 and "recent" not in state["bloom"]
     assert sorted(state["bloom_ids"].values()) == sorted(saved["bloom"]["recent"])
     alice = make("alice")
     alice.send(b"one more", T0 + 300)
@@ -132,3 +132,36 @@ def test_state_saved_with_the_filter_ids_as_one_list_still_loads():
     bob.receive(wire, T0 + 301)
     changed = bob.take_changes()["entries"]["bloom_ids"]
     assert list(changed.values()).count(None) == 1 and len(changed) == 2
+
+
+def test_state_saved_with_the_repair_state_as_one_part_still_loads():
+    """Version 3 states (missing ids, deadlines, SDS-R requests and
+    responses and lost ids in one part, rewritten whole on every change;
+    saved by the release before) come back with each as an entry of its
+    own, and the channel goes on as it would have."""
+    saved, config = cbor2.loads((pathlib.Path(__file__).parent / "data/channel_state_v3.cbor").read_bytes())
+    repair = saved["repair"]
+    assert saved["version"] == 3 and len(repair["missing"]) == 2 and len(repair["lost"]) == 4
+    bob = Channel.restore(saved, Config(**config))
+    state = bob.export_state(include_log=False)
+    assert state["version"] == 4 and "repair" not in state
+    missing = [(e.message_id, e.retrieval_hint, e.sender_id) for e in bob.missing()]
+    assert missing == [tuple(m) for m in repair["missing"]]
+    assert {mid: entry[5] for mid, entry in state["missing"].items()} == {mid: at for mid, *_, at in repair["requests"]}
+    assert state["give_up"] == dict(repair["give_up_at"]) and state["responses"] == dict(repair["responses"])
+    assert list(bob._log.lost) == repair["lost"]
+    held = sorted(state["incoming"], key=lambda mid: state["incoming"][mid][3])
+    owner, bare = (state["missing"][mid][2] for mid, _, _ in repair["missing"])
+    assert owner == held[0] and bare is None  # charged to the first message that waits for it; a sync's, to no one
+    assert bob._incoming.holdings.share("alice").missing == 1 and bob._incoming.holdings.share("").missing == 1
+
+    (mid, at), = repair["responses"]
+    bob.handle_timer(at)  # the response goes out when it was due
+    assert [parse(w).message_id for w in take(bob)] == [mid]
+    lost_for_good, _, _ = repair["missing"][0]
+    bob.handle_timer(state["give_up"][lost_for_good])  # given up when it was due: both held messages come out
+    events = list(bob.events())
+    assert [e.entry.message_id for e in events if type(e).__name__ == "Lost"][:1] == [lost_for_good]
+    assert bob.waiting == 0 and len(bob.log) == 9
+    changes = bob.take_changes()
+    assert "repair" not in changes["parts"] and lost_for_good in changes["entries"]["lost"]

@@ -334,14 +334,17 @@ def test_a_buffered_message_is_delivered_as_soon_as_its_dependencies_are():
     assert [e.message_id for e in of(b.events(), Delivered)] == ids
 
 
-def test_sweep_reports_still_missing_dependencies_again():
-    a, b = make("a"), make("b", sweep_interval_ms=2000)
-    ids, wires = _chain(a, 2)
+def test_a_missing_dependency_is_reported_once_and_stays_missing_until_it_comes():
+    a, b = make("a"), make("b")
+    ids, wires = _chain(a, 3)
     b.receive(wires[1], T0 + 10)
-    list(b.events())
-    b.handle_timer(T0 + 10 + 2000)
-    (again,) = of(b.events(), Missing)
-    assert again.entries[0].message_id == ids[0]
+    (missing,) = of(b.events(), Missing)
+    assert [e.message_id for e in missing.entries] == [ids[0]]
+    b.receive(wires[2], T0 + 11)  # names ids[0] again (and ids[1], which waits here)
+    b.handle_timer(T0 + 60_000)
+    assert of(b.events(), Missing) == [] and b.is_missing(ids[0]) and not b.is_missing(ids[1])
+    b.receive(wires[0], T0 + 60_001)
+    assert not b.is_missing(ids[0]) and list(b.log) == ids
 
 
 def test_dependencies_not_found_in_time_are_lost_and_waiters_delivered_with_the_gap():

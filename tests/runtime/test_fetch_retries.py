@@ -1,0 +1,71 @@
+"""A missing message is named once by the engine; the runtime asks for it
+again on a schedule of its own - backing off, stopping when the engine no
+longer misses it - and a restarted peer asks for what it still missed."""
+
+from __future__ import annotations
+
+from chat_app.crypto import Kind
+from chat_app.runtime.fetching import FETCH_RETRY_MAX_MS
+from chat_app.store import Store
+from sync.sds import Config
+
+from .conftest import Net, texts
+
+
+def _alice_gone_after_naming_one(net: Net):
+    """alice says "one" (lost), then "two" naming it, and leaves the network
+    as "two" reaches bob: what bob sends her goes nowhere."""
+    alice, bob = net.add("alice"), net.add("bob")
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    net.pump()
+    alice.say("general", "two", "text", net.now)
+    net.loss = 0.0
+    del net.nodes[net.address(alice)]
+    for data, dst in alice.datagrams_to_send():
+        if dst == net.address(bob):
+            bob.datagram_received(data, ("10.0.0.1", 7000), net.now)
+    net.pump()
+    return alice, bob
+
+
+def _fetch_times(net: Net, bob) -> list[int]:
+    return [at for at, (src, data, _) in net.sent_at if src == net.address(bob) and data[1] == Kind.FETCH]
+
+
+def test_a_missing_message_is_asked_for_again_backing_off_until_it_is_given_up(tmp_path):
+    net = TimedNet(tmp_path)
+    _, bob = _alice_gone_after_naming_one(net)
+    lost_after = Config().lost_after_ms
+    net.run(lost_after + 60_000)
+    times = _fetch_times(net, bob)
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    assert gaps[0] == 2_000 and set(gaps[1:]) == {FETCH_RETRY_MAX_MS} == {4_000}
+    assert times[-1] - times[0] <= lost_after  # given up as lost: no longer asked for
+    assert texts(bob.store) == ["two"]
+
+
+def test_a_restarted_peer_asks_for_what_it_still_missed(tmp_path):
+    net = TimedNet(tmp_path)
+    _, bob = _alice_gone_after_naming_one(net)
+    address = net.address(bob)
+    store_path = bob.store.path
+    bob.store.close()
+    del net.nodes[address]
+    bob = net.add("bob", store=Store(store_path))
+    assert bob.stats["fetch_sent"] == 0
+    net.run(100)
+    assert bob.stats["fetch_sent"] == 1  # before any datagram named it again
+
+
+class TimedNet(Net):
+    """``Net`` that also notes when each datagram was sent."""
+
+    def __init__(self, tmp_path) -> None:
+        super().__init__(tmp_path)
+        self.sent_at: list[tuple[int, tuple]] = []
+
+    def pump(self, rounds: int = 50) -> None:
+        before = len(self.sent)
+        super().pump(rounds)
+        self.sent_at += [(self.now, sent) for sent in self.sent[before:]]
