@@ -30,10 +30,12 @@ from sync.replication import (
     Closed,
     Connection,
     EntriesWanted,
+    EntryDropped,
+    EntryKey,
     EntryReceived,
+    EntryRefused,
     HeightsWanted,
     RemoteAnnounced,
-    ReplicationError,
     SessionFinished,
 )
 
@@ -52,22 +54,21 @@ one side's last messages to the other side. A round finds them."""
 PEER_CLOSED = "the peer closed the stream"
 
 
-def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes) -> SdsDatagram:
+def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes, fatal: bool = True) -> SdsDatagram:
     """A replicated entry must be its author's signed envelope (encrypted, in
     a private channel) holding a chat message (with its author's sequence
-    number) for a channel the session is about; returns it routed. Channels
-    go by their link names (``Envelopes.link_name``): a private one by its tag."""
+    number) for a channel the session is about; returns it routed, or raises
+    ``EntryRefused`` (``fatal``: the link ends) naming why. Channels go by
+    their link names (``Envelopes.link_name``): a private one by its tag."""
     routed = envelopes.open_entry(entry)
     if isinstance(routed, Refused):
-        raise ReplicationError(f"entry refused: {routed.reason}")
-    if not isinstance(routed, SdsDatagram):
-        raise ReplicationError("entry is not an SDS message")
+        raise EntryRefused(routed.kind, f"entry refused: {routed.reason}", fatal=fatal)
     link_name = envelopes.link_name(routed.channel)
     key = envelopes.private.get(routed.channel)
     if link_name not in channels and (key is None or datagram_set(key.tag) not in channels):
-        raise ReplicationError(f"entry for channel {link_name!r}, which was not requested")
+        raise EntryRefused("other_channel", f"entry for channel {link_name!r}, which was not requested")
     if not routed.chat:
-        raise ReplicationError("entry is not a chat message with a sequence number")
+        raise EntryRefused("not_chat", "entry is not a chat message with a sequence number", fatal=fatal)
     return routed
 
 
@@ -87,6 +88,7 @@ def shared(ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
 class LinkOutcome:
     entries: list[tuple[str, SdsDatagram]] = field(default_factory=list)  # (channel, the entry as routed)
     blind: list[tuple[bytes, bytes]] = field(default_factory=list)  # (tag, datagram) of a channel kept blind
+    refused: list[str] = field(default_factory=list)  # why each refused entry was (``EntryRefused.kind``)
     events: list[ev.AppEvent] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
 
@@ -144,26 +146,24 @@ class CatchUp:
         self.links[conn] = address
         return conn
 
-    def validate(self, channels: tuple[str, ...], entry: bytes) -> str | None:
+    def validate(self, channels: tuple[str, ...], entry: bytes) -> EntryKey:
         """The links' entry check (``sync.replication.Validate``): ``checked_entry``,
-        by link name. In a datagram set (``BlindStore``): kept blind, that it
-        is a chat message's datagram under the set's tag; read here, what it
-        holds, and what fails is dropped, not a reason to hang up - a blind
-        store cannot tell a member's datagram from garbage sent under the tag."""
+        by link name. A channel's entry is its author's message with its
+        sequence number. In a datagram set it is one datagram, by its blind
+        id: kept blind (``BlindStore``), a chat message's datagram under the
+        set's tag; read here, what it holds - and what fails is dropped, not a
+        reason to hang up, since a blind store cannot tell a member's datagram
+        from garbage sent under the tag."""
         tag = channel_tag_of(entry)
         in_set = tag is not None and datagram_set(tag) in channels
         if in_set and tag in self.blind.tags:
             if is_passing(entry):
-                raise ReplicationError("entry is not a chat message's datagram")
-            return datagram_set(tag)
-        try:
-            routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
-        except ReplicationError:
-            if in_set:
-                self.envelopes.stats["entry_dropped"] += 1
-                return None
-            raise
-        return self.envelopes.link_name(routed.channel)
+                raise EntryRefused("passing", "entry is not a chat message's datagram")
+            return EntryKey(datagram_set(tag), blind_id(entry), 1)
+        routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry, fatal=not in_set)
+        if in_set:
+            return EntryKey(datagram_set(tag), blind_id(entry), 1)
+        return EntryKey(self.envelopes.link_name(routed.channel), routed.sender_id, routed.seq)
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
@@ -258,6 +258,10 @@ class CatchUp:
                     out.events.append(ev.CatchupStarted(tuple(address), common))
                 else:
                     out.over = True  # nothing in common
+            elif isinstance(event, EntryDropped):
+                out.refused.append(event.kind)
+                out.events.append(ev.DatagramRejected(event.kind, f"replication entry from {address[0]}:{address[1]}: "
+                                                                  f"{event.reason}"))
             elif isinstance(event, EntryReceived) and (tag := datagram_set_tag(event.channel)) in self.blind.tags:
                 out.blind.append((tag, event.entry))
             elif isinstance(event, EntryReceived) and self.envelopes.channel_of(event.channel) in joined:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chat_app.payload import Payload
 from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.core import RemoteProtocolError
 from sync.svs import Name, packets, tlv
@@ -96,7 +95,6 @@ def _record_problem(publication: packets.Publication, channel: str,
         return "its record is not a chat message"
     if record.channel != channel or Name.of(node_name(record.sender_id)) != publication.producer.node:
         return "its record is another channel's or another author's"
-    payload = Payload.try_decode(record.message.content)
-    if payload is None or payload.seq != publication.seq:
+    if record.seq != publication.seq:
         return f"its record does not carry sequence number {publication.seq}"
     return None

@@ -67,6 +67,7 @@ class Reconciler:
         self.sid = session_id
         self.mine = ItemSet(items)
         self.remote: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> their seq, where it differs
+        self.named: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> seq: the logs they told us of
         self.round = 0  # rounds sent or received so far, both sides counted: the initiator's first is 1
         self.known_at: int | None = None  # the round after which plan() was final
         self.messages_sent = 0
@@ -153,6 +154,7 @@ class Reconciler:
             else:
                 self._w.done(r.upper)
         elif r.kind is ItemPayload:
+            self.named.update(((pk, log), seq) for pk, log, seq in r.values)
             if r.can_respond:
                 self._answer_items(r, lo, hi)
             else:
@@ -219,7 +221,7 @@ class Reconciler:
             pk, log, seq = self.mine.items[i]
             if log_hash((pk, log)) == their_log and item_hash((pk, log, their_seq)) == their_sum:
                 self._they_lack(lo, hi)
-                self.remote[(pk, log)] = their_seq
+                self.remote[(pk, log)] = self.named[(pk, log)] = their_seq
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)  # all differ from theirs
                 return
         self._they_lack(lo, hi)

@@ -187,7 +187,9 @@ def test_garbage_a_blind_store_holds_is_dropped_by_members_without_breaking_catc
     carol.peers.static.clear()
     _link(net, carol, store)
     assert texts(carol.store, ROOM) == [f"secret line {i}" for i in range(3)]
-    assert carol.envelopes.stats["entry_dropped"] == 1
+    assert carol.stats["replication_undecryptable"] == 1
+    (refused,) = [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
+    assert refused.kind == "undecryptable" and "replication entry" in refused.reason
     assert not [e for e in net.seen(carol) if isinstance(e, ev.ReplicationClosed)]
 
 
