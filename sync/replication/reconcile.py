@@ -27,7 +27,8 @@ How it fits p2panda's messages (spec 2.1, after range-reconcile):
 - Requests (answered in the next round): ``Fingerprint``; a run of
   ``ItemPayload``s with ``can_respond`` true (all my items of the range);
   ``EmptyPayload`` (I have none here, send yours); ``EmptySet`` with
-  ``can_respond`` (I have nothing at all).
+  ``can_respond`` (I have nothing at all: answered with ``Done``, and every
+  entry, as the spec says; so is an ``EmptyPayload`` over everything).
 - Answers (not answered): ``Done`` (equal); a run of ``ItemPayload``s with
   ``can_respond`` false: the heights of the logs where I differ from you, 0
   for a log of yours I lack (range-reconcile likewise leaves out the items it
@@ -143,15 +144,15 @@ class Reconciler:
         if r.kind is EmptySet:
             if r.can_respond:
                 self._they_lack(0, len(self.mine))
-                if self.mine:
-                    self._items(range(len(self.mine)), MIN, INF, can_respond=False)
+                if self.mine:  # they get every entry (spec 2.2): listing each log first costs a message a log
+                    self._w.done(INF)
                 else:
                     self._w.emit([EmptySet(self.sid, False)], MIN, INF)
         elif r.kind is EmptyPayload:
             self._they_lack(lo, hi)
-            if hi > lo:
+            if hi > lo and (r.lower, r.upper) != (MIN, INF):
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
-            else:
+            else:  # nothing here, or they hold nothing at all and get every entry (as after an EmptySet)
                 self._w.done(r.upper)
         elif r.kind is ItemPayload:
             self.named.update(((pk, log), seq) for pk, log, seq in r.values)

@@ -181,15 +181,18 @@ class Session:
     def expected(self, key: EntryKey) -> None:
         """Until live mode, a peer sends what it found we lack, and nothing
         else: entries of the logs it named (in its ``Have``, or in the
-        reconciliation's items), above the height we told it we hold, before
-        its ``SyncDone``. Any other entry lies about its log or its height."""
+        reconciliation's items; any log, if we hold none), above the height we
+        told it we hold, before its ``SyncDone``. Any other entry lies about
+        its log or its height."""
         if self.got_done:
             raise EntryRefused("after_done", f"an entry after the peer's SyncDone in session {self.session_id}")
         log = (key.channel, key.author)
         if self.theirs is not None:
             named = log in self.theirs
+        elif self.reconciler is not None:  # holding nothing, we asked for everything: any log is what we asked
+            named = not self.reconciler.mine or (key.author, log_id(key.channel)) in self.reconciler.named
         else:
-            named = self.reconciler is not None and (key.author, log_id(key.channel)) in self.reconciler.named
+            named = False
         if not named:
             raise EntryRefused("unnamed", f"an entry of {key.author[:64]} in {key.channel[:40]}, "
                                           "a log the peer did not name")
