@@ -78,7 +78,7 @@ def link(dialer: Runtime, listener: Runtime) -> dict[str, float]:
     a = dialer.links.open(("10.0.0.2", 7001), initiator=True, now=T0)
     b = listener.links.open(("10.0.0.1", 7000), initiator=False, now=T0)
     ends = [(dialer, a, listener, b, "out"), (listener, b, dialer, a, "in")]
-    cost = {"out": 0, "in": 0, "msgs_out": 0, "msgs_in": 0, "reads": 0.0}
+    cost = {"out": 0, "in": 0, "msgs_out": 0, "msgs_in": 0, "reads": 0.0, "listener_reads": 0.0}
     wall, cpu = time.perf_counter(), time.process_time()
     moved = True
     while moved:
@@ -87,7 +87,7 @@ def link(dialer: Runtime, listener: Runtime) -> dict[str, float]:
             for wanted_conn, wanted in rt.reads():
                 t = time.process_time()
                 answer = rt.catchup.answer(rt.store, wanted)
-                cost["reads"] += time.process_time() - t if rt is dialer else 0
+                cost["reads" if rt is dialer else "listener_reads"] += time.process_time() - t
                 rt.links.answer(wanted_conn, wanted, answer, T0)
                 moved = True
             for out in conn.datagrams_to_send(T0):

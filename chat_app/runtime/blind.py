@@ -19,15 +19,16 @@ is a member's datagram from garbage someone sent under the (public) tag:
 so it keeps up to ``LIMIT`` per channel (the oldest go first), and members
 refuse the garbage when served (``undecryptable``).
 
-It also catches up over replication, where entries are addressed by author
-and sequence number, which it cannot read. So a private channel has a
-second name on replication links, its datagram set ``=<tag>``: the set of
-its chat messages' datagrams, each by its blind id. Members can compute it
-(the ciphertext of a message is a function of its stored envelope), a blind
-store holds it, and set reconciliation over blind ids (an item per datagram,
-``(blind id, log_id("=<tag>"), 1)``) tells each side which datagrams the
-other lacks, both ways. Members replicate a channel they share by its logs,
-never by this set (``CatchUp``): it is only for a peer that cannot read.
+It also catches up over replication, where a public channel's entries are
+addressed by author and sequence number, which it cannot read. So a private
+channel goes by another name on replication links, its datagram set
+``=<tag>``: the set of its chat messages' datagrams, each by its blind id.
+Members can compute it (the ciphertext of a message is a function of its
+stored envelope), a blind store holds it, and set reconciliation over blind
+ids (an item per datagram, ``(blind id, log_id("=<tag>"), 1)``) tells each
+side which datagrams the other lacks, both ways. Members replicate a private
+channel with each other by this set too, never by its logs, which would show
+an outsider who wrote how much (``catchup.replicated_as``).
 
 A mailbox store (``chat_app.runtime.mailbox``) is a blind store that also
 keeps letters under any other tag it is handed, and hands them to whoever

@@ -11,6 +11,11 @@ engines, application events to show, and reads of the store the link asks
 for (log heights, entries), which the adapter does off the event loop and
 hands back through ``Links.answer`` (links.py). It also keeps what the adapter is
 to do next: the addresses to dial (``dials``) and the reads (``reads``).
+
+A private channel goes by its datagram set on links (``replicated_as``),
+between members as with a blind store: the stream carries blind ids and the
+very datagrams an outsider captures anyway, never an author, a sequence
+number or the channel's name, and live mode pushes those datagrams.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ from sync.replication import (
     Closed,
     Connection,
     EntriesWanted,
+    EntryDropped,
+    EntryKey,
     EntryReceived,
+    EntryRefused,
     HeightsWanted,
     RemoteAnnounced,
-    ReplicationError,
     SessionFinished,
 )
 
@@ -52,22 +59,27 @@ one side's last messages to the other side. A round finds them."""
 PEER_CLOSED = "the peer closed the stream"
 
 
-def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes) -> SdsDatagram:
+def replicated_as(envelopes: Envelopes, channel: str) -> str:
+    """The name a channel goes by on replication links: a public one by its
+    name, a private one by its datagram set only - never by its logs, whose
+    items would show who wrote how much, and whose entries by whom."""
+    key = envelopes.private.get(channel)
+    return datagram_set(key.tag) if key is not None else channel
+
+
+def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes, fatal: bool = True) -> SdsDatagram:
     """A replicated entry must be its author's signed envelope (encrypted, in
     a private channel) holding a chat message (with its author's sequence
-    number) for a channel the session is about; returns it routed. Channels
-    go by their link names (``Envelopes.link_name``): a private one by its tag."""
+    number) for a channel the session is about; returns it routed, or raises
+    ``EntryRefused`` (``fatal``: the link ends) naming why."""
     routed = envelopes.open_entry(entry)
     if isinstance(routed, Refused):
-        raise ReplicationError(f"entry refused: {routed.reason}")
-    if not isinstance(routed, SdsDatagram):
-        raise ReplicationError("entry is not an SDS message")
-    link_name = envelopes.link_name(routed.channel)
-    key = envelopes.private.get(routed.channel)
-    if link_name not in channels and (key is None or datagram_set(key.tag) not in channels):
-        raise ReplicationError(f"entry for channel {link_name!r}, which was not requested")
+        raise EntryRefused(routed.kind, f"entry refused: {routed.reason}", fatal=fatal)
+    if replicated_as(envelopes, routed.channel) not in channels:
+        raise EntryRefused("other_channel", f"entry for channel {envelopes.link_name(routed.channel)!r}, "
+                                            "which was not requested")
     if not routed.chat:
-        raise ReplicationError("entry is not a chat message with a sequence number")
+        raise EntryRefused("not_chat", "entry is not a chat message with a sequence number", fatal=fatal)
     return routed
 
 
@@ -75,18 +87,11 @@ Read = HeightsWanted | EntriesWanted
 """What a link asks of the store; the I/O adapter reads it off the event loop."""
 
 
-def shared(ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
-    """What to replicate with a peer: the names both offer, except a private
-    channel's datagram set where both offer its logs (both are members)."""
-    common = set(ours) & set(theirs)
-    return tuple(sorted(c for c in common if (tag := datagram_set_tag(c)) is None or BlindStore.link_name(tag)
-                        not in common))
-
-
 @dataclass
 class LinkOutcome:
     entries: list[tuple[str, SdsDatagram]] = field(default_factory=list)  # (channel, the entry as routed)
     blind: list[tuple[bytes, bytes]] = field(default_factory=list)  # (tag, datagram) of a channel kept blind
+    refused: list[str] = field(default_factory=list)  # why each refused entry was (``EntryRefused.kind``)
     events: list[ev.AppEvent] = field(default_factory=list)
     over: bool = False  # a session we started is over: hang up
 
@@ -102,7 +107,7 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
-        self._sets: dict[str, tuple[int, dict[str, str]]] = {}  # datagram sets worked out (``_sealed``)
+        self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
         # entries as validation routed them, until the link's step hands them on: parsed once
         self._routed: dict[bytes, SdsDatagram] = {}
 
@@ -144,26 +149,24 @@ class CatchUp:
         self.links[conn] = address
         return conn
 
-    def validate(self, channels: tuple[str, ...], entry: bytes) -> str | None:
+    def validate(self, channels: tuple[str, ...], entry: bytes) -> EntryKey:
         """The links' entry check (``sync.replication.Validate``): ``checked_entry``,
-        by link name. In a datagram set (``BlindStore``): kept blind, that it
-        is a chat message's datagram under the set's tag; read here, what it
-        holds, and what fails is dropped, not a reason to hang up - a blind
-        store cannot tell a member's datagram from garbage sent under the tag."""
+        by the names channels go by on links. A public channel's entry is its
+        author's message with its sequence number. In a datagram set it is one
+        datagram, by its blind id: kept blind (``BlindStore``), a chat
+        message's datagram under the set's tag; read here, what it holds - and
+        what fails is dropped, not a reason to hang up, since a blind store
+        cannot tell a member's datagram from garbage sent under the tag."""
         tag = channel_tag_of(entry)
         in_set = tag is not None and datagram_set(tag) in channels
         if in_set and tag in self.blind.tags:
             if is_passing(entry):
-                raise ReplicationError("entry is not a chat message's datagram")
-            return datagram_set(tag)
-        try:
-            routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry)
-        except ReplicationError:
-            if in_set:
-                self.envelopes.stats["entry_dropped"] += 1
-                return None
-            raise
-        return self.envelopes.link_name(routed.channel)
+                raise EntryRefused("passing", "entry is not a chat message's datagram")
+            return EntryKey(datagram_set(tag), blind_id(entry), 1)
+        routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry, fatal=not in_set)
+        if in_set:
+            return EntryKey(datagram_set(tag), blind_id(entry), 1)
+        return EntryKey(routed.channel, routed.sender_id, routed.seq)
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
@@ -204,28 +207,33 @@ class CatchUp:
         if key is None:
             return []
         known = self._sealed(store, name)
-        if len(ids) * 8 < len(known):  # a few: looked up by message id
-            wires = (store.wire(channel, known[b]) for b in ids if b in known)
+        if len(ids) * 8 < len(known):  # a few: looked up by message id, in the order the store reads them
+            wires = (store.wire(channel, mid) for _, mid in sorted(known[b] for b in ids if b in known))
             return [key.encrypt(w) for w in wires if w is not None]
         wanted = set(ids)  # many: one pass over the channel
         datagrams = (key.encrypt(w) for _, w in store.wires(channel) if is_envelope(w))
         return [d for d in datagrams if blind_id(d) in wanted]
 
-    def _sealed(self, store, name: str) -> dict[str, str]:
+    def _sealed(self, store, name: str) -> dict[str, tuple[int, str]]:
         """A private channel's chat messages by the blind id of the datagram
         each travels as (its stored envelope encrypts to the very datagram its
-        author sent): blind id -> message id. Worked out again only when the
-        channel has grown (a log only grows): one encryption and hash per
-        message is 1 s at 100,000, and every link with a blind store asks."""
+        author sent): blind id -> (its place in the store's order, message id). One
+        encryption and hash per message is 1 s at 100,000, and every link
+        with a member or a blind store asks: so when the channel has grown (a
+        log only grows) only the messages not sealed yet are."""
         channel, key = self._key(name)
         if key is None:
             return {}
         count = store.count(channel)
-        cached = self._sets.get(name)
-        if cached is None or cached[0] != count:
-            sealed = {blind_id(key.encrypt(wire)): mid for mid, wire in store.wires(channel) if is_envelope(wire)}
-            self._sets[name] = cached = (count, sealed)
-        return cached[1]
+        held, sealed = self._sets.get(name, (0, {}))
+        if count != held:
+            sealed = dict(sealed) if count > held else {}
+            seen = {mid for _, mid in sealed.values()}
+            for position, (mid, wire) in enumerate(store.wires(channel)):
+                if mid not in seen and is_envelope(wire):
+                    sealed[blind_id(key.encrypt(wire))] = (position, mid)
+            self._sets[name] = (count, sealed)
+        return sealed
 
     def _key(self, name: str) -> tuple[str | None, ChannelKey | None]:
         """The private channel behind a datagram set, and its key (None: not ours)."""
@@ -253,11 +261,15 @@ class CatchUp:
             if isinstance(event, (HeightsWanted, EntriesWanted)):
                 self._reads.append((conn, event))
             elif isinstance(event, RemoteAnnounced) and conn.initiator:
-                if conn.sync(common := shared(conn.channels, event.channels)) is not None:
+                if conn.sync(common := tuple(sorted(set(conn.channels) & set(event.channels)))) is not None:
                     pending += conn.events()
                     out.events.append(ev.CatchupStarted(tuple(address), common))
                 else:
                     out.over = True  # nothing in common
+            elif isinstance(event, EntryDropped):
+                out.refused.append(event.kind)
+                out.events.append(ev.DatagramRejected(event.kind, f"replication entry from {address[0]}:{address[1]}: "
+                                                                  f"{event.reason}"))
             elif isinstance(event, EntryReceived) and (tag := datagram_set_tag(event.channel)) in self.blind.tags:
                 out.blind.append((tag, event.entry))
             elif isinstance(event, EntryReceived) and self.envelopes.channel_of(event.channel) in joined:
@@ -274,9 +286,12 @@ class CatchUp:
         return out
 
     def push(self, channel: str, wires: list[bytes]) -> None:
-        """Live mode: stream newly delivered messages down every open link."""
-        if not self.live:
+        """Live mode: stream newly delivered messages down every open link
+        (a private channel's as the datagrams of its set)."""
+        if not self.live or not wires:
             return
+        name, private = replicated_as(self.envelopes, channel), channel in self.envelopes.private
+        entries = [self.envelopes.outgoing(channel, wire) for wire in wires if not private or is_envelope(wire)]
         for conn in self.links:
-            for wire in wires:
-                conn.push(self.envelopes.link_name(channel), self.envelopes.outgoing(channel, wire))
+            for entry in entries:
+                conn.push(name, entry)

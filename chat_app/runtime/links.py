@@ -60,5 +60,6 @@ class Links:
             self.channels.step(channel, now)
         kept = sum(self.channels.private.blind.replicated_in(tag, data, now) for tag, data in outcome.blind)
         self.stats["blind_replicated_in"] += kept
+        self.stats.update(f"replication_{kind}" for kind in outcome.refused)
         self._emit(outcome.events)
         return outcome.over or conn.closed is not None

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from chat_app.channel_names import SVS_MARK, channel_spec
 from chat_app.crypto import channel_tag_of
 from chat_app.net.udp import Address
-from chat_app.runtime.blind import BlindStore, datagram_set
+from chat_app.runtime.blind import BlindStore
+from chat_app.runtime.catchup import replicated_as
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_TAG
 from chat_app.store import Store
@@ -94,12 +95,10 @@ class PrivateChannels:
                 *(self.blind.link_name(t) for t in sorted(self.blind.tags)))
 
     def replicated(self, channels: Iterable[str]) -> tuple[str, ...]:
-        """What replication links are offered: ``channels`` by their link names,
-        the datagram set of each private one of them, and the datagram sets
-        kept blind - never a blind ``~tag``, whose logs this peer cannot read."""
-        channels = tuple(channels)
-        sets = (datagram_set(key.tag) for c in channels if (key := self.envelopes.private.get(c)) is not None)
-        return (*(self.envelopes.link_name(c) for c in channels), *sets, *self.blind.replicated())
+        """What replication links are offered: ``channels`` by name, a private
+        one by its datagram set only (its logs would show who wrote how much),
+        and the datagram sets kept blind."""
+        return (*(replicated_as(self.envelopes, c) for c in channels), *self.blind.replicated())
 
     def names(self, link_names: tuple[str, ...]) -> tuple[str, ...]:
         """Announced channels as the user knows them: a private one's tag becomes its name if it is ours."""

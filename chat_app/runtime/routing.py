@@ -26,6 +26,7 @@ class SdsDatagram:
     data: bytes
     chat: bool  # a chat message (Lamport timestamp and a valid payload), not sync or ephemeral
     message: SdsMessage  # ``data`` parsed: the engine takes it as it is (``Channel.receive_message``)
+    seq: int = 0  # a chat message's per-author sequence number, from its payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ def route(data: bytes, msg: SdsMessage | None = None) -> SdsDatagram | FetchRequ
             msg = SdsMessage.FromString(data)
         except (DecodeError, ValueError, RuntimeError):
             return Refused("malformed", "not an SDS message")
+    seq = 0
     if msg.HasField("lamport_timestamp"):
         if msg.lamport_timestamp > MAX_INT64:
             return Refused("malformed", "lamport timestamp does not fit a signed 64-bit integer")
@@ -64,5 +66,6 @@ def route(data: bytes, msg: SdsMessage | None = None) -> SdsDatagram | FetchRequ
                 return Refused("payload", str(exc))
             if payload.kind in EPHEMERAL_KINDS:
                 return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
+            seq = payload.seq
     chat = msg.HasField("lamport_timestamp") and bool(msg.content)
-    return SdsDatagram(msg.channel_id, msg.sender_id, data, chat, msg)
+    return SdsDatagram(msg.channel_id, msg.sender_id, data, chat, msg, seq)

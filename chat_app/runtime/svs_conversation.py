@@ -61,8 +61,9 @@ from sync.svs import Channel, DataWanted, Delivered, Known, Missing, Rejected
 log = logging.getLogger(__name__)
 
 _PRIVATE_RECORD = bytes((VERSION, Kind.PRIVATE))
-PENDING_PER_AUTHOR = 4096
-"""Replicated messages kept waiting for an earlier one of their author."""
+PENDING = 4096
+"""Replicated messages kept waiting for an earlier one of their author, all
+authors together (anyone may make keys, and sign messages 2, 3 ... of each)."""
 
 OWN_IDS_KEPT = 1024
 """Our latest messages' ids, by sequence number, for the vectors that show
@@ -97,6 +98,7 @@ class SvsConversation:
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
         self._pending: dict[str, dict[int, StoredMessage]] = {}
+        self._waiting = 0  # how many ``_pending`` holds
         self._own_ids: OrderedDict[int, str] = OrderedDict()  # our latest messages: seq -> message id
         last = self.store.messages(self.channel, limit=1)
         self.lamport = last[0].lamport if last else 0
@@ -207,13 +209,14 @@ class SvsConversation:
         if row.seq <= last:
             return False  # had it already (fetched, and replicated too)
         if row.seq > last + 1:
-            waiting = self._pending.setdefault(author, {})
-            if len(waiting) < PENDING_PER_AUTHOR:
+            if self._waiting < PENDING and row.seq not in (waiting := self._pending.setdefault(author, {})):
                 waiting[row.seq] = row
+                self._waiting += 1
             return False
         self._append(row, out)
         waiting = self._pending.get(author, {})
         while (row := waiting.pop(self._last_seq[author] + 1, None)) is not None:
+            self._waiting -= 1
             self._append(row, out)
         return True
 

@@ -40,7 +40,7 @@ from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
 
 CONFIG = Config(cache_size=32, keepalive_ms=20_000, fetch_timeout_ms=250, fetch_backoff_max_ms=2_000,
-                repeat_ms=1_000)
+                repeat_ms=1_000, max_producers=4_096, max_hearsay=1_024, adopt_own_seq=False)
 """Publications kept in memory to answer data interests; older ones are read
 from the store (``DataWanted``): few, since the state is saved each step.
 A sign of life from each member at least every 20 s: the peer table lets a
@@ -51,7 +51,14 @@ retried (after 0.25, 0.5, 1, 2, 2 ... s), and a publication's vector is
 repeated about 1, 2 and 4 s later unless another member says it first: at
 30% loss a channel of 5 or 20 members converged in 23-47 s at p99 with the
 engine's defaults (1 s, backoff to 8 s, no repeats) and in 4-10 s with
-these (``benchmarks/protocols_runtime.py``, seeds 1-3)."""
+these (``benchmarks/protocols_runtime.py``, seeds 1-3).
+
+Bounds on what any member (in a public channel, anyone with a key) can make
+us keep: at most 4,096 producers in the vector, 1,024 of them known only
+from others' vectors (made-up ones never stop being that), each a member's
+id (``svs_routing``): a vector of at most ~200 KB. Our own number is ours
+alone: it is stored before a publication leaves, so a vector showing us
+further on is a lie, not a stale restore."""
 
 
 class SvsEngine:

@@ -9,7 +9,8 @@ packets can be read off its name: a sync interest is
 Checked here, before the engine (the envelope is already verified):
 
 * a sync interest names its sender: it must be the signer (a member speaks
-  only for its own vector's origin);
+  only for its own vector's origin), and every node its vector names must
+  be a member's id (``/<sender id>``), so no entry is larger than that;
 * a publication may come from any member that holds it, so its content is
   its author's own signed envelope of a chat record (an SDS message without
   causal history or bloom filter: sender, id, channel, Lamport timestamp,
@@ -20,17 +21,18 @@ Checked here, before the engine (the envelope is already verified):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chat_app.payload import Payload
 from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.core import RemoteProtocolError
 from sync.svs import Name, packets, tlv
-from sync.svs.names import NAME
+from sync.svs.names import GENERIC, NAME
 
 PREFIX = "sds-chat"
 _PREFIX = (8, PREFIX.encode())
+_SENDER_ID = re.compile(rb"[0-9a-f]{32}")
 
 
 def group_name(link_name: str) -> str:
@@ -43,6 +45,12 @@ def node_name(sender_id: str) -> str:
 
 def sender_of(node: str) -> str:
     return node.removeprefix("/")
+
+
+def is_member_node(node: Name) -> bool:
+    """A NodeID of ours: one component, a sender id (32 hex digits)."""
+    return len(node.components) == 1 and node.components[0][0] == GENERIC \
+        and _SENDER_ID.fullmatch(node.components[0][1]) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +86,11 @@ def route_svs(data: bytes, signer_id: str, channel_of: Callable[[str], str | Non
         packet = packets.decode(data, Name.parse(group_name(link)))
     except RemoteProtocolError as exc:
         return Refused(exc.kind, str(exc))
-    if isinstance(packet, packets.SyncInterest) and packet.sender != Name.of(node_name(signer_id)):
-        return Refused("impostor", f"a sync interest from {str(packet.sender)[:40]} signed by {signer_id}")
+    if isinstance(packet, packets.SyncInterest):
+        if packet.sender != Name.of(node_name(signer_id)):
+            return Refused("impostor", f"a sync interest from {str(packet.sender)[:40]} signed by {signer_id}")
+        if (odd := next((p.node for p in packet.vector if not is_member_node(p.node)), None)) is not None:
+            return Refused("malformed", f"a vector names {str(odd)[:40]!r}, not a member's id")
     if isinstance(packet, packets.Publication):
         problem = _record_problem(packet, channel, open_record)
         if problem is not None:
@@ -96,7 +107,6 @@ def _record_problem(publication: packets.Publication, channel: str,
         return "its record is not a chat message"
     if record.channel != channel or Name.of(node_name(record.sender_id)) != publication.producer.node:
         return "its record is another channel's or another author's"
-    payload = Payload.try_decode(record.message.content)
-    if payload is None or payload.seq != publication.seq:
+    if record.seq != publication.seq:
         return f"its record does not carry sequence number {publication.seq}"
     return None

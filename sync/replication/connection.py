@@ -20,6 +20,16 @@ gives it, then ``SyncDone``. A request for a mode we do not start is
 answered in log-height mode (as the spec allows), and a ``Have`` answering
 our set reconciliation is served the same way.
 
+Every entry is checked twice before it is reported: by the runtime's
+``validate``, which reads what it is (its channel, author and sequence
+number: an ``EntryKey``) and may refuse it, and by its session, which holds
+it to what the other side said (spec 2.2, "is the data related to what was
+requested"): until live mode an entry must be of a log the other side named
+- in its ``Have``, or in the items of the reconciliation - above the height
+we hold, and come before its ``SyncDone``. A refused entry is reported
+(``EntryDropped``, with why) and never as received; a fatal refusal closes
+the conversation.
+
 When both ``SyncDone``s are in, the session ends - or, if both asked for
 live mode, stays open: ``push`` streams new entries until a ``SyncDone``
 with live mode off.
@@ -57,12 +67,12 @@ from .messages import (
     decode,
     encode,
 )
-from .session import RECONCILIATION, Output, Session, Validate
+from .session import RECONCILIATION, EntryKey, Output, Session, Validate
 
 STATE_VERSION = 1
 IDLE_TIMEOUT_MS = 60_000
 
-__all__ = ["Connection", "Validate"]
+__all__ = ["Connection", "EntryKey", "Validate"]
 
 
 class Connection:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from sync.core.events import Event
 
-__all__ = ["Closed", "EntriesWanted", "EntryReceived", "HeightsWanted", "RemoteAnnounced", "SessionFinished"]
+__all__ = ["Closed", "EntriesWanted", "EntryDropped", "EntryReceived", "HeightsWanted", "RemoteAnnounced",
+           "SessionFinished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,16 @@ class EntryReceived(Event):
     session_id: int
     channel: str
     entry: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EntryDropped(Event):
+    """An entry was refused and is not reported as received; ``kind`` names
+    why (``EntryRefused``). If the refusal was fatal, ``Closed`` follows."""
+
+    session_id: int
+    kind: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)

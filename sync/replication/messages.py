@@ -54,6 +54,17 @@ class ReplicationError(RemoteProtocolError):
         self.detail = detail
 
 
+class EntryRefused(ReplicationError):
+    """One entry is refused (``kind`` names why, for counting). A ``fatal``
+    refusal ends the stream; another drops the entry and the session goes on
+    (a peer that cannot read what it relays may hold garbage, see ``Validate``)."""
+
+    def __init__(self, kind: str, detail: str, *, fatal: bool = True) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.fatal = fatal
+
+
 def log_id(channel: str) -> int:
     """The stable u64 log id of a channel's log (one per author per channel)."""
     return int.from_bytes(hashlib.sha256(b"sds-chat log\x00" + channel.encode()).digest()[:8], "big")

@@ -27,7 +27,8 @@ How it fits p2panda's messages (spec 2.1, after range-reconcile):
 - Requests (answered in the next round): ``Fingerprint``; a run of
   ``ItemPayload``s with ``can_respond`` true (all my items of the range);
   ``EmptyPayload`` (I have none here, send yours); ``EmptySet`` with
-  ``can_respond`` (I have nothing at all).
+  ``can_respond`` (I have nothing at all: answered with ``Done``, and every
+  entry, as the spec says; so is an ``EmptyPayload`` over everything).
 - Answers (not answered): ``Done`` (equal); a run of ``ItemPayload``s with
   ``can_respond`` false: the heights of the logs where I differ from you, 0
   for a log of yours I lack (range-reconcile likewise leaves out the items it
@@ -67,6 +68,7 @@ class Reconciler:
         self.sid = session_id
         self.mine = ItemSet(items)
         self.remote: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> their seq, where it differs
+        self.named: dict[tuple[str, int], int] = {}  # (public_key, log_id) -> seq: the logs they told us of
         self.round = 0  # rounds sent or received so far, both sides counted: the initiator's first is 1
         self.known_at: int | None = None  # the round after which plan() was final
         self.messages_sent = 0
@@ -142,17 +144,18 @@ class Reconciler:
         if r.kind is EmptySet:
             if r.can_respond:
                 self._they_lack(0, len(self.mine))
-                if self.mine:
-                    self._items(range(len(self.mine)), MIN, INF, can_respond=False)
+                if self.mine:  # they get every entry (spec 2.2): listing each log first costs a message a log
+                    self._w.done(INF)
                 else:
                     self._w.emit([EmptySet(self.sid, False)], MIN, INF)
         elif r.kind is EmptyPayload:
             self._they_lack(lo, hi)
-            if hi > lo:
+            if hi > lo and (r.lower, r.upper) != (MIN, INF):
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)
-            else:
+            else:  # nothing here, or they hold nothing at all and get every entry (as after an EmptySet)
                 self._w.done(r.upper)
         elif r.kind is ItemPayload:
+            self.named.update(((pk, log), seq) for pk, log, seq in r.values)
             if r.can_respond:
                 self._answer_items(r, lo, hi)
             else:
@@ -219,7 +222,7 @@ class Reconciler:
             pk, log, seq = self.mine.items[i]
             if log_hash((pk, log)) == their_log and item_hash((pk, log, their_seq)) == their_sum:
                 self._they_lack(lo, hi)
-                self.remote[(pk, log)] = their_seq
+                self.remote[(pk, log)] = self.named[(pk, log)] = their_seq
                 self._items(range(lo, hi), r.lower, r.upper, can_respond=False)  # all differ from theirs
                 return
         self._they_lack(lo, hi)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 
 from sync.core import Event
 
-from .events import EntriesWanted, EntryReceived, SessionFinished
+from .events import EntriesWanted, EntryDropped, EntryReceived, SessionFinished
 from .messages import (
     LOG_HEIGHT,
     SET_RECONCILIATION,
@@ -25,6 +25,7 @@ from .messages import (
     EmptyPayload,
     EmptySet,
     EntryMessage,
+    EntryRefused,
     Fingerprint,
     Have,
     ItemPayload,
@@ -39,10 +40,24 @@ from .state import export_object, from_plain, restore_object, to_plain
 
 RECONCILIATION = (EmptySet, LowerBound, ItemPayload, EmptyPayload, Done, Fingerprint, Terminal)
 
-Validate = Callable[[tuple[str, ...], bytes], str | None]
-"""(channels of the session, entry) -> the entry's channel, or None to drop
-it quietly (the validator counts it); raises ReplicationError if the entry
-is not valid for this session, which closes the connection."""
+
+@dataclass(frozen=True, slots=True)
+class EntryKey:
+    """What an entry is, by its log: its channel (one of the session's), its
+    author (the items' ``public_key``) and its sequence number - read from
+    inside the entry by the entry check, so the session can hold the entry
+    to what the other side said it would send."""
+
+    channel: str
+    author: str
+    seq: int
+
+
+Validate = Callable[[tuple[str, ...], bytes], EntryKey]
+"""(channels of the session, entry) -> what the entry is. Raises
+``EntryRefused`` for an entry it refuses: a fatal refusal (or any other
+``ReplicationError``) closes the connection, another drops the entry and
+the session goes on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +77,7 @@ class Session:
     initiator: bool
     live_wanted: bool
     mode: int
-    ours: dict[str, list[tuple[str, int]]] | None = None  # channel -> [(author, height)], once provided
+    ours: dict[tuple[str, str], int] | None = None  # (channel, author) -> our height, once provided
     theirs: dict[tuple[str, str], int] | None = None  # (channel, author) -> height, from their Have
     queued: list = field(default_factory=list)  # reconciliation messages that came before our heights
     reconciler: Reconciler | None = None
@@ -96,8 +111,8 @@ class Session:
         """Our log heights are in: open the reconciliation (then take what
         came before them), or send our ``Have``."""
         self.wants_heights = False
-        self.ours = {c: [(author, int(h)) for author, h in heights.get(c, ())] for c in self.channels}
-        items = tuple((author, log_id(c), h) for c, logs in self.ours.items() for author, h in logs)
+        self.ours = {(c, author): int(h) for c in self.channels for author, h in heights.get(c, ())}
+        items = tuple((author, log_id(c), h) for (c, author), h in self.ours.items())
         if self.mode == SET_RECONCILIATION:
             self.start_reconciler(list(items))
             for msg in self.take_queued():
@@ -151,10 +166,39 @@ class Session:
     def entry(self, msg: EntryMessage, validate: Validate, out: Output) -> None:
         if self.finished:
             raise ReplicationError(f"entry after session {self.session_id} finished")
-        channel = validate(self.channels, msg.entry)
-        if channel is not None:
-            self.received += 1
-            out.report(EntryReceived(self.session_id, channel, msg.entry))
+        try:
+            key = validate(self.channels, msg.entry)
+            if not self.live:
+                self.expected(key)
+        except EntryRefused as exc:
+            out.report(EntryDropped(self.session_id, exc.kind, exc.detail))
+            if exc.fatal:
+                raise
+            return
+        self.received += 1
+        out.report(EntryReceived(self.session_id, key.channel, msg.entry))
+
+    def expected(self, key: EntryKey) -> None:
+        """Until live mode, a peer sends what it found we lack, and nothing
+        else: entries of the logs it named (in its ``Have``, or in the
+        reconciliation's items; any log, if we hold none), above the height we
+        told it we hold, before its ``SyncDone``. Any other entry lies about
+        its log or its height."""
+        if self.got_done:
+            raise EntryRefused("after_done", f"an entry after the peer's SyncDone in session {self.session_id}")
+        log = (key.channel, key.author)
+        if self.theirs is not None:
+            named = log in self.theirs
+        elif self.reconciler is not None:  # holding nothing, we asked for everything: any log is what we asked
+            named = not self.reconciler.mine or (key.author, log_id(key.channel)) in self.reconciler.named
+        else:
+            named = False
+        if not named:
+            raise EntryRefused("unnamed", f"an entry of {key.author[:64]} in {key.channel[:40]}, "
+                                          "a log the peer did not name")
+        if key.seq <= (ours := (self.ours or {}).get(log, 0)):
+            raise EntryRefused("height", f"entry {key.seq} of {key.author[:64]} in {key.channel[:40]}: "
+                                         f"we hold up to {ours}, and said so")
 
     def done(self, msg: SyncDone, out: Output) -> None:
         if self.live and not msg.live_mode:
@@ -201,8 +245,7 @@ class Session:
         """Every log of ours, above the other side's height (0 if it has none):
         what lies beyond a hole in our own log is sent too."""
         theirs = self.theirs or {}
-        return tuple((channel, author, theirs.get((channel, author), 0))
-                     for channel in self.channels for author, _height in self.ours.get(channel, ()))
+        return tuple((channel, author, theirs.get((channel, author), 0)) for channel, author in self.ours)
 
     def export(self) -> dict:
         state = {f.name: to_plain(getattr(self, f.name)) for f in fields(self) if f.name != "reconciler"}

@@ -56,6 +56,7 @@ class Channel:
         self.bootstrap = now // 1000 if bootstrap_time is None else bootstrap_time
         self.me = Producer(self.node, self.bootstrap)
         self.vector: dict[Producer, int] = {}
+        self.hearsay: set[Producer] = set()  # producers known only from others' vectors (``Config.max_hearsay``)
         self.stats: Counter[str] = Counter()
         self._jitter = Jitter(seed or seed_for(self.me))
         self._timer = SyncTimer(self.config, self._jitter, now)
@@ -122,6 +123,7 @@ class Channel:
         producer = Producer(node, bootstrap)
         if producer == self.me or seq < 1:
             return False
+        self.hearsay.discard(producer)
         if seq > self.vector.get(producer, 0):
             self._set_entry(producer, seq)
         self._events += [self._data.delivered(producer, ready, content)
@@ -139,8 +141,9 @@ class Channel:
                 self._on_sync_interest(packet, now, source)
             elif isinstance(packet, packets.DataInterest):
                 self._on_data_interest(packet, source)
-            else:
-                self._events += self._data.take(packet, source, self.me, self.vector)
+            elif delivered := self._data.take(packet, source, self.me, self.vector):
+                self.hearsay.discard(packet.producer)
+                self._events += delivered
         except RemoteProtocolError as exc:
             self.stats[exc.kind] += 1
             self._events.append(Rejected(exc.kind, str(exc)))
@@ -188,6 +191,8 @@ class Channel:
         if source is not None:
             self._data.fetch.addresses[interest.sender] = source
         for producer, seq in interest.vector.items():
+            if not self._keeps(producer, interest.sender):
+                continue
             if source is not None:
                 self._data.fetch.saw(source, producer, seq)
             if seq > self.vector.get(producer, 0):
@@ -197,8 +202,34 @@ class Channel:
                 self._events.append(Known(seq, members))
         self._timer.heard(interest.vector, interest.spans(), self.vector, now)
 
+    def _keeps(self, producer: Producer, sender: Name) -> bool:
+        """Whether to keep what an incoming vector says of ``producer``: any
+        member may name producers nobody else has heard of, so the vector
+        holds at most ``max_producers``, and at most ``max_hearsay`` of them
+        known only from others' vectors. A producer speaking for itself is
+        no hearsay."""
+        if producer == self.me:
+            return True
+        speaks = producer.node == sender
+        if speaks:
+            self.hearsay.discard(producer)
+        if producer in self.vector:
+            return True
+        if len(self.vector) >= self.config.max_producers:
+            self.stats["producers_refused"] += 1
+            return False
+        if not speaks:
+            if len(self.hearsay) >= self.config.max_hearsay:
+                self.stats["hearsay_refused"] += 1
+                return False
+            self.hearsay.add(producer)
+        return True
+
     def _learn(self, producer: Producer, seq: int) -> None:
         if producer == self.me:  # restored from a stale state: never reuse a number
+            if not self.config.adopt_own_seq:
+                self.stats["own_seq_claimed"] += 1  # someone says we are further than we are: we know better
+                return
             self.stats["own_seq_advanced"] += 1
             self._set_entry(producer, seq)
             self._data.fetch.skip_to(producer, seq)

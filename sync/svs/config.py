@@ -31,12 +31,23 @@ class Config:
     # publication's sync interest learns of it within seconds instead of at the next periodic one.
     repeat_ms: int = 0
     repeats: int = 3
+    # What a member with a valid key can make another keep (not in the spec). Any member's vector may name
+    # producers nobody else has heard of, at any number: at most ``max_producers`` are kept in all, and of
+    # those at most ``max_hearsay`` known only from others' vectors (a producer that speaks for itself - its
+    # own sync interest - or whose publication arrived is no longer hearsay). With ``adopt_own_seq`` a
+    # vector showing our own producer ahead of us moves us past it (a member restored from a stale state
+    # never reuses a number); a runtime that stores its number before sending has no stale state, and turns
+    # it off so that no vector can make it skip numbers.
+    max_producers: int = 1 << 20
+    max_hearsay: int = 1 << 20
+    adopt_own_seq: bool = True
 
     def __post_init__(self) -> None:
         if not (0 <= self.sync_jitter < 1 and 0 <= self.suppression_jitter < 1):
             raise ValueError("jitter is a fraction below 1")
         if min(self.sync_interval_ms, self.suppression_ms, self.fetch_timeout_ms, self.fetch_window,
-               self.cache_size, self.holders_per_producer) < 1 or min(self.repeat_ms, self.repeats) < 0:
+               self.cache_size, self.holders_per_producer, self.max_producers, self.max_hearsay) < 1 \
+                or min(self.repeat_ms, self.repeats) < 0:
             raise ValueError("intervals, windows and sizes must be positive")
         if self.suppression_curve not in ("uniform", "decaying"):
             raise ValueError("suppression_curve is 'uniform' or 'decaying'")

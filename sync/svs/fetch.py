@@ -2,7 +2,10 @@
 
 Each producer's publications are requested in sequence order, at most
 ``fetch_window`` at once over all producers (taken round-robin, so one
-producer with a long backlog does not starve the others). The first request
+producer with a long backlog does not starve the others), and none more than
+``fetch_window`` beyond what is delivered of its producer: a producer that
+holds back one publication and serves the ones after it leaves at most that
+many waiting here, not its whole sequence. The first request
 goes to the producer itself; each retry goes to the producer *and* to one of
 the members known to hold the publication (any member whose state vector
 showed that sequence number, or who sent us a later one), taken in turn, each
@@ -48,9 +51,8 @@ class Fetcher:
     def learn(self, producer: Producer, latest: int) -> None:
         """A vector showed ``producer`` up to ``latest``: request what is missing."""
         start = self.next_request.setdefault(producer, self.delivered.get(producer, 0) + 1)
-        if start <= latest and producer not in self._queued:
-            self.queue.append(producer)
-            self._queued.add(producer)
+        if start <= latest:
+            self._queue(producer)
 
     def saw(self, holder: Hashable, producer: Producer, seq: int) -> None:
         """Member ``holder`` has ``producer``'s publications up to ``seq``."""
@@ -72,12 +74,11 @@ class Fetcher:
             producer = self.queue.popleft()
             self._queued.discard(producer)
             seq = self.next_request[producer]
-            if seq > latest.get(producer, 0):
-                continue
+            if seq > latest.get(producer, 0) or seq > self.delivered.get(producer, 0) + self.config.fetch_window:
+                continue  # nothing left, or a window ahead of what is delivered: queued again as that moves
             self.next_request[producer] = seq + 1
             if seq + 1 <= latest[producer]:
-                self.queue.append(producer)
-                self._queued.add(producer)
+                self._queue(producer)
             request = (producer, seq)
             self.attempts[request] = 0
             out += [(producer, seq, to) for to in self._targets(producer, seq, 0)]
@@ -118,6 +119,7 @@ class Fetcher:
             nxt += 1
         if ready:
             self.delivered[producer] = nxt - 1
+            self._queue(producer)
         return ready
 
     def skip_to(self, producer: Producer, seq: int) -> None:
@@ -141,7 +143,13 @@ class Fetcher:
             ready.append((nxt, self.arrived.pop((producer, nxt))))
             nxt += 1
         self.delivered[producer] = nxt - 1
+        self._queue(producer)
         return ready
+
+    def _queue(self, producer: Producer) -> None:
+        if producer not in self._queued:
+            self.queue.append(producer)
+            self._queued.add(producer)
 
     # -------------------------------------------------------------- state
 

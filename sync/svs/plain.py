@@ -61,6 +61,7 @@ def export_channel(channel: Channel) -> dict:
         "seed": channel._jitter.seed,
         "draws": channel._jitter.draws,
         "vector": _entries(channel.vector),
+        "hearsay": [[p.node.encode(), p.bootstrap] for p in channel.hearsay],
         "touched": [[node.encode(), at] for node, at in channel._announcer.touched.items()],
         "clock": channel._announcer.clock,
         "state": timer.state,
@@ -85,6 +86,7 @@ def restore_channel(cls: type[Channel], state: dict, config: Config) -> Channel:
     channel._jitter = channel._timer.jitter = Jitter(state["seed"], state["draws"])
     for producer, seq in _vector(state["vector"]).items():
         channel._set_entry(producer, seq)
+    channel.hearsay = {Producer(Name.decode(n), b) for n, b in state.get("hearsay", [])}  # absent before bounds
     channel._announcer.touched = {Name.decode(n): at for n, at in state["touched"]}
     channel._announcer.clock = state["clock"]
     timer = channel._timer

@@ -21,9 +21,9 @@ import pytest
 
 from chat_app.runtime import Runtime
 from chat_app.store import Store
-from sync.replication import Connection, EntryReceived, ReplicationError, Validate, encode
+from sync.replication import Connection, EntryReceived, ReplicationError, Validate, encode, log_id
 from sync.replication import messages as m
-from tests.replication.test_replication import Logs, pair, validate_toy_entry
+from tests.replication.test_replication import validate_toy_entry
 
 T = 1_767_225_600_000
 
@@ -31,7 +31,8 @@ T = 1_767_225_600_000
 @dataclass
 class Check:
     validate: Validate
-    general: bytes  # a valid entry of channel "general"
+    author: str  # who wrote the entries
+    general: bytes  # a valid entry of channel "general", the author's first
     random: bytes  # a valid entry of channel "random"
     garbage: bytes
 
@@ -47,35 +48,33 @@ def _real_check(tmp_path) -> tuple[Check, Runtime]:
     reader = Runtime(Store(tmp_path / "reader.sqlite3"), nick="bob")
     (general,) = author.store.entries_after("general", author.peer_id, 0)
     (random_,) = author.store.entries_after("random", author.peer_id, 0)
-    return Check(reader.catchup.validate, general, random_, b"\x00not an envelope"), author
+    return Check(reader.catchup.validate, author.peer_id, general, random_, b"\x00not an envelope"), author
 
 
 @pytest.fixture(params=["toy", "real"])
 def check(request, tmp_path) -> Check:
     if request.param == "toy":
-        return Check(validate_toy_entry, b"general|alice|1", b"random|alice|1", b"general|alice")
+        return Check(validate_toy_entry, "alice", b"general|alice|1", b"random|alice|1", b"general|alice")
     return _real_check(tmp_path)[0]
 
 
-class Holder(Logs):
-    """A store holding exactly the given entries, checked by ``validate``."""
-
-    def __init__(self, validate: Validate) -> None:
-        super().__init__()
-        self._validate = validate
-
-    def validate(self, channels, entry):
-        return self._validate(channels, entry)
-
-
-def _session(check: Check) -> tuple[Connection, int]:
-    a, _ = pair(Holder(check.validate), Logs(), channels_a=("general",), channels_b=("general", "random"))
-    return a, a.sync()
+def session(check: Check, named: tuple[m.Item, ...] | None = None) -> tuple[Connection, int]:
+    """A log-height session on "general" with nothing of ours, in which the
+    other side (played here) has named the author's log at height 1 in its
+    ``Have`` - or ``named`` - so it may send the author's first entry."""
+    a = Connection(("general",), check.validate, initiator=True, now=T, mode=m.LOG_HEIGHT)
+    a.receive(encode(m.Announce(T, ("general", "random"))), T)
+    sid = a.sync()
+    a.provide_heights(sid, {})
+    a.receive(encode(m.Have(sid, ((check.author, log_id("general"), 1),) if named is None else named)), T)
+    a.datagrams_to_send(T)
+    list(a.events())
+    return a, sid
 
 
 def test_a_valid_entry_is_reported_under_its_channel(check):
-    assert check.validate(("general",), check.general) == "general"
-    a, sid = _session(check)
+    assert check.validate(("general",), check.general).channel == "general"
+    a, sid = session(check)
     a.receive(encode(m.EntryMessage(sid, check.general)), T)
     assert [(e.channel, e.entry) for e in a.events() if isinstance(e, EntryReceived)] == [("general", check.general)]
     assert a.closed is None
@@ -86,7 +85,7 @@ def test_an_entry_the_session_did_not_ask_for_closes_it_and_is_not_reported(chec
     entry = getattr(check, which)
     with pytest.raises(ReplicationError):
         check.validate(("general",), entry)
-    a, sid = _session(check)
+    a, sid = session(check)
     a.receive(encode(m.EntryMessage(sid, entry)), T)
     events = a.events()
     assert not [e for e in events if isinstance(e, EntryReceived)]

@@ -11,6 +11,7 @@ from sync.replication import (
     Closed,
     Connection,
     EntriesWanted,
+    EntryKey,
     EntryReceived,
     HeightsWanted,
     RemoteAnnounced,
@@ -22,18 +23,18 @@ from sync.replication import (
 from sync.replication import messages as m
 
 
-def validate_toy_entry(channels: tuple[str, ...], entry: bytes) -> str:
+def validate_toy_entry(channels: tuple[str, ...], entry: bytes) -> EntryKey:
     """A toy entry is b"channel|author|seq" for one of ``channels``. It stands
     for the runtime's check (``CatchUp.validate``); test_entry_checks.py holds
     both to the same contract and says why the entries differ."""
     try:
-        channel, _author, seq = entry.decode().split("|")
-        int(seq)
+        channel, author, seq = entry.decode().split("|")
+        key = EntryKey(channel, author, int(seq))
     except ValueError:
         raise ReplicationError("entry is not channel|author|seq") from None
     if channel not in channels:
         raise ReplicationError(f"entry for {channel}, not requested")
-    return channel
+    return key
 
 
 class Logs:

@@ -187,21 +187,24 @@ def test_garbage_a_blind_store_holds_is_dropped_by_members_without_breaking_catc
     carol.peers.static.clear()
     _link(net, carol, store)
     assert texts(carol.store, ROOM) == [f"secret line {i}" for i in range(3)]
-    assert carol.envelopes.stats["entry_dropped"] == 1
+    assert carol.stats["replication_undecryptable"] == 1
+    (refused,) = [e for e in net.seen(carol) if isinstance(e, ev.DatagramRejected)]
+    assert refused.kind == "undecryptable" and "replication entry" in refused.reason
     assert not [e for e in net.seen(carol) if isinstance(e, ev.ReplicationClosed)]
 
 
-def test_members_replicate_a_private_channel_by_its_logs_not_its_datagram_set(net):
+def test_members_replicate_a_private_channel_by_its_datagram_set_never_by_its_logs(net):
+    """Its logs' items would name every author and how much each wrote."""
     alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
     alice.say(ROOM, "one", "text", net.now)
     carol = net.add("carol", channels=(), passphrases={ROOM: PASS})
     (tag_name,) = alice.announced_channels
-    offered = alice.joined.replicated
-    assert offered == (tag_name, "=" + tag_name[1:])  # the set, for blind stores
+    assert alice.joined.replicated == ("=" + tag_name[1:],)  # as a blind store offers it
     carol.peers.static.clear()
     _link(net, carol, alice)
     (started,) = [e for e in net.seen(carol) if isinstance(e, ev.CatchupStarted)]
-    assert started.channels == (tag_name,)
+    assert started.channels == ("=" + tag_name[1:],)
+    assert texts(carol.store, ROOM) == ["one"] and carol.stats["replicated_in"] == 1
 
 
 def test_a_blind_store_keeps_the_messages_and_lets_sync_and_typing_pass(net):
