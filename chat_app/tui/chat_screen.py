@@ -71,6 +71,8 @@ class ChatScreen(Screen):
         Binding("ctrl+k", "switcher", "Switch", priority=True),  # over the input's "delete to the end"
         Binding("ctrl+pageup", "cycle(-1)", "Previous channel", show=False),
         Binding("ctrl+pagedown", "cycle(1)", "Next channel", show=False),
+        Binding("alt+left", "cycle(-1)", "Previous channel", show=False, priority=True),  # over the input's word moves
+        Binding("alt+right", "cycle(1)", "Next channel", show=False, priority=True),
         *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False, priority=True) for n in range(1, 10)),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
@@ -308,7 +310,8 @@ class ChatScreen(Screen):
                 self.switch_to(channel)
             self.input.focus()
 
-        self.app.push_screen(QuickSwitcher([(name, m.unread) for name, m in self.state.channels.items()]), chosen)
+        listed = [(name, self.state.channels[name].unread) for name in channels.sidebar_order(self.state)]
+        self.app.push_screen(QuickSwitcher(listed), chosen)
 
     def action_page(self, direction: int) -> None:
         """PageUp/PageDown scroll the history wherever the focus is."""

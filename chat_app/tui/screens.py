@@ -34,7 +34,7 @@ with the same messages in the same order.
 | `Enter` / `Up` / `Down` | send; recall the lines sent before |
 | `Tab` | complete commands, channels and nicks |
 | `Alt+1`…`Alt+9` | the sidebar's first to ninth channel |
-| `Ctrl+PgUp` / `Ctrl+PgDn` | the previous / next channel |
+| `Ctrl+PgUp` / `Ctrl+PgDn`, `Alt+Left` / `Alt+Right` | the previous / next channel in the sidebar |
 | `Ctrl+K` | switch to a channel by a few letters of its name |
 | `Ctrl+N` | the next channel with unread messages |
 | `PgUp` / `PgDn` | scroll the history (wherever the focus is) |

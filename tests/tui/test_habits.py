@@ -1,0 +1,42 @@
+"""What a WeeChat, irssi or senpai user expects of the client: keys that
+follow the sidebar, command output in the buffer, typing that ends with the
+message, completion that survives a burst of keys."""
+
+import pytest
+from textual import events
+
+from chat_app import events as ev
+
+from .conftest import until
+
+SIZE = (110, 24)
+BOB = "b" * 32
+
+
+def started(app):
+    return app.bridge is not None and app.bridge.node is not None and app.chat.state.current is not None
+
+
+@pytest.mark.asyncio
+async def test_alt_digits_ctrl_pages_and_alt_arrows_follow_the_sidebar_not_the_order_of_creation(make_app):
+    app = make_app(channels=("general",))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        chat = app.chat
+        chat.node_event(ev.DmOpened(f"@{BOB}", BOB, "bob"))  # a conversation first...
+        chat.node_event(ev.Joined("dev"))  # ...then a channel: the sidebar lists #dev before @bob
+        assert chat.state.current == "dev"
+        await pilot.press("alt+3")
+        assert chat.state.current == f"@{BOB}"
+        await pilot.press("alt+2")
+        assert chat.state.current == "dev"
+        await pilot.press("ctrl+pagedown")
+        assert chat.state.current == f"@{BOB}"
+        await pilot.press("ctrl+pagedown")  # round the end
+        assert chat.state.current == "general"
+        await pilot.press("alt+left")
+        assert chat.state.current == f"@{BOB}"
+        await pilot.press("alt+left", "alt+left")
+        assert chat.state.current == "general"
+        await pilot.press("alt+right")
+        assert chat.state.current == "dev" and app.focused is app.query_one("#input")
