@@ -105,6 +105,7 @@ class ChannelModel:
     read_from: tuple[int, str] | None = None  # the oldest message read from the store, shown or not
     topic: tuple[str, str | None] | None = None  # (text, who set it); None: none known
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
+    spoke_at: dict[str, int] = field(default_factory=dict)  # peer id -> when its newest message arrived here
     waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
 
     def __len__(self) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chat_app import events as ev
+from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
 from chat_app.tui import presence
 from chat_app.tui.channels import add_channel, part, set_topic, switch_to
 from chat_app.tui.direct import add_conversation
@@ -154,6 +155,8 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
     effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
     model.upsert(row)
     model.typing.pop(event.sender_id, None)
+    if not own:
+        model.spoke_at[event.sender_id] = now
     if state.roster.spoke(event.sender_id, event.nick, now):
         effects.append(Changed(Aspect.MEMBERS))
     visible = model.name == state.current
@@ -195,7 +198,11 @@ def topic_changed(state: ClientState, event: ev.TopicChanged, now: int) -> list[
 
 @reduces(ev.Typing)
 def typing(state: ClientState, event: ev.Typing, now: int) -> list[Effect]:
+    """Someone is typing - unless their message came since: a notice sent
+    before the message can be read with it, in one step, and be told after it."""
     if (model := state.channels.get(event.channel)) is None:
+        return []
+    if event.expires_at - TYPING_EXPIRES_MS <= model.spoke_at.get(event.peer_id, -1):
         return []
     model.typing[event.peer_id] = (event.nick, event.expires_at)
     return [Changed(Aspect.TYPING)]

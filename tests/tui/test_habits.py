@@ -6,6 +6,8 @@ import pytest
 from textual import events
 
 from chat_app import events as ev
+from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
+from chat_app.tui.chat_screen import now_ms
 
 from .conftest import until
 
@@ -40,3 +42,21 @@ async def test_alt_digits_ctrl_pages_and_alt_arrows_follow_the_sidebar_not_the_o
         assert chat.state.current == "general"
         await pilot.press("alt+right")
         assert chat.state.current == "dev" and app.focused is app.query_one("#input")
+
+
+@pytest.mark.asyncio
+async def test_bobs_message_ends_his_typing_even_when_the_notice_is_told_after_it(make_app):
+    """The runtime reads a typing notice and the message sent just after it
+    in one step, and tells the message first: the notice is older."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        typing_line = app.query_one("#typing")
+        step = now_ms()
+        app.chat.node_event(ev.MessageDelivered("general", 1, "m" * 32, BOB, step, "bob", "text", "hi", 1, False))
+        app.chat.node_event(ev.Typing("general", BOB, "bob", step + TYPING_EXPIRES_MS))
+        await pilot.pause()
+        assert "typing" not in str(typing_line.render())
+        app.chat.node_event(ev.Typing("general", BOB, "bob", now_ms() + 50 + TYPING_EXPIRES_MS))  # typing again, later
+        await pilot.pause()
+        assert "bob is typing…" in str(typing_line.render())
