@@ -60,3 +60,17 @@ async def test_bobs_message_ends_his_typing_even_when_the_notice_is_told_after_i
         app.chat.node_event(ev.Typing("general", BOB, "bob", now_ms() + 50 + TYPING_EXPIRES_MS))  # typing again, later
         await pilot.pause()
         assert "bob is typing…" in str(typing_line.render())
+
+
+@pytest.mark.asyncio
+async def test_tab_read_with_the_letters_before_it_completes_them(make_app):
+    """``bo`` and Tab in one read (a slow link): the Tab completes what the
+    letters typed, not the field as it was before them."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        app.chat.node_event(ev.PeerJoined(BOB, "bobby", ("127.0.0.1", 9)))
+        field = app.query_one("#input")
+        for key, character in (("b", "b"), ("o", "o"), ("tab", "\t")):  # queued at once, as the parser does
+            app.post_message(events.Key(key, character))
+        await until(pilot, lambda: field.value == "bobby: ")

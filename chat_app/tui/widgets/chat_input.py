@@ -29,7 +29,8 @@ class ChatInput(Field):
     ChatInput:focus { border: tall $accent; }
     """
     BINDINGS = [
-        Binding("tab", "complete", "Complete", show=False, priority=True),
+        # Not a priority binding: one would run before the field has taken the keys read with the Tab.
+        Binding("tab", "complete", "Complete", show=False),
         Binding("up", "recall(-1)", "Previous line", show=False),
         Binding("down", "recall(1)", "Next line", show=False),
     ]
