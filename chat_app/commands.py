@@ -53,7 +53,8 @@ class Entry:
 COMMANDS: tuple[Entry, ...] = (
     Entry("join", "/join #name", "join a channel (and switch to it); `/join #name passphrase`: a private one",
           "required", palette="Join a channel"),
-    Entry("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
+    Entry("part", "/part [#name]", "leave the current channel (or #name); in a conversation: close it", "optional",
+          palette="Leave this channel"),
     Entry("nick", "/nick name", "change your nick", "required", palette="Change nick"),
     Entry("me", "/me waves", "an action", "required", palette="Action"),
     Entry("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
@@ -190,8 +191,11 @@ class Part(Command):
     def parsed(cls, argument: str) -> Part | Invalid:
         if not argument:
             return cls()
+        name, rest = _first(argument)
+        if rest:
+            return Invalid(f"/part takes one channel, not {rest!r} after it: {BY_NAME['part'].usage}")
         try:
-            return cls(channel_name(_first(argument)[0]))
+            return cls(channel_name(name))
         except BadChannelName as exc:
             return Invalid(str(exc))
 

@@ -29,17 +29,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.commands import Export, Help, Invalid, NodeCommand, Part, Quit, Say, Typing, parse
+from chat_app.commands import Away, Export, Help, Invalid, Msg, NodeCommand, Part, Quit, Say, Typing, parse
 from chat_app.store import Store, database_path
-from chat_app.tui import channels, direct, history, presence
+from chat_app.tui import channels, direct, history, notices, presence
 from chat_app.tui.effects import (
     Aspect, Bell, Changed, Effect, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
-    SaveSettings, Show, ShowPeers, Toast, Unseen,
+    Run, SaveSettings, Show, Toast, Unseen,
 )
 from chat_app.tui.palette import ChatCommands
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.reducer import reduce
-from chat_app.tui.screens import ConfirmPaste, PeersScreen
+from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
 from chat_app.tui.settings import Settings
 from chat_app.tui.state import ClientState, is_direct
@@ -88,6 +88,7 @@ class ChatScreen(Screen):
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.view.renderer.highlight_words = self.state.highlight
+        self.view.renderer.label = self.state.label
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.direct_list = DirectList(id="direct")
@@ -115,7 +116,7 @@ class ChatScreen(Screen):
             SaveSettings: lambda e: self.app.save_settings(),
             ReadPage: self.read_page,
             ReadConversations: lambda e: self.run_worker(self.read_conversations, thread=True, group="direct"),
-            ShowPeers: lambda e: self.app.push_screen(PeersScreen.of(e.peers)),
+            Run: lambda e: self.send(e.command),
             Show: lambda e: view.show(e.model, e.marker, e.left),
             Placed: lambda e: view.placed(e.row, e.replaced),
             Follow: lambda e: view.follow(),
@@ -189,6 +190,8 @@ class ChatScreen(Screen):
             self.app.title = f"sds-chat · {state.title(state.current)}"
 
     def relayout(self, effect: Relayout) -> None:
+        if effect.relabel:
+            self.view.history_layout.forget_drawn()
         self.view.relayout()
         if effect.follow:
             self.view.follow()
@@ -257,7 +260,7 @@ class ChatScreen(Screen):
         are the client's own."""
         match command := parse(line, "tui"):
             case Invalid(reason=reason):
-                self.notify(reason, severity="error")
+                self.tell(reason, "error")
             case Help():
                 self.app.action_help()
             case Quit():
@@ -266,16 +269,27 @@ class ChatScreen(Screen):
                 self.run_worker(lambda: self.export(path), thread=True, group="export")
             case Part(channel=None) if is_direct(self.state.current):
                 self.act(direct.close, self.state.current)
+            case Away(reason=None) if self.state.roster.my_away is None:
+                self.tell("you are not away")
+            case Msg(target=target, text=text) if self.state.direct_nicks.get(self.state.current) != target:
+                if self.send(command):  # where it was typed, a trace of it: the message is in the conversation
+                    self.tell(f"-> *{target}* {text}")
             case _:
                 self.send(command)
 
-    def send(self, command: NodeCommand) -> None:
+    def tell(self, text: str, kind: str = "info") -> None:
+        """A line of the client's own in the buffer on screen (``notices``)."""
+        self.act(notices.add, text, now_ms(), kind)
+
+    def send(self, command: NodeCommand) -> bool:
+        """Run ``command`` on the node; False while it is still starting."""
         if self.node is None:
-            self.notify("still starting…", severity="warning")
-            return
+            self.tell("still starting…", "error")
+            return False
         self.app.bridge.execute(command, self.state.current)
         if isinstance(command, Say) and self.state.current is not None:
             self.view.set_marker(None)  # the reader is at the newest: what they wrote follows it
+        return True
 
     def export(self, path: str | None) -> None:
         """Write every stored message (Parquet, or JSON lines by the name);
@@ -286,12 +300,12 @@ class ChatScreen(Screen):
             Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
         store = Store(database_path(self.data_dir))
         try:
-            toast = Toast(f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}")
+            said, kind = f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}", "info"
         except ExportError as exc:
-            toast = Toast(str(exc), severity="error")
+            said, kind = str(exc), "error"
         finally:
             store.close()
-        self.app.call_from_thread(self.apply, [toast])
+        self.app.call_from_thread(self.tell, said, kind)
 
     # ------------------------------------------------------------ keys
 

@@ -29,7 +29,9 @@ PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
            "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
 
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
-PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # lines of the client's own, not messages
+PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # who came and went (``presence``)
+NOTICE_KINDS = frozenset({"info", "error"})  # what a command answered, what we were told (``notices``)
+LOCAL_KINDS = PRESENCE_KINDS | NOTICE_KINDS  # lines of the client's own, not messages
 
 
 # On a 16-colour terminal (TERM=screen, the Linux console) the colours above
@@ -80,9 +82,10 @@ class MessageRow:
         return (self.lamport, self.message_id)
 
     @property
-    def is_presence(self) -> bool:
-        """A join, part, quit or nick-change line (see ``chat_app.tui.presence``)."""
-        return self.kind in PRESENCE_KINDS
+    def is_local(self) -> bool:
+        """A line of the client's own: a join, part, quit or nick-change line
+        (``chat_app.tui.presence``), a notice (``chat_app.tui.notices``)."""
+        return self.kind in LOCAL_KINDS
 
 
 @dataclass
@@ -159,11 +162,11 @@ class ChannelModel:
         return self.entries[0] if self.entries else None
 
     def last_messages(self, count: int) -> list[MessageRow]:
-        """The newest ``count`` messages, oldest first, passing over presence lines."""
+        """The newest ``count`` messages, oldest first, passing over the client's own lines."""
         found: list[MessageRow] = []
         index = len(self.entries) - 1
         while count > len(found) and index >= 0:
-            if not self.entries[index].is_presence:
+            if not self.entries[index].is_local:
                 found.append(self.entries[index])
             index -= 1
         return found[::-1]

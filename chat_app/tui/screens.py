@@ -1,10 +1,7 @@
-"""Modal screens: help, confirming a multi-line paste, the peer list. What
-they quote - a paste, what peers announce - is shown inert
-(``chat_app.inert_text``) and escaped from markup."""
+"""Modal screens: help, confirming a multi-line paste. What they quote - a
+paste - is shown inert (``chat_app.inert_text``) and escaped from markup."""
 
 from __future__ import annotations
-
-import time
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -14,10 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
 from chat_app.commands import help_table
-from chat_app.events import Peers
 from chat_app.inert_text import inert
-from chat_app.net.addresses import hostport
-from chat_app.peers import NOBODY_HINT, describe
 
 HELP_TEXT = """\
 # sds-chat
@@ -116,37 +110,3 @@ class ConfirmPaste(ModalScreen[bool]):
 
     def action_send(self) -> None:
         self.dismiss(True)
-
-
-class PeersScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    PeersScreen { align: center middle; }
-    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
-                             background: $surface; padding: 1 2; overflow-y: auto; }
-    PeersScreen Label { width: 100%; }
-    PeersScreen Label.peer { margin-top: 1; }
-    """
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
-
-    def __init__(self, peers: list[dict], addresses: list[str], port: int) -> None:
-        super().__init__()
-        self.peers, self.addresses, self.port = peers, addresses, port
-
-    @classmethod
-    def of(cls, event: Peers) -> PeersScreen:
-        return cls(list(event.peers), list(event.addresses), event.port)
-
-    def compose(self) -> ComposeResult:
-        now = int(time.time() * 1000)
-        with Vertical():
-            yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
-            for p in self.peers:
-                who, where = describe(p, now)
-                yield Label(f"[b]{escape(inert(who))}[/b]\n  {escape(inert(where))}", classes="peer")
-            if not self.peers:
-                yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
-            me = ", ".join(hostport(a, self.port) for a in self.addresses)
-            yield Label(f"[dim]Others reach you at {escape(me)}[/dim]")
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

@@ -62,6 +62,7 @@ class ClientState:
     catching_up: dict[Address, list[str]] = field(default_factory=dict)  # replication under way, by peer
     ignored: frozenset[str] | None = None  # the ignored nicks (lower case), once a page has told them
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
+    trusted: set[str] = field(default_factory=set)  # peers whose key the user verified (/trust), as /whois told
     presence: Presence = field(default_factory=Presence)
     following: bool = True  # the reader is at the newest message of the current channel
 
@@ -81,6 +82,10 @@ class ClientState:
     def title(self, channel: str) -> str:
         """What the title bar calls a channel: ``#channel``, or ``@`` and the other person's nick (inert)."""
         return f"@{inert(self.direct_nicks.get(channel, channel[1:9]))}" if is_direct(channel) else f"#{channel}"
+
+    def label(self, peer_id: str, nick: str) -> str:
+        """How a peer's (inert) nick is shown: a ✓ when the user verified its key."""
+        return f"{nick}✓" if peer_id in self.trusted else nick
 
     def typing_here(self, now: int) -> list[str]:
         model = self.current_model
