@@ -74,3 +74,71 @@ async def test_tab_read_with_the_letters_before_it_completes_them(make_app):
         for key, character in (("b", "b"), ("o", "o"), ("tab", "\t")):  # queued at once, as the parser does
             app.post_message(events.Key(key, character))
         await until(pilot, lambda: field.value == "bobby: ")
+
+
+def history_text(app) -> str:
+    view = app.chat.view
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))
+
+
+def notices(app, channel="general"):
+    return [(e.kind, e.text) for e in app.chat.state.channels[channel].entries if e.kind in ("info", "error")]
+
+
+async def type_line(pilot, text: str) -> None:
+    pilot.app.chat.input.value = text
+    await pilot.press("enter")
+
+
+def person(peer_id, trusted, first=1_700_000_000_000):
+    return {"sender_id": peer_id, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "bob~3f2a",
+            "addresses": [["10.0.0.2", 4000]], "first_seen": first, "last_seen": first + 60_000,
+            "trusted": trusted, "was": None}
+
+
+@pytest.mark.asyncio
+async def test_whois_errors_and_away_are_lines_in_the_buffer_and_a_verified_nick_has_a_check(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        chat = app.chat
+        chat.node_event(ev.PeerJoined(BOB, "bob", ("10.0.0.2", 4000), channels=("general",)))
+        chat.node_event(ev.MessageDelivered("general", 1, "m" * 32, BOB, now_ms(), "bob", "text", "hello", 1, False))
+        chat.node_event(ev.Whois("bob", (person(BOB, trusted=True),)))
+        chat.node_event(ev.PeerAway(BOB, "bob", "lunch"))
+        await type_line(pilot, "/bogus")
+        await pilot.pause(0.2)
+        shown = history_text(app)
+        assert "/whois bob: one key" in shown and "fingerprint 3f2a 9c01 77be d40e 5b19  ✓ verified" in shown
+        assert "addresses 10.0.0.2:4000" in shown and "first seen " in shown and ", last seen " in shown
+        assert "bob is away: lunch" in shown and "unknown command /bogus; see /help" in shown
+        assert "bob✓ │ hello" in shown  # the history's nick, drawn again once verified
+        assert "bob✓" in str(chat.member_list.render())
+        assert not app._notifications  # no pop-up over the input line
+
+
+@pytest.mark.asyncio
+async def test_msg_from_a_channel_leaves_a_trace_there(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hello")
+        await until(pilot, lambda: any(m.nick == "bob" for m in app.chat.state.roster.members.values()))
+        await type_line(pilot, "/msg bob hi there")
+        await until(pilot, lambda: ("info", "-> *bob* hi there") in notices(app))
+        await until(pilot, lambda: any(ch.startswith("@") for ch in app.chat.state.channels))  # sent
+        assert ("info", "-> *bob* hi there") in notices(app)
+
+
+@pytest.mark.asyncio
+async def test_away_when_not_away_and_part_with_extra_words_say_so_on_one_line(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await type_line(pilot, "/away")
+        await type_line(pilot, "/part extra args")
+        await pilot.pause(0.3)
+        assert notices(app) == [("info", "you are not away"),
+                                ("error", "/part takes one channel, not 'args' after it: /part [#name]")]
+        assert app.chat.state.current == "general"
