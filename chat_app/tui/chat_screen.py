@@ -244,13 +244,14 @@ class ChatScreen(Screen):
 
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
-        """Several lines pasted at once go out as messages only if the user says so."""
+        """Several lines pasted at once, or one too long for a message, go out
+        as messages only if the user says so; else the field keeps what it had."""
         def answer(confirmed: bool | None) -> None:
-            if confirmed:
-                for line in event.lines:
-                    self.send(Say(line))
+            if confirmed and all(self.send(Say(line)) for line in event.lines) and event.in_field:
+                self.input.value = ""
+            self.input.focus()
 
-        self.app.push_screen(ConfirmPaste(event.lines), answer)
+        self.app.push_screen(ConfirmPaste(event.lines, event.whole), answer)
 
     # ------------------------------------------------------- typed lines
 

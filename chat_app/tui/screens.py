@@ -12,6 +12,7 @@ from textual.widgets import Button, Label, Markdown
 
 from chat_app.commands import help_table
 from chat_app.inert_text import inert
+from chat_app.payload import MAX_TEXT
 
 HELP_TEXT = """\
 # sds-chat
@@ -88,15 +89,18 @@ class ConfirmPaste(ModalScreen[bool]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send", "Send")]
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], whole: str | None = None) -> None:
+        """``lines``: the messages to send; ``whole``: the one line they were cut from, if so."""
         super().__init__()
-        self.lines = lines
+        self.lines, self.whole = lines, whole
 
     def compose(self) -> ComposeResult:
         preview = "\n".join(inert(line[:56]) for line in self.lines[:5])
         more = f"\n… and {len(self.lines) - 5} more" if len(self.lines) > 5 else ""
+        what = f"{len(self.lines)} lines" if self.whole is None else \
+            f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
         with Vertical():
-            yield Label(f"Send {len(self.lines)} lines as {len(self.lines)} messages?")
+            yield Label(f"Send {what} as {len(self.lines)} messages?")
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():
                 yield Button("Cancel", id="cancel")

@@ -7,6 +7,7 @@ from textual import events
 
 from chat_app import events as ev
 from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
+from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.chat_screen import now_ms
 
 from .conftest import until
@@ -142,3 +143,30 @@ async def test_away_when_not_away_and_part_with_extra_words_say_so_on_one_line(m
         assert notices(app) == [("info", "you are not away"),
                                 ("error", "/part takes one channel, not 'args' after it: /part [#name]")]
         assert app.chat.state.current == "general"
+
+
+@pytest.mark.asyncio
+async def test_a_line_too_long_for_a_message_is_offered_as_several_and_never_cleared(make_app):
+    words = " ".join(f"word{i:04d}" for i in range(700))  # 6,299 characters, over the 4,000 of a message
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        field = app.chat.input
+        field.value = "my draft"
+        field.post_message(events.Paste(words))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        assert len(app.screen.lines) == 2 and all(len(line) <= 4000 for line in app.screen.lines)
+        assert "".join(app.screen.lines).replace(" ", "") == words.replace(" ", "")
+        await pilot.press("escape")  # not sent: the draft is still there
+        assert field.value == "my draft" and not isinstance(app.screen, ConfirmPaste)
+        field.value = words  # in the field, at Enter
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.press("escape")
+        assert field.value == words
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.press("y")
+        mine = lambda: [e.text for e in app.chat.state.channels["general"].entries if e.own]  # noqa: E731
+        await until(pilot, lambda: len(mine()) == 2)
+        assert " ".join(mine()) == words and all(len(m) <= 4000 for m in mine()) and field.value == ""
