@@ -18,7 +18,7 @@ HELP_TEXT = """\
 # sds-chat
 
 Serverless chat: peers on this network find each other, and every peer ends
-with the same messages in the same order.
+with the same messages in the same order. **Esc** (or `F1`, `q`) closes this help.
 
 {commands}
 

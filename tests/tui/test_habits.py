@@ -170,3 +170,22 @@ async def test_a_line_too_long_for_a_message_is_offered_as_several_and_never_cle
         mine = lambda: [e.text for e in app.chat.state.channels["general"].entries if e.own]  # noqa: E731
         await until(pilot, lambda: len(mine()) == 2)
         assert " ".join(mine()) == words and all(len(m) <= 4000 for m in mine()) and field.value == ""
+
+
+@pytest.mark.asyncio
+async def test_the_first_start_greets_and_the_help_says_esc_closes_it(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: started(app) and app.chat.state.current_model.history_complete)
+        await pilot.pause(0.2)
+        shown = " ".join(line.strip() for line in history_text(app).splitlines())  # wrapped to the view
+        assert "Welcome to #general, alice." in shown and "appear in the member list as they are found" in shown
+        assert "F1: help (Esc closes it)." in shown
+        await pilot.press("f1")
+        help_text = " ".join(str(w.render()) for w in app.screen.query("MarkdownParagraph"))
+        assert "Esc" in help_text and "closes this help" in help_text
+        await pilot.press("escape")
+        assert app.screen is app.chat
+        app.chat.node_event(ev.MessageDelivered("general", 1, "m" * 32, BOB, now_ms(), "bob", "text", "hi", 1, False))
+        await pilot.pause(0.2)
+        assert "Welcome" not in history_text(app)  # the history has begun
