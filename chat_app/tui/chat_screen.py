@@ -101,6 +101,7 @@ class ChatScreen(Screen):
         self.watchers: tuple[tuple[Aspect, Callable[[ClientState], None]], ...] = (
             (Aspect.SIDEBAR, self.channel_list.show_state),
             (Aspect.SIDEBAR, self.direct_list.show_state),
+            (Aspect.SIDEBAR, self.status_bar.show_activity),
             (Aspect.MEMBERS, self.member_list.show_state),
             (Aspect.TYPING, self.typing_line.show_state),
             (Aspect.TOPIC, self.topic_line.show_state),

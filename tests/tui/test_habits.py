@@ -189,3 +189,31 @@ async def test_the_first_start_greets_and_the_help_says_esc_closes_it(make_app):
         app.chat.node_event(ev.MessageDelivered("general", 1, "m" * 32, BOB, now_ms(), "bob", "text", "hi", 1, False))
         await pilot.pause(0.2)
         assert "Welcome" not in history_text(app)  # the history has begun
+
+
+@pytest.mark.asyncio
+async def test_the_activity_list_numbers_unread_channels_in_the_status_bar_even_when_narrow(make_app):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=(70, 24)) as pilot:
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 2)
+        chat = app.chat
+        chat.switch_to("general")
+        assert not chat.sidebar.display  # folded away below 80 columns
+        chat.node_event(ev.MessageDelivered("random", 1, "m" * 32, BOB, now_ms(), "bob", "text", "hi", 1, False))
+        chat.node_event(ev.DmDelivered(f"@{BOB}", BOB, "bob", "d" * 32, BOB, 1, "bob", "text", "psst", now_ms(),
+                                       False))
+        await pilot.pause(0.2)
+        status = str(chat.status_bar.activity.render())
+        assert status == "[2:#random 3:@bob*]"
+        assert chat.status_bar.activity.region.width == len(status)  # on screen, whole
+        await pilot.press("alt+2")  # read: it leaves the list
+        await pilot.pause(0.1)
+        assert str(chat.status_bar.activity.render()) == "[3:@bob*]"
+
+
+@pytest.mark.asyncio
+async def test_the_sidebar_leaves_the_history_room_at_80_columns(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: started(app))
+        assert app.chat.sidebar.display and app.chat.sidebar.region.width <= 18
