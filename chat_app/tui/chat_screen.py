@@ -29,9 +29,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.commands import Away, Export, Help, Invalid, Msg, NodeCommand, Part, Quit, Say, Typing, parse
+from chat_app.commands import (
+    Away, Clear, Close, Command, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part, Quit, Say,
+    Typing, Window, parse,
+)
 from chat_app.store import Store, database_path
-from chat_app.tui import channels, direct, history, notices, presence
+from chat_app.tui import channels, direct, history, listings, notices, presence
 from chat_app.tui.effects import (
     Aspect, Bell, Changed, Effect, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
     Run, SaveSettings, Show, Toast, Unseen,
@@ -257,10 +260,13 @@ class ChatScreen(Screen):
     # ------------------------------------------------------- typed lines
 
     def run_line(self, line: str) -> None:
+        self.run(parse(line, "tui"))
+
+    def run(self, command: Command | Invalid) -> None:
         """Commands that act on the node run there (``Node.execute``, as in
-        headless mode); help, export, quit and closing a direct conversation
-        are the client's own."""
-        match command := parse(line, "tui"):
+        headless mode); help, export, quit, closing a direct conversation and
+        the commands about the buffers (``listings``) are the client's own."""
+        match command:
             case Invalid(reason=reason):
                 self.tell(reason, "error")
             case Help():
@@ -269,6 +275,8 @@ class ChatScreen(Screen):
                 self.app.exit()
             case Export(path=path):
                 self.run_worker(lambda: self.export(path), thread=True, group="export")
+            case Close():
+                self.run(Part())
             case Part(channel=None) if is_direct(self.state.current):
                 self.act(direct.close, self.state.current)
             case Away(reason=None) if self.state.roster.my_away is None:
@@ -276,6 +284,19 @@ class ChatScreen(Screen):
             case Msg(target=target, text=text) if self.state.direct_nicks.get(self.state.current) != target:
                 if self.send(command):  # where it was typed, a trace of it: the message is in the conversation
                     self.tell(f"-> *{target}* {text}")
+            case Names():
+                self.act(listings.names, now_ms())
+            case ListChannels():
+                self.act(listings.channel_list, now_ms())
+            case Window(number=number):
+                self.act(listings.window, number, now_ms())
+            case Clear():
+                self.act(listings.clear, now_ms())
+            case Lastlog(text=text) if self.state.current is not None:
+                channel = self.state.current
+                self.run_worker(lambda: self.lastlog(channel, text), thread=True, group="lastlog")
+            case Lastlog():
+                self.tell("join a channel first: /join #name", "error")
             case _:
                 self.send(command)
 
@@ -292,6 +313,11 @@ class ChatScreen(Screen):
         if isinstance(command, Say) and self.state.current is not None:
             self.view.set_marker(None)  # the reader is at the newest: what they wrote follows it
         return True
+
+    def lastlog(self, channel: str, text: str) -> None:
+        """``/lastlog``: the store searched in a worker thread, the matches told in ``channel``."""
+        found = listings.search(self.data_dir, channel, text)
+        self.app.call_from_thread(self.act, listings.lastlog, channel, text, found, now_ms())
 
     def export(self, path: str | None) -> None:
         """Write every stored message (Parquet, or JSON lines by the name);

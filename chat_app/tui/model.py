@@ -153,6 +153,13 @@ class ChannelModel:
         self.waiting.clear()
         self.history_complete, self.read_from = False, None
 
+    def clear_view(self) -> None:
+        """``/clear``: forget every loaded row, and read no older page again:
+        the view starts empty, and what arrives next follows."""
+        newest = self.entries[-1].key if self.entries else None
+        self.clear()
+        self.history_complete, self.read_from = True, newest
+
     def remove(self, entry: MessageRow) -> None:
         self.entries.remove(entry)
         del self.by_id[entry.message_id]

@@ -7,7 +7,9 @@ from textual import events
 
 from chat_app import events as ev
 from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
-from chat_app.tui.screens import ConfirmPaste
+from chat_app.commands import complete
+from chat_app.tui.screens import HELP, ConfirmPaste
+from chat_app.tui.widgets.chat_input import COMMANDS
 from chat_app.tui.chat_screen import now_ms
 
 from .conftest import until
@@ -217,3 +219,47 @@ async def test_the_sidebar_leaves_the_history_room_at_80_columns(make_app):
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: started(app))
         assert app.chat.sidebar.display and app.chat.sidebar.region.width <= 18
+
+
+@pytest.mark.asyncio
+async def test_names_list_window_lastlog_clear_and_close(make_app, bob_for):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 2)
+        chat = app.chat
+        chat.switch_to("general")
+        bob = bob_for(app, channels=("general", "ops"))
+        for text in ("the release is friday", "lunch?", "release notes are up"):
+            bob.say(text)
+        await until(pilot, lambda: len([e for e in chat.state.current_model.entries if not e.is_local]) == 3)
+        chat.node_event(ev.PeerJoined(bob.node.runtime.identity.sender_id, "bob", ("127.0.0.1", bob.node.port),
+                                      channels=("general", "ops")))  # as mDNS announces him
+        await type_line(pilot, "/names")
+        await type_line(pilot, "/list")
+        await type_line(pilot, "/lastlog RELEASE")
+        await until(pilot, lambda: any(t.startswith("/lastlog") for _, t in notices(app)))
+        said = dict((t.split("\n")[0].split(":")[0], t) for _, t in notices(app))
+        assert said["/names #general"].splitlines()[1:] == ["alice (you)", "bob"]
+        assert said["/list"].splitlines()[1:] == ["#general  2 members  sds  (joined)",
+                                                  "#ops  1 member  protocol not announced  /join to enter",
+                                                  "#random  1 member  sds  (joined)"]
+        found = said["/lastlog RELEASE"].splitlines()
+        assert found[0] == "/lastlog RELEASE: 2 matches" and found[1].endswith("bob: the release is friday")
+        assert found[2].endswith("bob: release notes are up")
+        await type_line(pilot, "/window 2")
+        assert chat.state.current == "random"
+        await type_line(pilot, "/buffer 1")
+        assert chat.state.current == "general"
+        await type_line(pilot, "/window 7")
+        assert notices(app)[-1] == ("error", "no window 7: there are 2")
+        await type_line(pilot, "/clear")  # the view is empty; the store keeps it all
+        await pilot.pause(0.2)
+        assert len(chat.state.current_model) == 0 and "Welcome" not in history_text(app)
+        chat.view.scroll_home(animate=False)
+        await pilot.pause(0.3)
+        assert len(chat.state.current_model) == 0  # scrolling up brings nothing back
+        await type_line(pilot, "/close")
+        await until(pilot, lambda: "general" not in chat.state.channels and chat.state.current == "random")
+        for usage in ("/names", "/list", "/window N", "/buffer N", "/lastlog text", "/clear", "/close"):
+            assert f"`{usage}`" in HELP, usage  # F1 lists it, and Tab completes it
+            assert complete(usage[:4], COMMANDS, [], []) != []

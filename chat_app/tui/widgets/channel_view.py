@@ -230,7 +230,8 @@ class ChannelView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         line = self.scroll_offset.y + y
         width = self.size.width
-        if self.model is not None and not len(self.model) and self.model.history_complete:
+        model = self.model
+        if model is not None and not len(model) and model.history_complete and model.read_from is None:
             return self._welcome_line(y, width)
         if self.model is None or line >= self.history_layout.lines_total:
             return Strip.blank(width, self.rich_style)
@@ -240,7 +241,8 @@ class ChannelView(ScrollView, can_focus=True):
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
     def _welcome_line(self, y: int, width: int) -> Strip:
-        """A channel with no history at all (the first start) says what to do."""
+        """A channel with no history at all (the first start; not one just
+        cleared) says what to do."""
         said = welcome(self.model.name, self.my_nick) if not self.model.name.startswith("@") else []
         lines = [part for line in said for part in textwrap.wrap(line, max(10, width - 1))]
         text = Text(lines[y - 1] if 0 < y <= len(lines) else "", style="bold" if y == 1 else "dim")
