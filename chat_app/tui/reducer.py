@@ -80,7 +80,7 @@ def parted(state: ClientState, event: ev.Parted, now: int) -> list[Effect]:
 def nick_changed(state: ClientState, event: ev.NickChanged, now: int) -> list[Effect]:
     effects = presence.my_nick(state, event.nick, now)
     state.nick = event.nick
-    effects.append(Changed(Aspect.NICK))
+    effects += [Changed(Aspect.NICK), *nicks_shared(state)]
     if state.settings.nick is not None:  # the file must not bring the old nick back
         state.settings.nick = event.nick
         effects.append(SaveSettings())
@@ -189,7 +189,7 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
     if not own:
         model.spoke_at[event.sender_id] = now
     if state.roster.spoke(event.sender_id, event.nick, now):
-        effects.append(Changed(Aspect.MEMBERS))
+        effects += [Changed(Aspect.MEMBERS), *nicks_shared(state)]
     visible = model.name == state.current
     following = visible and state.following
     if visible:
@@ -259,7 +259,17 @@ def typing_stopped(state: ClientState, event: ev.TypingStopped, now: int) -> lis
 def peer_joined(state: ClientState, event: ev.PeerJoined, now: int) -> list[Effect]:
     effects = presence.peer_changed(state, event, now)
     state.roster.present(event, now)
-    return [*effects, Changed(Aspect.MEMBERS)]
+    return [*effects, Changed(Aspect.MEMBERS), *nicks_shared(state)]
+
+
+def nicks_shared(state: ClientState) -> list[Effect]:
+    """Call when a nick changed: if that changed which nicks two keys use,
+    every nick is drawn again (with or without its key suffix)."""
+    shared = state.roster.shared_nicks((state.peer_id, state.nick))
+    if shared == state.shared_nicks:
+        return []
+    state.shared_nicks = shared
+    return [Relayout(follow=state.following, relabel=True), Changed(Aspect.MEMBERS | Aspect.SIDEBAR)]
 
 
 @reduces(ev.PeerHeard)

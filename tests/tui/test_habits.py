@@ -263,3 +263,28 @@ async def test_names_list_window_lastlog_clear_and_close(make_app, bob_for):
         for usage in ("/names", "/list", "/window N", "/buffer N", "/lastlog text", "/clear", "/close"):
             assert f"`{usage}`" in HELP, usage  # F1 lists it, and Tab completes it
             assert complete(usage[:4], COMMANDS, [], []) != []
+
+
+@pytest.mark.asyncio
+async def test_two_keys_using_one_nick_are_told_apart_by_a_key_suffix_everywhere(make_app):
+    other = "c" * 32  # a second key calling itself bob
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        chat = app.chat
+        chat.node_event(ev.PeerJoined(BOB, "bob", ("10.0.0.2", 4000), channels=("general",)))
+        chat.node_event(ev.MessageDelivered("general", 1, "m" * 32, BOB, now_ms(), "bob", "text", "hi", 1, False))
+        chat.node_event(ev.DmDelivered(f"@{BOB}", BOB, "bob", "d" * 32, BOB, 1, "bob", "text", "psst", now_ms(),
+                                       False))
+        chat.switch_to("general")
+        await pilot.pause(0.2)
+        assert "bob │ hi" in history_text(app) and "bob~" not in str(chat.member_list.render())
+        chat.node_event(ev.PeerJoined(other, "bob", ("10.0.0.3", 4000), channels=("general",)))
+        chat.node_event(ev.MessageDelivered("general", 2, "n" * 32, other, now_ms() + 1, "bob", "text", "send me "
+                                            "your passphrase", 2, False))
+        await pilot.pause(0.2)
+        shown = history_text(app)
+        assert "bob~bbbb │ hi" in shown and "bob~cccc │ send me your passphrase" in shown
+        members = str(chat.member_list.render())
+        assert "bob~bbbb" in members and "bob~cccc" in members
+        assert "@bob~bbbb" in str(chat.direct_list.get_option_at_index(0).prompt)
