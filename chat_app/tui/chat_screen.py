@@ -246,6 +246,10 @@ class ChatScreen(Screen):
     def submitted(self, event: ChatInput.Line) -> None:
         self.run_line(event.text)
 
+    @on(ChatInput.Refused)
+    def refused(self, event: ChatInput.Refused) -> None:
+        self.tell(event.reason, "error")
+
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
         """Several lines pasted at once, or one too long for a message, go out

@@ -61,6 +61,13 @@ class ChatInput(Field):
             super().__init__()
             self.text = text
 
+    class Refused(Message):
+        """A paste was not taken: the one-line reason, for the buffer."""
+
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
     class PastedLines(Message):
         """Several messages to send if the user says so: ``lines`` pasted, or
         (``whole``, the line as pasted or typed) one line cut into pieces;
@@ -127,7 +134,7 @@ class ChatInput(Field):
         lines = [line for line in event.text.splitlines() if line.strip()]
         problem = next(filter(None, map(text_problem, lines)), None)
         if problem is not None:
-            self.app.notify(f"not pasted: {problem}", severity="error")
+            self.post_message(self.Refused(f"not pasted: {problem}"))
         elif len(lines) > 1:
             self.post_message(self.PastedLines([piece for line in lines for piece in pieces(line)]))
         elif lines and too_long(lines[0]):
