@@ -31,7 +31,7 @@ from textual.widgets import Footer, Header, Input
 from chat_app import events as ev
 from chat_app.commands import (
     Away, Clear, Close, Command, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part, Quit, Say,
-    Typing, Window, parse,
+    Topic, Typing, Window, parse,
 )
 from chat_app.store import Store, database_path
 from chat_app.tui import channels, direct, history, listings, notices, presence
@@ -288,6 +288,9 @@ class ChatScreen(Screen):
             case Msg(target=target, text=text) if self.state.direct_nicks.get(self.state.current) != target:
                 if self.send(command):  # where it was typed, a trace of it: the message is in the conversation
                     self.tell(f"-> *{target}* {text}")
+            case Topic(text=None) if self.state.current is not None:
+                self.state.topic_asked.add(self.state.current)  # the answer is told in the buffer
+                self.send(command)
             case Names():
                 self.act(listings.names, now_ms())
             case ListChannels():

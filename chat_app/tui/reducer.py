@@ -222,13 +222,13 @@ def acknowledged(state: ClientState, event: ev.MessageAcknowledged, now: int) ->
 
 @reduces(ev.TopicChanged)
 def topic_changed(state: ClientState, event: ev.TopicChanged, now: int) -> list[Effect]:
-    """The topic line changes; the buffer says it when it is told again
-    (``/topic``) or first (joining): a new one is in the history already."""
-    model = state.channels.get(event.channel)
-    told = model is None or model.topic in (None, (event.topic, event.nick))
-    by = f" (set by {event.nick})" if event.nick else ""
-    line = notices.add(state, f"topic of #{event.channel}: {event.topic}{by}", now, channel=event.channel) \
-        if told else []
+    """The topic line changes; the buffer says it too when ``/topic`` asked
+    (a new topic is a row of the history already)."""
+    line: list[Effect] = []
+    if event.channel in state.topic_asked:
+        state.topic_asked.discard(event.channel)
+        by = f" (set by {event.nick})" if event.nick else ""
+        line = notices.add(state, f"topic of #{event.channel}: {event.topic}{by}", now, channel=event.channel)
     return [*set_topic(state, event.channel, event.topic, event.nick), *line]
 
 

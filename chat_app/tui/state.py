@@ -63,6 +63,7 @@ class ClientState:
     ignored: frozenset[str] | None = None  # the ignored nicks (lower case), once a page has told them
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
     trusted: set[str] = field(default_factory=set)  # peers whose key the user verified (/trust), as /whois told
+    topic_asked: set[str] = field(default_factory=set)  # channels whose topic /topic asked for, not yet told
     shared_nicks: frozenset[str] = frozenset()  # nicks two keys or more use now: shown with a key suffix
     presence: Presence = field(default_factory=Presence)
     following: bool = True  # the reader is at the newest message of the current channel

@@ -218,7 +218,7 @@ async def test_the_sidebar_leaves_the_history_room_at_80_columns(make_app):
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: started(app))
-        assert app.chat.sidebar.display and app.chat.sidebar.region.width <= 18
+        assert app.chat.sidebar.display and app.chat.sidebar.region.width <= 20
 
 
 @pytest.mark.asyncio

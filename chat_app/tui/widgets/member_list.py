@@ -40,6 +40,8 @@ class MemberList(Static):
         height: 1fr;
         padding: 0 1;
         background: $panel;
+        text-wrap: nowrap;  /* one line a member, its away reason cut short: the buffer said it whole */
+        text-overflow: ellipsis;
     }
     """
 
