@@ -40,6 +40,12 @@ with the same messages in the same order. **Esc** (or `F1`, `q`) closes this hel
 | `F2`, `Ctrl+P` | next theme; the command palette |
 | `F1`, `Ctrl+Q` | this help; quit |
 
+The status bar begins with the channels that have unread messages, by
+their `Alt` number: `[2:#dev 3:@bob*]` (`*`: you were mentioned). Where
+two keys use one nick, each shows the start of its id (`bob~3f2a`); `✓`
+marks a key you verified with `/trust`. What a command answers, and
+errors, are lines in the history (`--`, `=!=`).
+
 A click on a message shows its full date. A rule marks where each day
 begins, and where the messages you have not seen begin. The line above the
 history is the channel's topic; dimmed lines say who joined (`-->`), left or

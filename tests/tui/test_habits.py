@@ -282,9 +282,12 @@ async def test_two_keys_using_one_nick_are_told_apart_by_a_key_suffix_everywhere
         chat.node_event(ev.PeerJoined(other, "bob", ("10.0.0.3", 4000), channels=("general",)))
         chat.node_event(ev.MessageDelivered("general", 2, "n" * 32, other, now_ms() + 1, "bob", "text", "send me "
                                             "your passphrase", 2, False))
+        chat.node_event(ev.MessageDelivered("general", 3, "o" * 32, other, now_ms() + 2, "bob", "me", "waves", 3,
+                                            False))
         await pilot.pause(0.2)
         shown = history_text(app)
         assert "bob~bbbb │ hi" in shown and "bob~cccc │ send me your passphrase" in shown
+        assert "* │ bob~cccc waves" in shown
         members = str(chat.member_list.render())
         assert "bob~bbbb" in members and "bob~cccc" in members
         assert "@bob~bbbb" in str(chat.direct_list.get_option_at_index(0).prompt)

@@ -56,7 +56,7 @@ class MessageRenderer:
         if row.kind == "text" and not row.waiting_for and not (row.own and row.ack):
             plain = row.text  # the common case, without building the parts
         else:
-            plain = "".join(text for text, _ in body_parts(row))
+            plain = "".join(text for text, _ in body_parts(row, self.label(row.sender_id, row.nick)))
         if "\n" in plain or cell_len(plain) > max(10, width - HEAD_WIDTH):
             return None
         return 1 + bool(row.gaps) + marker + (day is not None)
@@ -102,10 +102,11 @@ class MessageRenderer:
 
     def body(self, row: MessageRow, mentioned: bool) -> Text:
         tone = "dim italic" if row.waiting_for else "red" if row.kind == "error" else "dim" if row.is_local else ""
-        body = Text.assemble(*body_parts(row), style=tone)
+        nick = self.label(row.sender_id, row.nick)
+        body = Text.assemble(*body_parts(row, nick), style=tone)
         if mentioned:
             body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
-        start = len(row.nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
+        start = len(nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
         for url in URL.finditer(row.text):  # the text comes after the nick for /me and a topic
             body.stylize(Style(link=url.group(), underline=True), start + url.start(), start + url.end())
         return body
@@ -115,11 +116,12 @@ def text_width(width: int) -> int:
     return max(10, width - HEAD_WIDTH)
 
 
-def body_parts(row: MessageRow) -> list[tuple[str, str]]:
+def body_parts(row: MessageRow, nick: str) -> list[tuple[str, str]]:
     """The text after the nick column, as (text, style) pieces: all that
-    decides its length, without building it."""
+    decides its length, without building it; ``nick``: the row's nick as
+    shown (``bob~3f2a`` where two keys use it), for an action or a topic."""
     if row.kind in LEAD_INS:
-        parts = [(row.nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
+        parts = [(nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
                  (row.text, "italic" if row.kind == "me" else "")]
     else:
         parts = [(row.text, "")]
