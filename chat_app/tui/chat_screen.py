@@ -298,7 +298,7 @@ class ChatScreen(Screen):
             case Window(number=number):
                 self.act(listings.window, number, now_ms())
             case Clear():
-                self.act(listings.clear, now_ms())
+                self.act(listings.clear)
             case Lastlog(text=text) if self.state.current is not None:
                 channel = self.state.current
                 self.run_worker(lambda: self.lastlog(channel, text), thread=True, group="lastlog")

@@ -66,7 +66,7 @@ def window(state: ClientState, number: int, now: int) -> list[Effect]:
     return channels.number(state, number)
 
 
-def clear(state: ClientState, now: int) -> list[Effect]:
+def clear(state: ClientState) -> list[Effect]:
     """``/clear``: the view of this channel is emptied; the store keeps
     every message, and scrolling up no longer brings the cleared ones back."""
     model = state.current_model

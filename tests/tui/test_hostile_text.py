@@ -146,9 +146,11 @@ async def test_a_paste_holding_escape_sequences_is_refused_with_the_reason(make_
         field = app.chat.input
         field.post_message(events.Paste("look \x1b[31mred\x1b[0m"))
         field.post_message(events.Paste("one\x1b]0;x\x07\ntwo"))
-        await pilot.pause(0.2)
+        refusals = lambda: [e.text for e in app.chat.state.current_model.entries  # noqa: E731
+                            if e.text.startswith("not pasted")]  # said in the buffer
+        await until(pilot, lambda: len(refusals()) == 2)
         assert field.value == "" and not isinstance(app.screen, ConfirmPaste)
-        refusals = [e.text for e in app.chat.state.current_model.entries if e.text.startswith("not pasted")]
+        refusals = refusals()
         assert len(refusals) == 2 and all("U+001B ESCAPE" in r for r in refusals)
         field.post_message(events.Paste("plain\ttabbed \u202eright to left"))  # nothing the wire refuses
         await pilot.pause(0.2)
