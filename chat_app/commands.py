@@ -53,7 +53,8 @@ class Entry:
 COMMANDS: tuple[Entry, ...] = (
     Entry("join", "/join #name", "join a channel (and switch to it); `/join #name passphrase`: a private one",
           "required", palette="Join a channel"),
-    Entry("part", "/part", "leave the current channel", "optional", palette="Leave this channel"),
+    Entry("part", "/part [#name]", "leave the current channel (or #name); in a conversation: close it", "optional",
+          palette="Leave this channel"),
     Entry("nick", "/nick name", "change your nick", "required", palette="Change nick"),
     Entry("me", "/me waves", "an action", "required", palette="Action"),
     Entry("topic", "/topic [text]", "show the channel's topic, or set it for everyone", "optional",
@@ -71,6 +72,16 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
           palette="Who is…"),
     Entry("trust", "/trust nick fingerprint", "you compared their fingerprint: mark them verified", "required"),
+    Entry("names", "/names", "who is in this channel, as lines here", surfaces=("tui",), palette="Names"),
+    Entry("list", "/list", "the channels announced on this network, with their members and protocol",
+          surfaces=("tui",), palette="List channels"),
+    Entry("window", "/window N", "go to the sidebar's Nth channel (as Alt+N does)", "required", surfaces=("tui",)),
+    Entry("buffer", "/buffer N", "the same as /window N", "required", surfaces=("tui",)),
+    Entry("lastlog", "/lastlog text", "the messages of this channel holding text, as lines here", "required",
+          surfaces=("tui",), palette="Last log"),
+    Entry("clear", "/clear", "clear this channel's view (its history stays stored)", surfaces=("tui",),
+          palette="Clear the view"),
+    Entry("close", "/close", "leave this channel, or close this conversation", surfaces=("tui",)),
     Entry("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
           surfaces=("tui",), palette="Export history"),
     Entry("help", "/help", "this screen", surfaces=("tui",), palette="Help"),
@@ -190,8 +201,11 @@ class Part(Command):
     def parsed(cls, argument: str) -> Part | Invalid:
         if not argument:
             return cls()
+        name, rest = _first(argument)
+        if rest:
+            return Invalid(f"/part takes one channel, not {rest!r} after it: {BY_NAME['part'].usage}")
         try:
-            return cls(channel_name(_first(argument)[0]))
+            return cls(channel_name(name))
         except BadChannelName as exc:
             return Invalid(str(exc))
 
@@ -314,12 +328,71 @@ class Help(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class Names(Command):
+    word: ClassVar[str] = "names"
+
+
+@dataclass(frozen=True, slots=True)
+class ListChannels(Command):
+    """``/list``: the channels announced on the network."""
+
+    word: ClassVar[str] = "list"
+
+
+@dataclass(frozen=True, slots=True)
+class Window(Command):
+    """Go to the sidebar's ``number``th channel, from 1."""
+
+    word: ClassVar[str] = "window"
+    number: int
+
+    @classmethod
+    def parsed(cls, argument: str) -> Window | Invalid:
+        word = _first(argument)[0]
+        if not (word.isascii() and word.isdigit() and int(word) > 0):
+            return _needs(cls.word, "a channel's number, from 1")
+        return cls(int(word))
+
+    @property
+    def line(self) -> str:
+        return f"/{self.word} {self.number}"
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer(Window):
+    """``/buffer N``: what ``/window N`` does, as WeeChat calls it."""
+
+    word: ClassVar[str] = "buffer"
+
+
+@dataclass(frozen=True, slots=True)
+class Lastlog(Command):
+    """The current channel's messages holding ``text`` (any case)."""
+
+    word: ClassVar[str] = "lastlog"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Clear(Command):
+    word: ClassVar[str] = "clear"
+
+
+@dataclass(frozen=True, slots=True)
+class Close(Command):
+    """Leave the current channel, or close the current conversation: ``/part`` alone."""
+
+    word: ClassVar[str] = "close"
+
+
+@dataclass(frozen=True, slots=True)
 class Quit(Command):
     word: ClassVar[str] = "quit"
 
 
-VALUES: dict[str, type[Command]] = {c.word: c for c in (Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query,
-                                                         Typing, Peers, Whois, Trust, Export, Help, Quit)}
+VALUES: dict[str, type[Command]] = {c.word: c for c in (
+    Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust,
+    Names, ListChannels, Window, Buffer, Lastlog, Clear, Close, Export, Help, Quit)}
 """The value each entry of ``COMMANDS`` parses to, by name."""
 
 NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust

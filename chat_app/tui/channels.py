@@ -1,7 +1,9 @@
 """The channels the client shows - direct conversations among them, in
 sidebar order - and which one is on screen: joining and leaving, the topic,
 and how the reader moves between them (the sidebar, Alt+1..9, Ctrl+PgUp/PgDn
-round the end, the quick switcher, "next unread"). Each channel is shown
+and Alt+Left/Right round the end, the quick switcher, "next unread"), always
+in the order the sidebar lists them: the channels, then the direct
+conversations. Each channel is shown
 again where the reader left it, with a rule above the first message they
 have not seen. Functions of the state (``state``), returning effects."""
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from chat_app.tui.effects import Aspect, Bell, Changed, Effect, ReadPage, SaveSettings, Show, Toast
 from chat_app.tui.model import ChannelModel
-from chat_app.tui.state import ClientState
+from chat_app.tui.state import ClientState, is_direct
 
 
 def add_channel(state: ClientState, channel: str) -> list[Effect]:
@@ -51,7 +53,7 @@ def part(state: ClientState, channel: str) -> list[Effect]:
     if state.current == channel:
         state.current = None
         if state.channels:
-            effects += switch_to(state, next(iter(state.channels)))
+            effects += switch_to(state, sidebar_order(state)[0])
     return [*effects, Changed(Aspect.SIDEBAR)]
 
 
@@ -63,9 +65,17 @@ def set_topic(state: ClientState, channel: str, topic: str, nick: str | None) ->
     return [Changed(Aspect.TOPIC)] if channel == state.current else []
 
 
+def sidebar_order(state: ClientState) -> list[str]:
+    """The channels as the sidebar lists them, numbered from 1 by Alt+1..9:
+    the channels in the order they were added, then the direct conversations
+    (a conversation opened before a channel was joined still comes after it)."""
+    names = list(state.channels)
+    return [n for n in names if not is_direct(n)] + [n for n in names if is_direct(n)]
+
+
 def cycle(state: ClientState, step: int) -> list[Effect]:
     """The previous or next channel in the sidebar, round the end."""
-    names = list(state.channels)
+    names = sidebar_order(state)
     if names and state.current in names:
         return switch_to(state, names[(names.index(state.current) + step) % len(names)])
     return []
@@ -73,12 +83,12 @@ def cycle(state: ClientState, step: int) -> list[Effect]:
 
 def number(state: ClientState, number: int) -> list[Effect]:
     """Alt+1..9: the sidebar's first to ninth channel."""
-    names = list(state.channels)
+    names = sidebar_order(state)
     return switch_to(state, names[number - 1]) if number <= len(names) else [Bell()]
 
 
 def next_unread(state: ClientState) -> list[Effect]:
-    names = list(state.channels)
+    names = sidebar_order(state)
     start = names.index(state.current) + 1 if state.current in names else 0
     for name in names[start:] + names[:start]:
         if state.channels[name].unread:

@@ -29,17 +29,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
-from chat_app.commands import Export, Help, Invalid, NodeCommand, Part, Quit, Say, Typing, parse
+from chat_app.commands import (
+    Away, Clear, Close, Command, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part, Quit, Say,
+    Topic, Typing, Window, parse,
+)
 from chat_app.store import Store, database_path
-from chat_app.tui import channels, direct, history, presence
+from chat_app.tui import channels, direct, history, listings, notices, presence
 from chat_app.tui.effects import (
     Aspect, Bell, Changed, Effect, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
-    SaveSettings, Show, ShowPeers, Toast, Unseen,
+    Run, SaveSettings, Show, Toast, Unseen,
 )
 from chat_app.tui.palette import ChatCommands
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.reducer import reduce
-from chat_app.tui.screens import ConfirmPaste, PeersScreen
+from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.search import SearchBar
 from chat_app.tui.settings import Settings
 from chat_app.tui.state import ClientState, is_direct
@@ -71,6 +74,8 @@ class ChatScreen(Screen):
         Binding("ctrl+k", "switcher", "Switch", priority=True),  # over the input's "delete to the end"
         Binding("ctrl+pageup", "cycle(-1)", "Previous channel", show=False),
         Binding("ctrl+pagedown", "cycle(1)", "Next channel", show=False),
+        Binding("alt+left", "cycle(-1)", "Previous channel", show=False, priority=True),  # over the input's word moves
+        Binding("alt+right", "cycle(1)", "Next channel", show=False, priority=True),
         *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False, priority=True) for n in range(1, 10)),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
@@ -86,6 +91,7 @@ class ChatScreen(Screen):
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.view.renderer.highlight_words = self.state.highlight
+        self.view.renderer.label = self.state.label
         self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.direct_list = DirectList(id="direct")
@@ -98,6 +104,7 @@ class ChatScreen(Screen):
         self.watchers: tuple[tuple[Aspect, Callable[[ClientState], None]], ...] = (
             (Aspect.SIDEBAR, self.channel_list.show_state),
             (Aspect.SIDEBAR, self.direct_list.show_state),
+            (Aspect.SIDEBAR, self.status_bar.show_activity),
             (Aspect.MEMBERS, self.member_list.show_state),
             (Aspect.TYPING, self.typing_line.show_state),
             (Aspect.TOPIC, self.topic_line.show_state),
@@ -113,7 +120,7 @@ class ChatScreen(Screen):
             SaveSettings: lambda e: self.app.save_settings(),
             ReadPage: self.read_page,
             ReadConversations: lambda e: self.run_worker(self.read_conversations, thread=True, group="direct"),
-            ShowPeers: lambda e: self.app.push_screen(PeersScreen.of(e.peers)),
+            Run: lambda e: self.send(e.command),
             Show: lambda e: view.show(e.model, e.marker, e.left),
             Placed: lambda e: view.placed(e.row, e.replaced),
             Follow: lambda e: view.follow(),
@@ -187,6 +194,8 @@ class ChatScreen(Screen):
             self.app.title = f"sds-chat · {state.title(state.current)}"
 
     def relayout(self, effect: Relayout) -> None:
+        if effect.relabel:
+            self.view.history_layout.forget_drawn()
         self.view.relayout()
         if effect.follow:
             self.view.follow()
@@ -237,43 +246,85 @@ class ChatScreen(Screen):
     def submitted(self, event: ChatInput.Line) -> None:
         self.run_line(event.text)
 
+    @on(ChatInput.Refused)
+    def refused(self, event: ChatInput.Refused) -> None:
+        self.tell(event.reason, "error")
+
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
-        """Several lines pasted at once go out as messages only if the user says so."""
+        """Several lines pasted at once, or one too long for a message, go out
+        as messages only if the user says so; else the field keeps what it had."""
         def answer(confirmed: bool | None) -> None:
-            if confirmed:
-                for line in event.lines:
-                    self.send(Say(line))
+            if confirmed and all(self.send(Say(line)) for line in event.lines) and event.in_field:
+                self.input.value = ""
+            self.input.focus()
 
-        self.app.push_screen(ConfirmPaste(event.lines), answer)
+        self.app.push_screen(ConfirmPaste(event.lines, event.whole), answer)
 
     # ------------------------------------------------------- typed lines
 
     def run_line(self, line: str) -> None:
+        self.run(parse(line, "tui"))
+
+    def run(self, command: Command | Invalid) -> None:
         """Commands that act on the node run there (``Node.execute``, as in
-        headless mode); help, export, quit and closing a direct conversation
-        are the client's own."""
-        match command := parse(line, "tui"):
+        headless mode); help, export, quit, closing a direct conversation and
+        the commands about the buffers (``listings``) are the client's own."""
+        match command:
             case Invalid(reason=reason):
-                self.notify(reason, severity="error")
+                self.tell(reason, "error")
             case Help():
                 self.app.action_help()
             case Quit():
                 self.app.exit()
             case Export(path=path):
                 self.run_worker(lambda: self.export(path), thread=True, group="export")
+            case Close():
+                self.run(Part())
             case Part(channel=None) if is_direct(self.state.current):
                 self.act(direct.close, self.state.current)
+            case Away(reason=None) if self.state.roster.my_away is None:
+                self.tell("you are not away")
+            case Msg(target=target, text=text) if self.state.direct_nicks.get(self.state.current) != target:
+                if self.send(command):  # where it was typed, a trace of it: the message is in the conversation
+                    self.tell(f"-> *{target}* {text}")
+            case Topic(text=None) if self.state.current is not None:
+                self.state.topic_asked.add(self.state.current)  # the answer is told in the buffer
+                self.send(command)
+            case Names():
+                self.act(listings.names, now_ms())
+            case ListChannels():
+                self.act(listings.channel_list, now_ms())
+            case Window(number=number):
+                self.act(listings.window, number, now_ms())
+            case Clear():
+                self.act(listings.clear)
+            case Lastlog(text=text) if self.state.current is not None:
+                channel = self.state.current
+                self.run_worker(lambda: self.lastlog(channel, text), thread=True, group="lastlog")
+            case Lastlog():
+                self.tell("join a channel first: /join #name", "error")
             case _:
                 self.send(command)
 
-    def send(self, command: NodeCommand) -> None:
+    def tell(self, text: str, kind: str = "info") -> None:
+        """A line of the client's own in the buffer on screen (``notices``)."""
+        self.act(notices.add, text, now_ms(), kind)
+
+    def send(self, command: NodeCommand) -> bool:
+        """Run ``command`` on the node; False while it is still starting."""
         if self.node is None:
-            self.notify("still starting…", severity="warning")
-            return
+            self.tell("still starting…", "error")
+            return False
         self.app.bridge.execute(command, self.state.current)
         if isinstance(command, Say) and self.state.current is not None:
             self.view.set_marker(None)  # the reader is at the newest: what they wrote follows it
+        return True
+
+    def lastlog(self, channel: str, text: str) -> None:
+        """``/lastlog``: the store searched in a worker thread, the matches told in ``channel``."""
+        found = listings.search(self.data_dir, channel, text)
+        self.app.call_from_thread(self.act, listings.lastlog, channel, text, found, now_ms())
 
     def export(self, path: str | None) -> None:
         """Write every stored message (Parquet, or JSON lines by the name);
@@ -284,12 +335,12 @@ class ChatScreen(Screen):
             Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
         store = Store(database_path(self.data_dir))
         try:
-            toast = Toast(f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}")
+            said, kind = f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}", "info"
         except ExportError as exc:
-            toast = Toast(str(exc), severity="error")
+            said, kind = str(exc), "error"
         finally:
             store.close()
-        self.app.call_from_thread(self.apply, [toast])
+        self.app.call_from_thread(self.tell, said, kind)
 
     # ------------------------------------------------------------ keys
 
@@ -308,7 +359,8 @@ class ChatScreen(Screen):
                 self.switch_to(channel)
             self.input.focus()
 
-        self.app.push_screen(QuickSwitcher([(name, m.unread) for name, m in self.state.channels.items()]), chosen)
+        listed = [(name, self.state.channels[name].unread) for name in channels.sidebar_order(self.state)]
+        self.app.push_screen(QuickSwitcher(listed), chosen)
 
     def action_page(self, direction: int) -> None:
         """PageUp/PageDown scroll the history wherever the focus is."""

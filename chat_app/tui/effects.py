@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Flag, auto
 
-from chat_app import events as ev
+from chat_app.commands import NodeCommand
 from chat_app.tui.model import ChannelModel, MessageRow
 
 Key = tuple[int, str]  # a message's place in the log: (lamport, message id)
@@ -79,8 +79,10 @@ class ReadConversations:
 
 
 @dataclass(frozen=True, slots=True)
-class ShowPeers:
-    peers: ev.Peers
+class Run:
+    """Run ``command`` on the node, as if the user had typed it."""
+
+    command: NodeCommand
 
 
 # The history view: it shows the current channel's model, and is told what changed in it.
@@ -118,9 +120,12 @@ class Unseen:
 
 @dataclass(frozen=True, slots=True)
 class Relayout:
-    """Rows came or went anywhere: measure them all again (then ``follow``)."""
+    """Rows came or went anywhere: measure them all again (then ``follow``);
+    ``relabel``: how nicks are shown changed (a key verified, a nick shared),
+    so draw every row again too."""
 
     follow: bool = False
+    relabel: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,5 +138,5 @@ class OlderPlaced:
     anchor: str | None
 
 
-Effect = (Changed | Toast | Mentioned | Bell | SaveSettings | ReadPage | ReadConversations | ShowPeers | Show | Placed
+Effect = (Changed | Toast | Mentioned | Bell | SaveSettings | ReadPage | ReadConversations | Run | Show | Placed
           | Follow | Unseen | Relayout | OlderPlaced)

@@ -29,7 +29,9 @@ PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
            "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
 
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
-PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # lines of the client's own, not messages
+PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # who came and went (``presence``)
+NOTICE_KINDS = frozenset({"info", "error"})  # what a command answered, what we were told (``notices``)
+LOCAL_KINDS = PRESENCE_KINDS | NOTICE_KINDS  # lines of the client's own, not messages
 
 
 # On a 16-colour terminal (TERM=screen, the Linux console) the colours above
@@ -80,9 +82,10 @@ class MessageRow:
         return (self.lamport, self.message_id)
 
     @property
-    def is_presence(self) -> bool:
-        """A join, part, quit or nick-change line (see ``chat_app.tui.presence``)."""
-        return self.kind in PRESENCE_KINDS
+    def is_local(self) -> bool:
+        """A line of the client's own: a join, part, quit or nick-change line
+        (``chat_app.tui.presence``), a notice (``chat_app.tui.notices``)."""
+        return self.kind in LOCAL_KINDS
 
 
 @dataclass
@@ -105,6 +108,7 @@ class ChannelModel:
     read_from: tuple[int, str] | None = None  # the oldest message read from the store, shown or not
     topic: tuple[str, str | None] | None = None  # (text, who set it); None: none known
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
+    spoke_at: dict[str, int] = field(default_factory=dict)  # peer id -> when its newest message arrived here
     waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
 
     def __len__(self) -> int:
@@ -149,6 +153,13 @@ class ChannelModel:
         self.waiting.clear()
         self.history_complete, self.read_from = False, None
 
+    def clear_view(self) -> None:
+        """``/clear``: forget every loaded row, and read no older page again:
+        the view starts empty, and what arrives next follows."""
+        newest = self.entries[-1].key if self.entries else None
+        self.clear()
+        self.history_complete, self.read_from = True, newest
+
     def remove(self, entry: MessageRow) -> None:
         self.entries.remove(entry)
         del self.by_id[entry.message_id]
@@ -158,11 +169,11 @@ class ChannelModel:
         return self.entries[0] if self.entries else None
 
     def last_messages(self, count: int) -> list[MessageRow]:
-        """The newest ``count`` messages, oldest first, passing over presence lines."""
+        """The newest ``count`` messages, oldest first, passing over the client's own lines."""
         found: list[MessageRow] = []
         index = len(self.entries) - 1
         while count > len(found) and index >= 0:
-            if not self.entries[index].is_presence:
+            if not self.entries[index].is_local:
                 found.append(self.entries[index])
             index -= 1
         return found[::-1]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from chat_app import events as ev
 from chat_app.tui.effects import Effect, Follow, Placed, Relayout, SaveSettings, Toast
-from chat_app.tui.model import MessageRow
+from chat_app.tui.notices import local_row
 from chat_app.tui.state import ClientState, is_direct
 
 ALREADY_HERE_MS = 5_000
@@ -100,9 +100,8 @@ def add(state: ClientState, channel: str, kind: str, peer_id: str, text: str, no
     model = state.channels.get(channel)
     if model is None:
         return []
-    lamport = model.entries[-1].lamport if len(model) else 0
     arrow = {"join": "-->", "part": "<--", "quit": "<--"}.get(kind, "--")
-    row = MessageRow(lamport, f"~presence-{next(state.presence.ids):08d}", peer_id, arrow, text, kind, now)
+    row = local_row(state, model.entries[-1].lamport if len(model) else 0, kind, peer_id, arrow, text, now)
     state.presence.lines.setdefault(channel, []).append(row)
     if not state.settings.joins:
         return []

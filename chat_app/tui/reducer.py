@@ -10,11 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from chat_app import events as ev
-from chat_app.tui import presence
+from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
+from chat_app.commands import Whois
+from chat_app.net.addresses import hostport
+from chat_app.peers import NOBODY_HINT, describe
+from chat_app.tui import notices, presence
 from chat_app.tui.channels import add_channel, part, set_topic, switch_to
 from chat_app.tui.direct import add_conversation
 from chat_app.tui.effects import (
-    Aspect, Bell, Changed, Effect, Follow, Mentioned, Placed, ReadConversations, SaveSettings, ShowPeers, Toast, Unseen,
+    Aspect, Bell, Changed, Effect, Follow, Mentioned, Placed, ReadConversations, Relayout, Run, SaveSettings, Toast,
+    Unseen,
 )
 from chat_app.tui.history import ignoring
 from chat_app.tui.model import MessageRow, highlighted
@@ -75,16 +80,19 @@ def parted(state: ClientState, event: ev.Parted, now: int) -> list[Effect]:
 def nick_changed(state: ClientState, event: ev.NickChanged, now: int) -> list[Effect]:
     effects = presence.my_nick(state, event.nick, now)
     state.nick = event.nick
-    effects.append(Changed(Aspect.NICK))
+    effects += [Changed(Aspect.NICK), *nicks_shared(state)]
     if state.settings.nick is not None:  # the file must not bring the old nick back
         state.settings.nick = event.nick
         effects.append(SaveSettings())
-    return [*effects, Toast(f"you are now {event.nick}")]
+    if not state.settings.joins:  # the nick lines say it, unless folded away
+        effects += notices.add(state, f"you are now known as {event.nick}", now)
+    return effects
 
 
 @reduces(ev.Ignoring)
 def ignoring_changed(state: ClientState, event: ev.Ignoring, now: int) -> list[Effect]:
-    return [*ignoring(state, event.nicks), Toast("ignoring: " + (", ".join(event.nicks) or "nobody"))]
+    said = "ignoring: " + (", ".join(event.nicks) or "nobody")
+    return [*ignoring(state, event.nicks), *notices.add(state, said, now)]
 
 
 @reduces(ev.CatchupStarted)
@@ -109,29 +117,53 @@ def caught_up(state: ClientState, event: ev.CatchupFinished, now: int) -> list[E
 
 @reduces(ev.Error)
 def error(state: ClientState, event: ev.Error, now: int) -> list[Effect]:
-    return [Toast(event.reason, severity="error")]
+    return notices.add(state, event.reason, now, "error")
 
 
 @reduces(ev.Whois)
 def whois(state: ClientState, event: ev.Whois, now: int) -> list[Effect]:
-    people = "\n".join(f"{p['short']}  {p['fingerprint']}{'  verified' if p['trusted'] else ''}" for p in event.people)
-    return [Toast(people or f"nobody called {event.nick} seen yet", title=f"/whois {event.nick}")]
+    """Everyone who used the nick, as a block in the buffer: what headless
+    mode prints of them. Who is verified is learned here too."""
+    before = set(state.trusted)
+    for person in event.people:
+        (state.trusted.add if person["trusted"] else state.trusted.discard)(person["sender_id"])
+    lines = [f"/whois {event.nick}: " + (f"{len(event.people)} keys use this nick" if len(event.people) > 1 else
+                                         "nobody of that nick seen yet" if not event.people else "one key")]
+    for p in event.people:
+        addresses = ", ".join(hostport(host, port) for host, port in p["addresses"]) or "none known"
+        lines += [f"{event.nick}~{p['sender_id'][:4]}  fingerprint {p['fingerprint']}"
+                  + ("  ✓ verified" if p["trusted"] else "  not verified (/trust nick fingerprint)"),
+                  f"  id {p['sender_id']}" + (f", before keys {p['was']}" if p.get("was") else ""),
+                  f"  addresses {addresses}",
+                  f"  first seen {notices.when(p['first_seen'])}, last seen {notices.when(p['last_seen'])}"]
+    relabel = [Relayout(follow=state.following, relabel=True), Changed(Aspect.MEMBERS)] \
+        if state.trusted != before and state.current is not None else []
+    return [*notices.add(state, "\n".join(lines), now), *relabel]
 
 
 @reduces(ev.Trusted)
 def trusted(state: ClientState, event: ev.Trusted, now: int) -> list[Effect]:
-    return [Toast(f"{event.nick} verified: {event.fingerprint}")]
+    """Verified: /whois tells which key that is, and marks it."""
+    return [*notices.add(state, f"{event.nick} verified: {event.fingerprint}", now), Run(Whois(event.nick))]
 
 
 @reduces(ev.KeyChanged)
 def key_changed(state: ClientState, event: ev.KeyChanged, now: int) -> list[Effect]:
-    return [Toast(f"{event.nick} speaks with ANOTHER KEY ({event.fingerprint}), not the one you verified "
-                  f"({event.trusted_fingerprint})", severity="error", timeout=30)]
+    warning = (f"{event.nick} speaks with ANOTHER KEY ({event.fingerprint}), not the one you verified "
+               f"({event.trusted_fingerprint})")
+    return [*notices.add(state, warning, now, "error"), Toast(warning, severity="error", timeout=30)]
 
 
 @reduces(ev.Peers)
 def peers(state: ClientState, event: ev.Peers, now: int) -> list[Effect]:
-    return [ShowPeers(event)]
+    lines = [f"/peers: {len(event.peers)} peer{'' if len(event.peers) == 1 else 's'} on the network"]
+    for peer in event.peers:
+        who, where = describe(peer, now)
+        lines += [who, f"  {where}"]
+    if not event.peers:
+        lines.append(f"{NOBODY_HINT} `sds-chat doctor` checks this machine.")
+    lines.append("others reach you at " + ", ".join(hostport(a, event.port) for a in event.addresses))
+    return notices.add(state, "\n".join(lines), now)
 
 
 # ------------------------------------------------------------------- messages
@@ -154,8 +186,10 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
     effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
     model.upsert(row)
     model.typing.pop(event.sender_id, None)
+    if not own:
+        model.spoke_at[event.sender_id] = now
     if state.roster.spoke(event.sender_id, event.nick, now):
-        effects.append(Changed(Aspect.MEMBERS))
+        effects += [Changed(Aspect.MEMBERS), *nicks_shared(state)]
     visible = model.name == state.current
     following = visible and state.following
     if visible:
@@ -188,14 +222,23 @@ def acknowledged(state: ClientState, event: ev.MessageAcknowledged, now: int) ->
 
 @reduces(ev.TopicChanged)
 def topic_changed(state: ClientState, event: ev.TopicChanged, now: int) -> list[Effect]:
-    by = f" (set by {event.nick})" if event.nick else ""
-    return [*set_topic(state, event.channel, event.topic, event.nick),
-            Toast(f"#{event.channel} topic: {event.topic}{by}")]
+    """The topic line changes; the buffer says it too when ``/topic`` asked
+    (a new topic is a row of the history already)."""
+    line: list[Effect] = []
+    if event.channel in state.topic_asked:
+        state.topic_asked.discard(event.channel)
+        by = f" (set by {event.nick})" if event.nick else ""
+        line = notices.add(state, f"topic of #{event.channel}: {event.topic}{by}", now, channel=event.channel)
+    return [*set_topic(state, event.channel, event.topic, event.nick), *line]
 
 
 @reduces(ev.Typing)
 def typing(state: ClientState, event: ev.Typing, now: int) -> list[Effect]:
+    """Someone is typing - unless their message came since: a notice sent
+    before the message can be read with it, in one step, and be told after it."""
     if (model := state.channels.get(event.channel)) is None:
+        return []
+    if event.expires_at - TYPING_EXPIRES_MS <= model.spoke_at.get(event.peer_id, -1):
         return []
     model.typing[event.peer_id] = (event.nick, event.expires_at)
     return [Changed(Aspect.TYPING)]
@@ -216,7 +259,17 @@ def typing_stopped(state: ClientState, event: ev.TypingStopped, now: int) -> lis
 def peer_joined(state: ClientState, event: ev.PeerJoined, now: int) -> list[Effect]:
     effects = presence.peer_changed(state, event, now)
     state.roster.present(event, now)
-    return [*effects, Changed(Aspect.MEMBERS)]
+    return [*effects, Changed(Aspect.MEMBERS), *nicks_shared(state)]
+
+
+def nicks_shared(state: ClientState) -> list[Effect]:
+    """Call when a nick changed: if that changed which nicks two keys use,
+    every nick is drawn again (with or without its key suffix)."""
+    shared = state.roster.shared_nicks((state.peer_id, state.nick))
+    if shared == state.shared_nicks:
+        return []
+    state.shared_nicks = shared
+    return [Relayout(follow=state.following, relabel=True), Changed(Aspect.MEMBERS | Aspect.SIDEBAR)]
 
 
 @reduces(ev.PeerHeard)
@@ -230,8 +283,8 @@ def peer_away(state: ClientState, event: ev.PeerAway, now: int) -> list[Effect]:
         state.roster.my_away = event.reason
         return [Changed(Aspect.MEMBERS)]
     state.roster.away(event.peer_id, event.reason)
-    return [Toast(f"{event.nick} is away: {event.reason}" if event.reason else f"{event.nick} is back"),
-            Changed(Aspect.MEMBERS)]
+    said = f"{event.nick} is away: {event.reason}" if event.reason else f"{event.nick} is back"
+    return [*notices.add(state, said, now), Changed(Aspect.MEMBERS)]
 
 
 @reduces(ev.PeerLeft)

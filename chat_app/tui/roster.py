@@ -65,5 +65,13 @@ class Roster:
         """Nicks to complete: those shown as they are (a completed nick lands in the input line)."""
         return sorted({m.nick for m in self.members.values() if m.nick and inert(m.nick) == m.nick})
 
+    def shared_nicks(self, me: tuple[str, str]) -> frozenset[str]:
+        """The nicks that two keys or more use now, ``me`` (our id, our nick) among them."""
+        users: dict[str, set[str]] = {}
+        for peer_id, nick in [me, *((m.peer_id, m.nick) for m in self.members.values())]:
+            if nick:
+                users.setdefault(inert(nick), set()).add(peer_id)
+        return frozenset(nick for nick, ids in users.items() if len(ids) > 1)
+
     def present_count(self) -> int:
         return sum(1 for m in self.members.values() if m.present)

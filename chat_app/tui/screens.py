@@ -1,10 +1,7 @@
-"""Modal screens: help, confirming a multi-line paste, the peer list. What
-they quote - a paste, what peers announce - is shown inert
-(``chat_app.inert_text``) and escaped from markup."""
+"""Modal screens: help, confirming a multi-line paste. What they quote - a
+paste - is shown inert (``chat_app.inert_text``) and escaped from markup."""
 
 from __future__ import annotations
-
-import time
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -14,16 +11,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown
 
 from chat_app.commands import help_table
-from chat_app.events import Peers
 from chat_app.inert_text import inert
-from chat_app.net.addresses import hostport
-from chat_app.peers import NOBODY_HINT, describe
+from chat_app.payload import MAX_TEXT
 
 HELP_TEXT = """\
 # sds-chat
 
 Serverless chat: peers on this network find each other, and every peer ends
-with the same messages in the same order.
+with the same messages in the same order. **Esc** (or `F1`, `q`) closes this help.
 
 {commands}
 
@@ -34,7 +29,7 @@ with the same messages in the same order.
 | `Enter` / `Up` / `Down` | send; recall the lines sent before |
 | `Tab` | complete commands, channels and nicks |
 | `Alt+1`…`Alt+9` | the sidebar's first to ninth channel |
-| `Ctrl+PgUp` / `Ctrl+PgDn` | the previous / next channel |
+| `Ctrl+PgUp` / `Ctrl+PgDn`, `Alt+Left` / `Alt+Right` | the previous / next channel in the sidebar |
 | `Ctrl+K` | switch to a channel by a few letters of its name |
 | `Ctrl+N` | the next channel with unread messages |
 | `PgUp` / `PgDn` | scroll the history (wherever the focus is) |
@@ -44,6 +39,12 @@ with the same messages in the same order.
 | `F4` | show or hide join, part, quit and nick lines |
 | `F2`, `Ctrl+P` | next theme; the command palette |
 | `F1`, `Ctrl+Q` | this help; quit |
+
+The status bar begins with the channels that have unread messages, by
+their `Alt` number: `[2:#dev 3:@bob*]` (`*`: you were mentioned). Where
+two keys use one nick, each shows the start of its id (`bob~3f2a`); `✓`
+marks a key you verified with `/trust`. What a command answers, and
+errors, are lines in the history (`--`, `=!=`).
 
 A click on a message shows its full date. A rule marks where each day
 begins, and where the messages you have not seen begin. The line above the
@@ -94,15 +95,18 @@ class ConfirmPaste(ModalScreen[bool]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send", "Send")]
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], whole: str | None = None) -> None:
+        """``lines``: the messages to send; ``whole``: the one line they were cut from, if so."""
         super().__init__()
-        self.lines = lines
+        self.lines, self.whole = lines, whole
 
     def compose(self) -> ComposeResult:
         preview = "\n".join(inert(line[:56]) for line in self.lines[:5])
         more = f"\n… and {len(self.lines) - 5} more" if len(self.lines) > 5 else ""
+        what = f"{len(self.lines)} lines" if self.whole is None else \
+            f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
         with Vertical():
-            yield Label(f"Send {len(self.lines)} lines as {len(self.lines)} messages?")
+            yield Label(f"Send {what} as {len(self.lines)} messages?")
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
@@ -116,37 +120,3 @@ class ConfirmPaste(ModalScreen[bool]):
 
     def action_send(self) -> None:
         self.dismiss(True)
-
-
-class PeersScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    PeersScreen { align: center middle; }
-    PeersScreen > Vertical { width: 90; max-width: 95%; height: auto; max-height: 90%; border: thick $accent;
-                             background: $surface; padding: 1 2; overflow-y: auto; }
-    PeersScreen Label { width: 100%; }
-    PeersScreen Label.peer { margin-top: 1; }
-    """
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
-
-    def __init__(self, peers: list[dict], addresses: list[str], port: int) -> None:
-        super().__init__()
-        self.peers, self.addresses, self.port = peers, addresses, port
-
-    @classmethod
-    def of(cls, event: Peers) -> PeersScreen:
-        return cls(list(event.peers), list(event.addresses), event.port)
-
-    def compose(self) -> ComposeResult:
-        now = int(time.time() * 1000)
-        with Vertical():
-            yield Label(f"[b]{len(self.peers)} peer(s) on the network[/b]")
-            for p in self.peers:
-                who, where = describe(p, now)
-                yield Label(f"[b]{escape(inert(who))}[/b]\n  {escape(inert(where))}", classes="peer")
-            if not self.peers:
-                yield Label(escape(f"{NOBODY_HINT} `sds-chat doctor` checks this machine."))
-            me = ", ".join(hostport(a, self.port) for a in self.addresses)
-            yield Label(f"[dim]Others reach you at {escape(me)}[/dim]")
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

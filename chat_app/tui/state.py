@@ -62,6 +62,9 @@ class ClientState:
     catching_up: dict[Address, list[str]] = field(default_factory=dict)  # replication under way, by peer
     ignored: frozenset[str] | None = None  # the ignored nicks (lower case), once a page has told them
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
+    trusted: set[str] = field(default_factory=set)  # peers whose key the user verified (/trust), as /whois told
+    topic_asked: set[str] = field(default_factory=set)  # channels whose topic /topic asked for, not yet told
+    shared_nicks: frozenset[str] = frozenset()  # nicks two keys or more use now: shown with a key suffix
     presence: Presence = field(default_factory=Presence)
     following: bool = True  # the reader is at the newest message of the current channel
 
@@ -81,6 +84,13 @@ class ClientState:
     def title(self, channel: str) -> str:
         """What the title bar calls a channel: ``#channel``, or ``@`` and the other person's nick (inert)."""
         return f"@{inert(self.direct_nicks.get(channel, channel[1:9]))}" if is_direct(channel) else f"#{channel}"
+
+    def label(self, peer_id: str, nick: str) -> str:
+        """How a peer's (inert) nick is shown: with the start of its id when
+        another key uses the nick too (``bob~3f2a``: an impersonation shows),
+        and a ✓ when the user verified its key."""
+        shown = f"{nick}~{peer_id[:4]}" if nick in self.shared_nicks and peer_id else nick
+        return f"{shown}✓" if peer_id in self.trusted else shown
 
     def typing_here(self, now: int) -> list[str]:
         model = self.current_model

@@ -5,8 +5,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chat_app.commands import (
-    BY_NAME, COMMANDS, VALUES, Away, Command, Export, Help, Ignore, Invalid, Join, Msg, Nick, NodeCommand, Part,
-    Peers, Query, Quit, Say, Topic, Trust, Typing, Whois, commands_for, complete, help_table, parse,
+    BY_NAME, COMMANDS, VALUES, Away, Buffer, Clear, Close, Command, Export, Help, Ignore, Invalid, Join, Lastlog,
+    ListChannels, Msg, Names, Nick, NodeCommand, Part, Peers, Query, Quit, Say, Topic, Trust, Typing, Whois, Window,
+    commands_for, complete, help_table, parse,
 )
 
 
@@ -41,6 +42,16 @@ def test_each_command_is_a_value_with_its_arguments(line, value):
     assert parse(line, "tui" if isinstance(value, Peers) else "headless") == value
 
 
+def test_the_clients_buffer_commands_are_values_of_their_own():
+    assert [parse(line, "tui") for line in ("/names", "/list", "/clear", "/close", "/window 2", "/buffer 12")] == [
+        Names(), ListChannels(), Clear(), Close(), Window(2), Buffer(12)]
+    assert parse("/lastlog  release  friday ", "tui") == Lastlog("release  friday")
+    assert parse("/window two", "tui") == parse("/window 0", "tui") == Invalid(
+        "/window needs a channel's number, from 1: /window N")
+    assert isinstance(parse("/names", "headless"), Invalid)
+    assert parse("/part extra args", "tui") == Invalid("/part takes one channel, not 'args' after it: /part [#name]")
+
+
 def test_a_missing_argument_is_refused_with_the_usage():
     assert parse("/join", "tui") == Invalid("/join needs an argument: /join #name")
     assert parse("/me", "headless") == Invalid("/me needs an argument: /me waves")
@@ -59,7 +70,7 @@ def test_each_surface_knows_only_its_commands():
 
 def test_the_table_and_the_values_name_the_same_commands():
     assert set(VALUES) == set(BY_NAME) and all(VALUES[c.name].word == c.name for c in COMMANDS)
-    surface_own = {Export, Help, Quit}
+    surface_own = {Export, Help, Quit, Names, ListChannels, Window, Buffer, Lastlog, Clear, Close}
     assert {c for c in VALUES.values()} - surface_own == set(NodeCommand.__args__)
 
 

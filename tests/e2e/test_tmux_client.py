@@ -65,6 +65,10 @@ def test_keys_pastes_and_channels_in_a_real_terminal(client):
     shown = wait_screen(client, "alice │ two")
     assert "alice │ one" in shown and "onetwo" not in shown
 
+    tmux("send-keys", "-t", client, "/whoi", "Tab")  # letters and Tab in one read: the Tab completes them
+    wait_screen(client, "/whois ")
+    tmux("send-keys", "-t", client, "C-u")
+
     tmux("send-keys", "-t", client, "Up", "Up")  # input history: "one" again
     tmux("send-keys", "-t", client, " more", "Enter")
     wait_screen(client, "alice │ one more")

@@ -4,14 +4,13 @@ import socket
 
 import pytest
 from textual import events
-from textual.widgets import Label
 
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.payload import Payload
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.tui.palette import ChatCommands
-from chat_app.tui.screens import ConfirmPaste, HelpScreen, PeersScreen
+from chat_app.tui.screens import ConfirmPaste, HelpScreen
 from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.typing_line import TypingLine
@@ -141,12 +140,11 @@ async def test_commands(make_app, bob_for, tmp_path):
         await until(pilot, lambda: "random" not in app.chat.state.channels and app.chat.state.current == "general")
         await type_line(pilot, "/nick alicia")
         await until(pilot, lambda: app.chat.state.nick == "alicia")
-        await type_line(pilot, "/peers")
-        await until(pilot, lambda: isinstance(app.screen, PeersScreen))
-        assert app.screen.peers[0]["nick"] == "bob"
-        shown = " ".join(str(label.render()) for label in app.screen.query(Label))
+        await type_line(pilot, "/peers")  # lines in the buffer, not a pop-up
+        await until(pilot, lambda: "/peers: 1 peer on the network" in screen_text(app))
+        shown = app.chat.state.channels["general"].entries[-1].text
+        assert shown.startswith("/peers: 1 peer on the network\nbob (")
         assert f"127.0.0.1:{bob.node.port}" in shown and "found by traffic" in shown and "answers" in shown
-        await pilot.press("escape")
         await type_line(pilot, "/help")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")

@@ -27,7 +27,7 @@ async def test_a_bad_channel_name_is_refused_with_a_reason(make_app):
         await type_line(pilot, "/join #" + "x" * 300)
         await pilot.pause(0.3)
         assert list(app.chat.state.channels) == ["general"] and app.chat.state.current == "general"
-        shown = [n.message for n in app._notifications]
+        shown = [e.text for e in app.chat.state.channels["general"].entries if e.kind == "error"]  # in the buffer
         assert any("not allowed in a channel name" in m for m in shown)
         assert any("too long" in m for m in shown)
 

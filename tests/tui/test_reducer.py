@@ -8,9 +8,10 @@ from chat_app import events as ev
 from chat_app.tui import channels, direct, history, presence
 from chat_app.tui.effects import (
     Aspect, Bell, Changed, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
-    SaveSettings, Show, ShowPeers, Toast, Unseen,
+    Run, SaveSettings, Show, Toast, Unseen,
 )
-from chat_app.tui.model import MessageRow
+from chat_app.commands import Whois
+from chat_app.tui.model import NOTICE_KINDS, PRESENCE_KINDS, MessageRow
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.reducer import REDUCERS, reduce
 from chat_app.tui.settings import Settings
@@ -131,7 +132,11 @@ def test_the_topic_is_kept_per_channel_and_drawn_only_for_the_current_one():
     state = started("general", "random", current="general")
     effects = reduce(state, ev.TopicChanged("random", "dice", "bob", "t" * 32), NOW)
     assert state.channels["random"].topic == ("dice", "bob") and changed(effects) == Aspect(0)
-    assert of(Toast, effects) == [Toast("#random topic: dice (set by bob)")]
+    assert of(Toast, effects) == [] and told(state, "random") == []  # a new topic: its row in the history says it
+    state.topic_asked.add("random")  # /topic asked
+    reduce(state, ev.TopicChanged("random", "dice", "bob", "t" * 32), NOW)
+    reduce(state, ev.TopicChanged("random", "cards", "carol", "v" * 32), NOW)  # then a new one
+    assert told(state, "random") == [("info", "topic of #random: dice (set by bob)")] and not state.topic_asked
     assert changed(reduce(state, ev.TopicChanged("general", "work", None, "u" * 32), NOW)) == Aspect.TOPIC
 
 
@@ -140,7 +145,7 @@ def test_nick_changed_tells_every_channel_and_keeps_a_nick_from_the_settings():
     effects = reduce(state, ev.NickChanged("alice", "alicia"), NOW)
     assert state.nick == "alicia" and state.settings.nick == "alicia" and SaveSettings() in effects
     assert [r.text for m in state.channels.values() for r in m.entries] == ["you are now known as alicia"] * 2
-    assert Toast("you are now alicia") in effects and changed(effects) & Aspect.NICK
+    assert not of(Toast, effects) and changed(effects) & Aspect.NICK
     plain = started("general")
     assert SaveSettings() not in reduce(plain, ev.NickChanged("alice", "al"), NOW) and plain.settings.nick is None
 
@@ -164,7 +169,12 @@ def test_peers_joining_leaving_and_renaming_are_lines_in_their_channels():
 
 
 def presence_lines(state, channel="general"):
-    return [(r.kind, r.text) for r in state.channels[channel].entries if r.is_presence]
+    return [(r.kind, r.text) for r in state.channels[channel].entries if r.kind in PRESENCE_KINDS]
+
+
+def told(state, channel="general"):
+    """The client's notices in ``channel``: (kind, text)."""
+    return [(r.kind, r.text) for r in state.channels[channel].entries if r.kind in NOTICE_KINDS]
 
 
 def test_heard_away_and_back():
@@ -173,9 +183,10 @@ def test_heard_away_and_back():
     reduce(state, ev.PeerJoined(BOB, "bob", ("10.0.0.2", 1)), NOW)
     assert reduce(state, ev.PeerHeard(BOB, NOW + 5), NOW) == [Changed(Aspect.MEMBERS)]
     effects = reduce(state, ev.PeerAway(BOB, "bob", "lunch"), NOW)
-    assert state.roster.members[BOB].away == "lunch" and Toast("bob is away: lunch") in effects
-    assert Toast("bob is back") in reduce(state, ev.PeerAway(BOB, "bob", None), NOW)
-    assert reduce(state, ev.PeerAway(ME, "alice", "out"), NOW) == [Changed(Aspect.MEMBERS)]  # ours: no toast
+    assert state.roster.members[BOB].away == "lunch" and not of(Toast, effects)
+    reduce(state, ev.PeerAway(BOB, "bob", None), NOW)
+    assert told(state) == [("info", "bob is away: lunch"), ("info", "bob is back")]
+    assert reduce(state, ev.PeerAway(ME, "alice", "out"), NOW) == [Changed(Aspect.MEMBERS)]  # ours: no line
     assert state.roster.my_away == "out"
 
 
@@ -199,13 +210,32 @@ def test_catch_up_is_shown_while_it_runs_and_told_when_it_brought_messages():
 
 def test_what_the_node_answers_is_told():
     state = started("general")
-    assert reduce(state, ev.Error("no"), NOW) == [Toast("no", severity="error")]
-    assert reduce(state, ev.Whois("bob", ()), NOW) == [Toast("nobody called bob seen yet", title="/whois bob")]
-    assert reduce(state, ev.Trusted("bob", "ab cd"), NOW) == [Toast("bob verified: ab cd")]
+    assert not of(Toast, reduce(state, ev.Error("no"), NOW))
+    reduce(state, ev.Whois("bob", ()), NOW)
+    assert Run(Whois("bob")) in reduce(state, ev.Trusted("bob", "ab cd"), NOW)  # which key: /whois marks it
     assert of(Toast, reduce(state, ev.KeyChanged("bob", BOB, "ab", "cd"), NOW))[0].severity == "error"
-    peers = ev.Peers((), ("10.0.0.1",), 4000)
-    assert reduce(state, peers, NOW) == [ShowPeers(peers)]
+    reduce(state, ev.Peers((), ("10.0.0.1",), 4000), NOW)
+    lines = told(state)
+    assert lines[:3] == [("error", "no"), ("info", "/whois bob: nobody of that nick seen yet"),
+                         ("info", "bob verified: ab cd")]
+    assert lines[3][0] == "error" and "ANOTHER KEY" in lines[3][1]
+    assert lines[4][1].startswith("/peers: 0 peers on the network\nNobody seen yet")
+    assert lines[4][1].endswith("others reach you at 10.0.0.1:4000")
     assert reduce(state, ev.MessagesHeld("general", 1), NOW) == reduce(state, ev.Bye(), NOW) == []
+
+
+def test_whois_is_a_block_in_the_buffer_and_marks_who_is_verified():
+    state = started("general")
+    person = {"sender_id": BOB, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "bob~3f2a",
+              "addresses": [["10.0.0.2", 4000]], "first_seen": NOW - 60_000, "last_seen": NOW, "trusted": True,
+              "was": None}
+    effects = reduce(state, ev.Whois("bob", (person,)), NOW)
+    block = told(state)[0][1].splitlines()
+    assert block[0] == "/whois bob: one key" and "fingerprint 3f2a 9c01 77be d40e 5b19  ✓ verified" in block[1]
+    assert block[2] == f"  id {BOB}" and block[3] == "  addresses 10.0.0.2:4000"
+    assert block[4].startswith("  first seen 2023-11-") and ", last seen " in block[4]
+    assert state.trusted == {BOB} and state.label(BOB, "bob") == "bob✓"
+    assert Relayout(follow=True, relabel=True) in effects and changed(effects) & Aspect.MEMBERS
 
 
 def test_ignoring_drops_loaded_rows_and_unignoring_reads_every_channel_again():
@@ -214,11 +244,10 @@ def test_ignoring_drops_loaded_rows_and_unignoring_reads_every_channel_again():
     reduce(state, said("ham", 2), NOW)
     state.channels["general"].history_complete = True
     effects = reduce(state, ev.Ignoring(("mallory",)), NOW)
-    assert [r.text for r in state.channels["general"].entries] == ["ham"] and state.ignored == {"mallory"}
-    assert Relayout() in effects and Toast("ignoring: mallory") in effects
+    assert [r.text for r in state.channels["general"].entries] == ["ham", "ignoring: mallory"]
+    assert Relayout() in effects and state.ignored == {"mallory"}
     effects = reduce(state, ev.Ignoring(()), NOW)
-    assert len(state.channels["general"]) == 0 and ReadPage("general") in effects
-    assert Toast("ignoring: nobody") in effects
+    assert told(state) == [("info", "ignoring: nobody")] and ReadPage("general") in effects
 
 
 def test_a_direct_conversation_opens_counts_every_message_as_a_mention_and_rings():

@@ -9,15 +9,29 @@ unseen messages begin, and asks for older history when scrolled near the top.
 
 from __future__ import annotations
 
+import textwrap
+
+from rich.text import Text
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from chat_app.inert_text import inert
 from chat_app.tui.model import ChannelModel, MessageRow
 from chat_app.tui.widgets.history_layout import HistoryLayout
 from chat_app.tui.widgets.message_lines import MessageRenderer, full_date
+
 LOAD_WHEN_WITHIN = 10  # lines from the top
+
+
+def welcome(channel: str, nick: str) -> list[str]:
+    """What an empty channel shows (the nick is inert, as the title shows it)."""
+    return [f"Welcome to #{channel}, {inert(nick)}.",
+            "What you write here goes to everyone in the channel.",
+            "Others on this network appear in the member list as they are found: there is nothing to set up.",
+            "/join #name opens another channel, /msg nick text writes to one person.",
+            "F1: help (Esc closes it)."]
 
 
 class ChannelView(ScrollView, can_focus=True):
@@ -216,12 +230,23 @@ class ChannelView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         line = self.scroll_offset.y + y
         width = self.size.width
+        model = self.model
+        if model is not None and not len(model) and model.history_complete and model.read_from is None:
+            return self._welcome_line(y, width)
         if self.model is None or line >= self.history_layout.lines_total:
             return Strip.blank(width, self.rich_style)
         layout = self.history_layout
         index = layout.index_at(line)
         strip = layout.lines(index)[line - layout.offsets[index]]
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
+
+    def _welcome_line(self, y: int, width: int) -> Strip:
+        """A channel with no history at all (the first start; not one just
+        cleared) says what to do."""
+        said = welcome(self.model.name, self.my_nick) if not self.model.name.startswith("@") else []
+        lines = [part for line in said for part in textwrap.wrap(line, max(10, width - 1))]
+        text = Text(lines[y - 1] if 0 < y <= len(lines) else "", style="bold" if y == 1 else "dim")
+        return Strip(text.render(self.app.console)).apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
     @property
     def my_nick(self) -> str:

@@ -1,8 +1,11 @@
 """The message line: Enter sends, Tab completes commands, channels and
 nicks, Up and Down recall what was sent before, and a paste of several
-lines asks before it sends anything. A paste holding a control character
-(text copied from a terminal, with its colours) is refused with the reason:
-the wire would refuse it, and in the field it would reach the terminal."""
+lines asks before it sends anything. So does a line longer than a message
+may be (pasted, or in the field at Enter): it is offered as several
+messages, and the field keeps it until the user says yes. A paste holding a
+control character (text copied from a terminal, with its colours) is
+refused with the reason: the wire would refuse it, and in the field it would
+reach the terminal."""
 
 from __future__ import annotations
 
@@ -13,11 +16,27 @@ from textual.binding import Binding
 from textual.message import Message
 
 from chat_app.commands import commands_for, complete
-from chat_app.payload import text_problem
+from chat_app.payload import MAX_TEXT, text_problem
 from chat_app.tui.widgets.field import Field
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
 HISTORY = 200  # lines remembered for Up/Down
+
+
+def pieces(line: str, limit: int = MAX_TEXT) -> list[str]:
+    """``line`` as messages of at most ``limit`` characters, cut after a
+    space where one is in the second half of a piece, else where it must."""
+    out = []
+    while len(line) > limit:
+        cut = line.rfind(" ", limit // 2, limit) + 1 or limit
+        out.append(line[:cut].rstrip())
+        line = line[cut:]
+    return [*out, line] if line.strip() else out
+
+
+def too_long(line: str) -> bool:
+    """A message (not a command) longer than one message may be."""
+    return (not line.startswith("/") or line.startswith("//")) and len(line) > MAX_TEXT
 
 
 class ChatInput(Field):
@@ -29,7 +48,8 @@ class ChatInput(Field):
     ChatInput:focus { border: tall $accent; }
     """
     BINDINGS = [
-        Binding("tab", "complete", "Complete", show=False, priority=True),
+        # Not a priority binding: one would run before the field has taken the keys read with the Tab.
+        Binding("tab", "complete", "Complete", show=False),
         Binding("up", "recall(-1)", "Previous line", show=False),
         Binding("down", "recall(1)", "Next line", show=False),
     ]
@@ -41,10 +61,21 @@ class ChatInput(Field):
             super().__init__()
             self.text = text
 
-    class PastedLines(Message):
-        def __init__(self, lines: list[str]) -> None:
+    class Refused(Message):
+        """A paste was not taken: the one-line reason, for the buffer."""
+
+        def __init__(self, reason: str) -> None:
             super().__init__()
-            self.lines = lines
+            self.reason = reason
+
+    class PastedLines(Message):
+        """Several messages to send if the user says so: ``lines`` pasted, or
+        (``whole``, the line as pasted or typed) one line cut into pieces;
+        ``in_field``: the line is in the field, to clear once sent."""
+
+        def __init__(self, lines: list[str], whole: str | None = None, in_field: bool = False) -> None:
+            super().__init__()
+            self.lines, self.whole, self.in_field = lines, whole, in_field
 
     def __init__(self, candidates: Callable[[], tuple[list[str], list[str]]], **kwargs) -> None:
         super().__init__(placeholder="Message, or /help", **kwargs)
@@ -55,8 +86,12 @@ class ChatInput(Field):
         self._draft = ""  # what was typed before going up
 
     async def action_submit(self) -> None:
-        """Enter: take the line and clear the field at once, then send it on."""
+        """Enter: take the line and clear the field at once, then send it on;
+        one too long for a message stays until the user says how to send it."""
         line = self.value.strip()
+        if too_long(line):
+            self.post_message(self.PastedLines(pieces(line), whole=line, in_field=True))
+            return
         self.value = ""
         self._recalled, self._draft = None, ""
         if line:
@@ -99,9 +134,11 @@ class ChatInput(Field):
         lines = [line for line in event.text.splitlines() if line.strip()]
         problem = next(filter(None, map(text_problem, lines)), None)
         if problem is not None:
-            self.app.notify(f"not pasted: {problem}", severity="error")
+            self.post_message(self.Refused(f"not pasted: {problem}"))
         elif len(lines) > 1:
-            self.post_message(self.PastedLines(lines))
+            self.post_message(self.PastedLines([piece for line in lines for piece in pieces(line)]))
+        elif lines and too_long(lines[0]):
+            self.post_message(self.PastedLines(pieces(lines[0]), whole=lines[0]))
         else:  # one line: Input's own handler (Textual calls it after this one) puts it in the field
             return
         event.stop()

@@ -30,11 +30,12 @@ class DirectList(OptionList):
         self.border_title = "Direct"
 
     def show_state(self, state: ClientState) -> None:
-        self.update_conversations([(name, state.direct_nicks.get(name, name[1:9]), model.unread)
-                                   for name, model in state.channels.items() if is_direct(name)], state.current)
+        self.update_conversations([(name, state.label(name[1:], inert(state.direct_nicks.get(name, name[1:9]))),
+                                    model.unread) for name, model in state.channels.items() if is_direct(name)],
+                                  state.current)
 
     def update_conversations(self, rows: list[tuple[str, str, int]], current: str | None) -> None:
-        """``rows``: (conversation, the other person's nick, unread), in sidebar order."""
+        """``rows``: (conversation, the other person's nick as shown, unread), in sidebar order."""
         self.clear_options()
         self.display = bool(rows)
         for channel, nick, unread in rows:

@@ -59,6 +59,11 @@ class HistoryLayout:
     def forget_measures(self) -> None:
         self._measured.clear()
 
+    def forget_drawn(self) -> None:
+        """Every row is drawn again: how nicks are shown changed."""
+        self._cache.clear()
+        self._measured.clear()
+
     # ------------------------------------------------------------- changes
 
     def measure_all(self) -> None:

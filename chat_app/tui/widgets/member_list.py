@@ -5,6 +5,7 @@ reasons are the peers' own words: shown inert (``chat_app.inert_text``)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.widgets import Static
@@ -39,13 +40,17 @@ class MemberList(Static):
         height: 1fr;
         padding: 0 1;
         background: $panel;
+        text-wrap: nowrap;  /* one line a member, its away reason cut short: the buffer said it whole */
+        text-overflow: ellipsis;
     }
     """
 
     def show_state(self, state: ClientState) -> None:
-        self.show(state.nick or "you", state.members_here(), my_away=state.roster.my_away)
+        self.show(state.nick or "you", state.members_here(), my_away=state.roster.my_away, label=state.label)
 
-    def show(self, me: str, members: list[Member], now: int | None = None, my_away: str | None = None) -> None:
+    def show(self, me: str, members: list[Member], now: int | None = None, my_away: str | None = None,
+             label: Callable[[str, str], str] = lambda peer_id, nick: nick) -> None:
+        """``label``: how a member's (inert) nick is shown, from its id and nick."""
         now = now if now is not None else int(time.time() * 1000)
         text = Text("members\n", style="bold dim")
         text.append("◐ " if my_away is not None else "● ", style="yellow" if my_away is not None else "green")
@@ -56,7 +61,8 @@ class MemberList(Static):
             state = status(m, now)
             dot, style = {"online": ("●", "green"), "away": ("◐", "yellow"), "offline": ("○", "dim")}[state]
             text.append(f"{dot} ", style=style)
-            text.append(inert(m.nick or m.peer_id[:8]), style=nick_colour(m.peer_id) if state != "offline" else "dim")
+            colour = nick_colour(m.peer_id) if state != "offline" else "dim"
+            text.append(label(m.peer_id, inert(m.nick or m.peer_id[:8])), style=colour)
             if state == "away" and m.away is not None:
                 text.append(f"  away: {inert(m.away)}", style="dim")
             elif state != "online":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -21,7 +22,7 @@ from chat_app.tui.model import MessageRow, highlight_pattern, highlighted, nick_
 GLYPHS = {"sending": "○", "unacknowledged": "○", "possibly_acknowledged": "◐", "acknowledged": "●"}
 NICK_WIDTH = 10
 LEAD_INS = {"me": (" ", ""), "topic": (" set the topic: ", "dim")}  # between the nick and the text
-PRESENCE_STYLES = {"join": "dim green", "part": "dim red", "quit": "dim red"}
+LOCAL_STYLES = {"join": "dim green", "part": "dim red", "quit": "dim red", "error": "bold red"}  # the nick column
 HEAD_WIDTH = len("00:00 ") + NICK_WIDTH + len(" │ ")  # time, nick, rule: every row's first columns
 URL = re.compile(r"\bhttps?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
 # The local day of a timestamp by arithmetic, not a localtime() call per row:
@@ -46,6 +47,7 @@ class MessageRenderer:
     def __init__(self, my_nick: str = "", highlight_words: list[str] | None = None) -> None:
         self.my_nick = my_nick
         self.highlight_words = highlight_words or []  # besides my nick
+        self.label: Callable[[str, str], str] = lambda peer_id, nick: nick  # (peer id, nick) -> the nick shown
         self.console = Console(width=1000, color_system="truecolor", legacy_windows=False)
 
     def height(self, row: MessageRow, width: int, marker: bool, day: str | None) -> int | None:
@@ -54,7 +56,7 @@ class MessageRenderer:
         if row.kind == "text" and not row.waiting_for and not (row.own and row.ack):
             plain = row.text  # the common case, without building the parts
         else:
-            plain = "".join(text for text, _ in body_parts(row))
+            plain = "".join(text for text, _ in body_parts(row, self.label(row.sender_id, row.nick)))
         if "\n" in plain or cell_len(plain) > max(10, width - HEAD_WIDTH):
             return None
         return 1 + bool(row.gaps) + marker + (day is not None)
@@ -68,7 +70,7 @@ class MessageRenderer:
             strips.append(rule(f" {row.gaps} earlier {noun} could not be retrieved ", width, "red dim"))
         if marker:
             strips.append(rule(" new messages ", width, "bold magenta"))
-        mentioned = not row.own and not row.is_presence and highlighted(row.text, self.my_nick, self.highlight_words)
+        mentioned = not row.own and not row.is_local and highlighted(row.text, self.my_nick, self.highlight_words)
         head, body = self.head(row), self.body(row, mentioned)
         if hit:
             body.highlight_words([hit], style="reverse", case_sensitive=False)
@@ -86,12 +88,12 @@ class MessageRenderer:
         head = Text(f"{stamp} ", style="dim")
         if row.kind == "me":
             nick = Text("*", style="bold")
-        elif row.is_presence:  # "-->" for a join, "<--" for a part or quit, "--" for a new nick
-            nick = Text(row.nick, style=PRESENCE_STYLES.get(row.kind, "dim"))
+        elif row.is_local:  # "-->" for a join, "<--" for a part or quit, "--" for a new nick or a notice
+            nick = Text(row.nick, style=LOCAL_STYLES.get(row.kind, "dim"))
         elif row.kind == "topic":  # the setter's nick goes in the text: "bob set the topic: ..."
             nick = Text("--", style="dim")
         else:
-            nick = Text(row.nick, style=f"bold {nick_colour(row.sender_id)}")
+            nick = Text(self.label(row.sender_id, row.nick), style=f"bold {nick_colour(row.sender_id)}")
             nick.truncate(NICK_WIDTH, overflow="ellipsis")
         nick.align("right", NICK_WIDTH)  # in cells: wide characters count twice
         head.append_text(nick)
@@ -99,11 +101,12 @@ class MessageRenderer:
         return head
 
     def body(self, row: MessageRow, mentioned: bool) -> Text:
-        tone = "dim italic" if row.waiting_for else "dim" if row.is_presence else ""
-        body = Text.assemble(*body_parts(row), style=tone)
+        tone = "dim italic" if row.waiting_for else "red" if row.kind == "error" else "dim" if row.is_local else ""
+        nick = self.label(row.sender_id, row.nick)
+        body = Text.assemble(*body_parts(row, nick), style=tone)
         if mentioned:
             body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
-        start = len(row.nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
+        start = len(nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
         for url in URL.finditer(row.text):  # the text comes after the nick for /me and a topic
             body.stylize(Style(link=url.group(), underline=True), start + url.start(), start + url.end())
         return body
@@ -113,11 +116,12 @@ def text_width(width: int) -> int:
     return max(10, width - HEAD_WIDTH)
 
 
-def body_parts(row: MessageRow) -> list[tuple[str, str]]:
+def body_parts(row: MessageRow, nick: str) -> list[tuple[str, str]]:
     """The text after the nick column, as (text, style) pieces: all that
-    decides its length, without building it."""
+    decides its length, without building it; ``nick``: the row's nick as
+    shown (``bob~3f2a`` where two keys use it), for an action or a topic."""
     if row.kind in LEAD_INS:
-        parts = [(row.nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
+        parts = [(nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
                  (row.text, "italic" if row.kind == "me" else "")]
     else:
         parts = [(row.text, "")]
