@@ -155,6 +155,7 @@ class Runtime:
         svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.profile.addresses, self.channels, private,
                                      svs))
+        self.profile.start()
         for channel in self.channels:
             self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
