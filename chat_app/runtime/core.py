@@ -101,8 +101,10 @@ class Runtime:
         return self.outbox.take()
 
     def events(self) -> list[ev.AppEvent]:
+        """What happened, for the user: an ignored person's messages and typing left out
+        (they are stored and synced all the same: everyone's log stays the same)."""
         out, self._events = self._events, []
-        return out
+        return [e for e in out if not self.people.hides(e)] if self.people.ignored else out
 
     def dials(self) -> list[Address]:
         return self.catchup.dials()
@@ -190,6 +192,10 @@ class Runtime:
 
     def part(self, channel: str) -> bool:
         return self.joined.part(channel)
+
+    def ignore(self, nick: str | None, now: int) -> None:
+        """Ignore the people seen as ``nick`` (or stop); None: report the list."""
+        self._events.append(self.people.ignore(nick, self.peer_id))
 
     def _emit(self, events: list[ev.AppEvent]) -> None:
         self._events += events  # not a bound ``extend``: ``events()`` swaps the list

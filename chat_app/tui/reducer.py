@@ -84,7 +84,7 @@ def nick_changed(state: ClientState, event: ev.NickChanged, now: int) -> list[Ef
 
 @reduces(ev.Ignoring)
 def ignoring_changed(state: ClientState, event: ev.Ignoring, now: int) -> list[Effect]:
-    return [*ignoring(state, event.nicks), Toast("ignoring: " + (", ".join(event.nicks) or "nobody"))]
+    return [*ignoring(state, event.sender_ids), Toast("ignoring: " + (", ".join(event.nicks) or "nobody"))]
 
 
 @reduces(ev.CatchupStarted)

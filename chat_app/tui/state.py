@@ -60,7 +60,7 @@ class ClientState:
     nick: str = ""
     peer_id: str = ""
     catching_up: dict[Address, list[str]] = field(default_factory=dict)  # replication under way, by peer
-    ignored: frozenset[str] | None = None  # the ignored nicks (lower case), once a page has told them
+    ignored: frozenset[str] | None = None  # the ignored people (sender ids), once a page has told them
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
     presence: Presence = field(default_factory=Presence)
     following: bool = True  # the reader is at the newest message of the current channel

@@ -210,12 +210,13 @@ def test_what_the_node_answers_is_told():
 
 def test_ignoring_drops_loaded_rows_and_unignoring_reads_every_channel_again():
     state = started("general", current="general")
-    reduce(state, said("spam", 1, nick="Mallory"), NOW)
+    mallory = "e" * 32
+    reduce(state, said("spam", 1, sender=mallory, nick="Mallory"), NOW)
     reduce(state, said("ham", 2), NOW)
     state.channels["general"].history_complete = True
-    effects = reduce(state, ev.Ignoring(("mallory",)), NOW)
-    assert [r.text for r in state.channels["general"].entries] == ["ham"] and state.ignored == {"mallory"}
-    assert Relayout() in effects and Toast("ignoring: mallory") in effects
+    effects = reduce(state, ev.Ignoring(("Mallory",), (mallory,)), NOW)
+    assert [r.text for r in state.channels["general"].entries] == ["ham"] and state.ignored == {mallory}
+    assert Relayout() in effects and Toast("ignoring: Mallory") in effects
     effects = reduce(state, ev.Ignoring(()), NOW)
     assert len(state.channels["general"]) == 0 and ReadPage("general") in effects
     assert Toast("ignoring: nobody") in effects
