@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from chat_app import events as ev
 from chat_app.net.udp import Address
 from chat_app.peers import Peer, PeerTable
+from chat_app.runtime.mailbox import MAILBOX_LINK
 
 
 def _joined(kind: type[ev.PeerJoined], peer: Peer, announced: bool) -> ev.PeerJoined:
@@ -22,7 +23,7 @@ def _joined(kind: type[ev.PeerJoined], peer: Peer, announced: bool) -> ev.PeerJo
 
 class PeerTracker:
     def __init__(self, static: Iterable[Address] = ()) -> None:
-        self.table = PeerTable(static)
+        self.table = PeerTable(static, quiet_roles=(MAILBOX_LINK,))  # a mailbox speaks when asked
         self._reported: dict[str, int] = {}  # peer -> when a PeerHeard event last went out
 
     @property
