@@ -161,6 +161,17 @@ class PeerTable:
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
         return peer, new
 
+    def spoke_in(self, peer_id: str, channel: str) -> Peer | None:
+        """``peer_id``'s own datagram in ``channel`` arrived: it is a member,
+        whatever its announcement said (one from before it joined, say).
+        The peer, if that is news."""
+        peer = self.peers.get(peer_id)
+        if peer is None or peer.channels is None or channel in peer.channels:
+            return None
+        peer.channels = (*peer.channels, channel)
+        self._due = None  # it shares a channel with us now: silence counts sooner
+        return peer
+
     def gone(self, peer_id: str) -> Peer | None:
         self._due = None
         return self.peers.pop(peer_id, None)

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from chat_app import events as ev
+from chat_app.channel_names import channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
@@ -185,7 +186,10 @@ class Runtime:
 
     def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
         """True if the channel is new (the adapter then re-announces us)."""
-        return self.joined.join(channel, now, passphrase)
+        new = self.joined.join(channel, now, passphrase)
+        if new and (name := channel_spec(channel)[0]) in self.envelopes.private:  # its members, known by its tag
+            self._events += map(self._named, self.peers.members(self.envelopes.link_name(name)))
+        return new
 
     def topic(self, channel: str, now: int) -> None:
         self.joined.topic(channel)
@@ -249,6 +253,9 @@ class Runtime:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
+                if not routed.chat:  # its own, fresh: it is in the channel, whatever it announced
+                    link = self.envelopes.link_name(routed.channel)
+                    self._events += map(self._named, self.peers.spoke_in(routed.sender_id, link))
             self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
             return routed.channel
         return None
@@ -278,15 +285,17 @@ class Runtime:
         mail = f"~{mailbox_tag(key).hex()}" if key else None
         in_channels = tuple(c for c in channels if c != mail)
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, in_channels, now)
-        if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
-            event = replace(event, channels=self.private.names(event.channels))
-        self._events.append(event)
+        self._events.append(self._named(event))
         self._events += self.people.seen(peer_id, key or None, nick, now)
         self.private.announced(channels, peer.address, now)
         self.direct.heard(peer_id, peer.address, now)
         if new:
             self.outbox.met(peer.address)
             self._replicate(peer.address, now)
+
+    def _named(self, event: ev.PeerJoined) -> ev.PeerJoined:
+        """A private channel is announced by its tag: show its name if it is ours."""
+        return replace(event, channels=self.private.names(event.channels)) if event.channels is not None else event
 
     def peer_snapshot(self) -> ev.Peers:
         return self.peers.snapshot(self.profile.addresses, self.profile.port)

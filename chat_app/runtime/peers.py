@@ -62,6 +62,17 @@ class PeerTracker:
         peer, new = self.table.announced(peer_id, nick, addresses, port, channels, now)
         return _joined(ev.PeerJoined if new else ev.PeerUpdated, peer, announced=True), peer, new
 
+    def spoke_in(self, peer_id: str, channel: str) -> list[ev.PeerUpdated]:
+        """``peer_id`` spoke, typed or said it is away in ``channel``: an event if it was not known to be there."""
+        peer = self.table.spoke_in(peer_id, channel)
+        return [_joined(ev.PeerUpdated, peer, announced=True)] if peer is not None else []
+
+    def members(self, channel: str) -> list[ev.PeerUpdated]:
+        """Every peer announced in ``channel``, told again: we just joined it,
+        and a private one was known by its tag only until then."""
+        return [_joined(ev.PeerUpdated, peer, announced=True) for peer in self.table
+                if peer.channels is not None and channel in peer.channels]
+
     def gone(self, peer_id: str) -> list[ev.AppEvent]:
         self._reported.pop(peer_id, None)
         peer = self.table.gone(peer_id)
