@@ -116,6 +116,8 @@ class Channels:
         if channel in self.conversations:
             if passphrase is not None:
                 self._error(f"already in #{channel}; /part it first to join it with a passphrase")
+            elif asked is not None and not self._protocol(channel, asked):  # it keeps the one it has
+                return False
             self._emit([ev.Joined(channel, already=True)])  # the user interface switches to it
             return False
         if passphrase is not None and not self.private.unlock(channel, passphrase):

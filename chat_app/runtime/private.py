@@ -29,6 +29,11 @@ from chat_app.runtime.mailbox import MAILBOX_TAG
 from chat_app.store import Store
 from chat_app.store.channel_keys import ChannelKeyFileError, ChannelKeys
 
+MIN_PASSPHRASE = 12
+"""Characters of the passphrase a new private channel is made with: whoever
+captures its datagrams can try passphrases offline (scrypt slows each try),
+and a short one is most often a name typed with a space (``/join #bad name!``)."""
+
 
 class PrivateChannels:
     def __init__(self, store: Store, envelopes: Envelopes, passphrases: Mapping[str, str] | None,
@@ -76,9 +81,13 @@ class PrivateChannels:
         """Derive a private channel's key, remember that the channel is
         private (its tag, in the store) and keep its secret (in the data
         directory); False, with the reason, if the channel here is not that one."""
+        known = self.store.keys.private_tag(channel)
+        if known is None and len(passphrase) < MIN_PASSPHRASE:
+            return self._error(f"#{channel} would be a new private channel, and its passphrase is shorter than "
+                               f"{MIN_PASSPHRASE} characters: refused (a channel name has no spaces; what "
+                               f"follows it is the passphrase)") or False
         secret = derive_channel_key(channel, passphrase, self.envelopes.gate.keyring.params)
         key = ChannelKey(channel, secret)
-        known = self.store.keys.private_tag(channel)
         if known is None and self.store.count(channel) == 0:
             self.store.keys.set_private_tag(channel, key.tag)
         elif known is None:
