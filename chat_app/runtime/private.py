@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from chat_app.channel_names import SVS_MARK, channel_spec
-from chat_app.crypto import ChannelKey, channel_tag_of, derive_channel_key
+from chat_app.crypto import ChannelKey, KeyFileError, channel_tag_of, derive_channel_key
 from chat_app.net.udp import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_TAG
 from chat_app.store import Store
-from chat_app.store.channel_keys import ChannelKeyFileError, ChannelKeys
+from chat_app.store.channel_keys import ChannelKeys
 
 MIN_PASSPHRASE = 12
 """Characters of the passphrase a new private channel is made with: whoever
@@ -70,7 +70,7 @@ class PrivateChannels:
         """Rejoin the private channels whose secrets the data directory keeps."""
         try:
             self._secrets = self._keys.load()
-        except ChannelKeyFileError as exc:
+        except KeyFileError as exc:
             return self._error(str(exc))
         for channel, secret in self._secrets.items():
             key = ChannelKey(channel, secret)

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import os
 import secrets
-import stat
 from pathlib import Path
+
+from chat_app.crypto.keys import KeyFileError, read_owner_only
 
 FILE = "channel-keys"
 _MAGIC = "SDSCHANNELKEYS1"
 
 
-class ChannelKeyFileError(ValueError):
-    """The file cannot be used; the one-line reason."""
+MAX_BYTES = 1 << 20
+"""Far more than the channels one peer joins (a line is under 100 bytes)."""
 
 
 class ChannelKeys:
@@ -33,31 +34,21 @@ class ChannelKeys:
         self.path = data_dir / FILE
 
     def load(self) -> dict[str, bytes]:
-        """Channel name -> its secret; empty if there is no file. Raises ``ChannelKeyFileError``."""
+        """Channel name -> its secret; empty if there is no file. Raises ``KeyFileError``."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            data = read_owner_only(self.path, MAX_BYTES, "delete it (the channels then need their passphrase)")
         except FileNotFoundError:
             return {}
-        except OSError as exc:
-            raise ChannelKeyFileError(f"cannot open {self.path}: {exc.strerror}") from None
-        with os.fdopen(fd, "r", encoding="ascii", errors="replace") as file:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                raise ChannelKeyFileError(f"{self.path} is not a regular file")
-            if mode & 0o077:
-                raise ChannelKeyFileError(
-                    f"{self.path} is readable by others (mode {stat.S_IMODE(mode):04o}): private channels need "
-                    f"their passphrase again; if it may have leaked, delete it, else run: chmod 600 {self.path}")
-            head, *lines = file.read().splitlines()
+        head, *lines = data.decode("ascii", errors="replace").splitlines() or [""]
         if head != _MAGIC:
-            raise ChannelKeyFileError(f"{self.path} is not a channel key file")
+            raise KeyFileError(f"{self.path} is not a channel key file")
         found = {}
         for line in lines:
             name, _, secret = line.partition(" ")
             try:
                 found[name] = bytes.fromhex(secret)
             except ValueError:
-                raise ChannelKeyFileError(f"{self.path}: the line for #{name} is damaged") from None
+                raise KeyFileError(f"{self.path}: the line for #{name} is damaged") from None
         return found
 
     def save(self, keys: dict[str, bytes]) -> None:
