@@ -5,7 +5,9 @@ store remembers the channel's tag, so that the channel is never opened in
 the clear, and the data directory keeps the derived secret in a file of mode
 0600 (``chat_app.store.channel_keys``, beside the identity key), so that a
 restart rejoins it without the passphrase; ``/part`` forgets the secret. With
-neither the file nor the passphrase the channel stays closed. A ``~<tag>`` channel is one this peer keeps
+neither the file nor the passphrase the channel stays closed.
+
+A ``~<tag>`` channel is one this peer keeps
 blind (``BlindStore``): its datagrams are kept and served, never opened. The
 store remembers its tag too, so a store peer restarted without ``--channel
 ~<tag>`` still announces and serves it (the mailbox is no channel: a role
