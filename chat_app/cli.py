@@ -23,7 +23,7 @@ from typing import NoReturn
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
 from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
-from chat_app.payload import nick_problem
+from chat_app.payload import chosen_nick_problem
 
 
 def _probability(text: str) -> float:
@@ -75,12 +75,6 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _nick(text: str) -> str:
-    if (problem := nick_problem(text)) is not None:
-        raise argparse.ArgumentTypeError(problem)
-    return text
-
-
 def _channel(text: str) -> str:
     try:
         return channel_name(text)
@@ -127,7 +121,7 @@ def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client
     if client:
         option("--headless", action="store_true",
                help="no UI: read messages and /commands on stdin, write one JSON event per line on stdout")
-    option("--nick", type=_nick, help="your name in the channels (default: the last one used, else your login)")
+    option("--nick", help="your name in the channels (default: the last one used, else your login)")
     option("--channel", action="append", type=_channel_to_join, dest="channels", metavar="NAME[+svs][:PASSPHRASE]",
            help="join this channel (repeatable; default: the channels joined last time, else general); "
                 "NAME:PASSPHRASE joins a private channel; NAME+svs creates it as a State Vector Sync channel")
@@ -220,6 +214,9 @@ def run_peer(args: argparse.Namespace) -> int:
     from chat_app.node import Node
     from chat_app.store import DataDirBusy, DataDirLock, Store, database_path
 
+    if args.nick is not None and (problem := chosen_nick_problem(args.nick)) is not None:
+        print(f"sds-chat: --nick {args.nick!r}: {problem}", file=sys.stderr)  # one line, as /nick says it
+        return 2
     data_dir = args.data_dir or default_data_dir()
     lock = DataDirLock(data_dir)
     try:
@@ -241,14 +238,9 @@ def run_peer(args: argparse.Namespace) -> int:
         return 2
     from chat_app.tui.settings import nick_setting
 
+    # one saved before the rule, or a login name, is repaired by the runtime, which says so
     nick = (args.nick or nick_setting(data_dir) or store.nick()
             or ("store" if args.command == "serve" else getpass.getuser()))
-    if (problem := nick_problem(nick)) is not None:  # saved before the rule, or a login name: --nick was checked
-        print(f"sds-chat: the nick {nick!r} cannot be used: {problem}; choose one with --nick",
-              file=sys.stderr)
-        store.close()
-        lock.release()
-        return 2
     for link in getattr(args, "forget", []):
         dropped = store.blind.forget(bytes.fromhex(link[1:]))
         print(f"sds-chat: no longer keeping {link} ({dropped} datagram{'' if dropped == 1 else 's'} deleted)",

@@ -37,9 +37,8 @@ class Node:
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
                                config=config, identity=identity, passphrases=passphrases)
-        self.ignored = store.ignored()
         self._emit = emit
-        self.io = AsyncPeer(self.runtime, self._shown, host=host, port=port, discovery=discovery,
+        self.io = AsyncPeer(self.runtime, emit, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self._channels = list(channels)
 
@@ -166,21 +165,8 @@ class Node:
         self.io.call(self.runtime.topic, channel)
 
     def ignore(self, nick: str | None = None) -> None:
-        """Ignore ``nick`` (or stop, if it is ignored); with no nick, just
-        report the list. Local to this peer, kept in its store: the messages
-        are still stored and synced (everyone's log stays the same), only
-        not shown."""
-        if nick:
-            ignored = nick.lower() not in self.ignored
-            self.store.set_ignored(nick, ignored)
-            self.ignored = self.store.ignored()
-        self._emit(ev.Ignoring(tuple(sorted(self.ignored))))
-
-    def _shown(self, event: ev.AppEvent) -> None:
-        if isinstance(event, ev.MessageDelivered | ev.MessageWaiting | ev.Typing) and not getattr(event, "own", False) \
-                and event.nick is not None and event.nick.lower() in self.ignored:
-            return
-        self._emit(event)
+        """Ignore the people seen as ``nick`` (or stop); with no nick, just report the list."""
+        self.io.call(self.runtime.ignore, nick)
 
     def peer_snapshot(self) -> ev.Peers:
         """The peers we know, for a UI to list (called on the node's loop)."""

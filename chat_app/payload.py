@@ -17,7 +17,10 @@ is made - to send, or decoded from a datagram - and nowhere else:
 
 - a nick: 1 to ``MAX_NICK`` characters, no control character (C0, DEL, C1)
   and no bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069),
-  which would show the rest of a line - another nick, the text - reordered;
+  which would show the rest of a line - another nick, the text - reordered.
+  A nick we take (``/nick``, ``--nick``) has no whitespace either: ``/msg``
+  and ``/whois`` name a person in one word (``chosen_nick_problem``); a peer's
+  nick with a space is still received, as peers before this rule sent it;
 - the text of a message (``text``, ``me``, ``topic``): no control character
   but newline and tab. Overrides and isolates may be there: right-to-left
   writers use them, and every display removes them (``chat_app.inert_text``);
@@ -50,6 +53,7 @@ ONE_LINE_KINDS = ("away",)
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 _MESSAGE_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab (09) and newline (0a)
 _OVERRIDES = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_SPACES = re.compile(r"\s")
 
 
 class PayloadError(ValueError):
@@ -66,6 +70,24 @@ def nick_problem(nick: str) -> str | None:
     if found := _OVERRIDES.search(nick):
         return f"a nick cannot hold a bidirectional override or isolate ({_named(found)})"
     return None
+
+
+def chosen_nick_problem(nick: str) -> str | None:
+    """Why the user may not take ``nick`` (one line), or None: the wire rule,
+    and no whitespace, for a nick is addressed as one word (``/msg nick text``)."""
+    if (problem := nick_problem(nick)) is not None:
+        return problem
+    if found := _SPACES.search(nick):
+        return f"a nick cannot hold a space ({_named(found)})"
+    return None
+
+
+def repaired_nick(nick: str, fallback: str) -> str:
+    """A nick the user may take, made of ``nick`` (one saved before the rule):
+    what the rule refuses dropped, spaces as ``_``, cut to ``MAX_NICK``;
+    ``fallback`` (a valid nick) when nothing is left."""
+    kept = _SPACES.sub("_", _OVERRIDES.sub("", _CONTROLS.sub("", nick)).strip())[:MAX_NICK]
+    return kept if chosen_nick_problem(kept) is None else fallback
 
 
 def text_problem(text: str, kind: str = "text") -> str | None:

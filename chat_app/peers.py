@@ -17,8 +17,12 @@ send. Three ways to find a peer, all kept (``found``):
 
 Presence comes only from a peer's own datagrams and its mDNS announcements,
 never from messages with content relayed by others (a store peer answering
-long after their author quit); and a peer that falls silent expires
-(``SILENT_MS``).
+long after their author quit); and a peer that falls silent expires: one
+sharing a channel with us after ``SILENT_MS``, one sharing none - which may
+have crashed without a goodbye, and mDNS forgets it only after an hour -
+after ``UNSHARED_SILENT_MS``. It comes back with its next datagram or
+announcement. Only a peer announcing a role that is silent by design (a
+mailbox, which answers when asked) is kept until mDNS says it left.
 
 A peer *answers* once a datagram from it has arrived since we began sending to
 the address in use.
@@ -41,6 +45,9 @@ SILENT_MS = 45_000
 """A peer sharing a channel with us syncs at least every ~23 s (the engine's
 keep-alive); this long without a datagram and it has gone (crashed, or its
 goodbye was lost)."""
+UNSHARED_SILENT_MS = 2 * SILENT_MS
+"""A peer sharing no channel with us has no reason to send us anything: this
+long without a datagram or an announcement and it no longer counts as there."""
 
 MDNS, STATIC, TRAFFIC = "mdns", "--peer", "traffic"
 
@@ -76,8 +83,9 @@ class Peer:
 
 
 class PeerTable:
-    def __init__(self, static: Iterable[Address] = ()) -> None:
+    def __init__(self, static: Iterable[Address] = (), quiet_roles: Iterable[str] = ()) -> None:
         self.static = list(dict.fromkeys(static))
+        self.quiet_roles = frozenset(quiet_roles)  # announced names of roles silent by design (a mailbox)
         self.peers: dict[str, Peer] = {}
         self._due: tuple[tuple[str, ...], float] | None = None  # see deadline()
 
@@ -105,8 +113,7 @@ class PeerTable:
             peer.address, peer.using_since = candidates[0], now
         peer.candidates, peer.nick, peer.channels, peer.announced = candidates, nick, channels, True
         peer.found.add(MDNS)
-        if not peer.last_heard:
-            peer.last_heard = now  # present now; silence is counted from here
+        peer.last_heard = max(peer.last_heard, now)  # present now; silence is counted from here
         return peer, new
 
     def heard(self, peer_id: str, source: Address, now: int, direct: bool) -> tuple[Peer | None, bool]:
@@ -153,6 +160,17 @@ class PeerTable:
         peer.found.add(TRAFFIC)
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
         return peer, new
+
+    def spoke_in(self, peer_id: str, channel: str) -> Peer | None:
+        """``peer_id``'s own datagram in ``channel`` arrived: it is a member,
+        whatever its announcement said (one from before it joined, say).
+        The peer, if that is news."""
+        peer = self.peers.get(peer_id)
+        if peer is None or peer.channels is None or channel in peer.channels:
+            return None
+        peer.channels = (*peer.channels, channel)
+        self._due = None  # it shares a channel with us now: silence counts sooner
+        return peer
 
     def gone(self, peer_id: str) -> Peer | None:
         self._due = None
@@ -207,11 +225,15 @@ class PeerTable:
             return float("inf")
         return peer.using_since + PROBE_MS
 
-    @staticmethod
-    def _silent_due(peer: Peer, channels: tuple[str, ...]) -> float:
-        """Only a peer that shares a channel with us (or whose channels we do
-        not know) is expected to keep talking."""
-        return peer.last_heard + SILENT_MS if peer.shares(channels) else float("inf")
+    def _silent_due(self, peer: Peer, channels: tuple[str, ...]) -> float:
+        """A peer that shares a channel with us (or whose channels we do not
+        know) is expected to keep talking; one that shares none is given
+        longer, and one in a role silent by design is kept."""
+        if peer.shares(channels):
+            return peer.last_heard + SILENT_MS
+        if self.quiet_roles.intersection(peer.channels):
+            return float("inf")
+        return peer.last_heard + UNSHARED_SILENT_MS
 
 
 def describe(peer: dict, now: int) -> tuple[str, str]:

@@ -80,3 +80,26 @@ def test_serve_forget_stops_keeping_a_blind_channel(tmp_path):
     assert '"event":"ready"' in ready
     store = Store(database_path(tmp_path))
     assert store.blind.tags() == [other] and store.blind.held(tag) == [] and store.blind.held(other) == [b"ciphertext"]
+
+
+def test_a_nick_that_cannot_be_used_is_refused_in_one_line(tmp_path):
+    for nick in ("x" * 40, "", "bad nick", "tab\there", "esc\x1b[31m"):
+        out = sds_chat("--headless", "--no-discovery", "--data-dir", str(tmp_path), "--nick", nick)
+        assert out.returncode == 2, (nick, out.stderr)
+        assert out.stderr.count("\n") == 1 and out.stderr.startswith("sds-chat: --nick "), out.stderr
+        assert "Traceback" not in out.stderr and "usage:" not in out.stderr
+
+
+def test_a_saved_nick_that_is_no_longer_valid_is_repaired_at_start(tmp_path):
+    from chat_app.store import Store, database_path
+
+    store = Store(database_path(tmp_path))
+    store.set_nick("y" * 40)  # saved before the rule
+    store.close()
+    out = subprocess.run([sys.executable, "-m", "chat_app.cli", "--headless", "--no-discovery", "--data-dir",
+                          str(tmp_path), "--port", "0"], input="/quit\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert f'"nick":"{"y" * 32}"' in out.stdout and "cannot be used" in out.stdout
+    store = Store(database_path(tmp_path))
+    assert store.nick() == "y" * 32  # the next start is clean
+    store.close()

@@ -102,6 +102,11 @@ class Gate:
         self._recent.clear()
         return self.keyring.join(name, passphrase)
 
+    def add(self, key: ChannelKey) -> None:
+        """Keep a key derived earlier (a restart need not pay scrypt again)."""
+        self._recent.clear()
+        self.keyring.add(key)
+
     def leave(self, key: ChannelKey) -> None:
         self._recent.clear()  # nothing opened with that key may come out of the cache
         self.keyring.leave(key)

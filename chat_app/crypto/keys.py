@@ -137,7 +137,10 @@ def load_or_create_identity(data_dir: Path) -> Identity:
     return identity if created else _load(path)  # else another process made it first: use theirs
 
 
-def _load(path: Path) -> Identity:
+def read_owner_only(path: Path, limit: int, leaked: str) -> bytes:
+    """Up to ``limit`` bytes of a file only its owner may read (a key file);
+    ``leaked``: what to do if it may have leaked. Raises ``FileNotFoundError``,
+    or ``KeyFileError`` with the one-line reason."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -149,12 +152,15 @@ def _load(path: Path) -> Identity:
         if not stat.S_ISREG(mode):
             raise KeyFileError(f"{path} is not a regular file")
         if mode & 0o077:
-            raise KeyFileError(
-                f"{path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
-                f"if it may have leaked, delete it to make a new identity, else run: chmod 600 {path}")
-        data = os.read(fd, _FILE_SIZE + 1)
+            raise KeyFileError(f"{path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
+                               f"if it may have leaked, {leaked}, else run: chmod 600 {path}")
+        return os.read(fd, limit)
     finally:
         os.close(fd)
+
+
+def _load(path: Path) -> Identity:
+    data = read_owner_only(path, _FILE_SIZE + 1, "delete it to make a new identity")
     try:
         return Identity.from_bytes(data)
     except KeyFileError as exc:

@@ -59,10 +59,12 @@ class Error(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class Ignoring(AppEvent):
-    """The nicks whose messages and typing are not shown (after ``/ignore``)."""
+    """The people whose messages and typing are not shown (after ``/ignore``):
+    their ids, and the nick each was last seen under, in the same order."""
 
     name: ClassVar[str] = "ignoring"
     nicks: tuple[str, ...]
+    sender_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,7 +84,8 @@ class CatchupStarted(AppEvent):
 
 @dataclass(frozen=True, slots=True)
 class CatchupFinished(AppEvent):
-    """``state``: "done", or "live" when the stream stays open for new messages."""
+    """``state``: "done", "live" when the stream stays open for new messages,
+    or "closed" when the link closed before the catch-up finished."""
 
     name: ClassVar[str] = "catchup"
     address: Address

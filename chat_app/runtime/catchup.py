@@ -102,6 +102,7 @@ class CatchUp:
         self.envelopes = envelopes
         self.blind = blind
         self.links: dict[Connection, Address] = {}
+        self._catching_up: dict[Connection, tuple[str, ...]] = {}  # links whose catch-up was reported started
         self._dialing: set[Address] = set()
         self._dials: list[Address] = []
         self._reads: list[tuple[Connection, Read]] = []
@@ -170,6 +171,7 @@ class CatchUp:
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
+        self._catching_up.pop(conn, None)
 
     def received(self, conn: Connection, data: bytes | None, now: int) -> None:
         """One frame from a link (None: the stream ended, and ``conn`` is already closed)."""
@@ -264,6 +266,7 @@ class CatchUp:
                 if conn.sync(common := tuple(sorted(set(conn.channels) & set(event.channels)))) is not None:
                     pending += conn.events()
                     out.events.append(ev.CatchupStarted(tuple(address), common))
+                    self._catching_up[conn] = common
                 else:
                     out.over = True  # nothing in common
             elif isinstance(event, EntryDropped):
@@ -276,12 +279,16 @@ class CatchUp:
                 routed = self._routed.get(event.entry) or checked_entry(self.envelopes, (event.channel,), event.entry)
                 out.entries.append((self.envelopes.channel_of(event.channel), routed))
             elif isinstance(event, SessionFinished):
+                self._catching_up.pop(conn, None)
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
                 out.over = out.over or not event.live
-            elif isinstance(event, Closed) and event.reason != PEER_CLOSED:
-                log.debug("replication with %s:%s closed: %s", *address, event.reason)
-                out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
+            elif isinstance(event, Closed):
+                if (common := self._catching_up.pop(conn, None)) is not None:  # the catch-up ends with its link
+                    out.events.append(ev.CatchupFinished(tuple(address), common, 0, 0, "closed"))
+                if event.reason != PEER_CLOSED:
+                    log.debug("replication with %s:%s closed: %s", *address, event.reason)
+                    out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
         self._routed.clear()  # every entry validated so far was reported by now (or its link closed)
         return out
 

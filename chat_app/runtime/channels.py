@@ -72,7 +72,7 @@ class Channels:
             if protocol := self._protocol(channel, protocol):
                 self.store.join(channel, now, protocol)
         for channel in self.store.joined_channels():
-            if self.private.may_open(channel, quiet=True):
+            if self.private.may_open(channel):
                 self.conversations[channel] = self._open(channel, now)
 
     def _open(self, channel: str, now: int) -> Conversation:
@@ -116,10 +116,12 @@ class Channels:
         if channel in self.conversations:
             if passphrase is not None:
                 self._error(f"already in #{channel}; /part it first to join it with a passphrase")
+            elif asked is not None and not self._protocol(channel, asked):  # it keeps the one it has
+                return False
             self._emit([ev.Joined(channel, already=True)])  # the user interface switches to it
             return False
-        if passphrase is not None:
-            self.private.unlock(channel, passphrase)
+        if passphrase is not None and not self.private.unlock(channel, passphrase):
+            return False
         if not self.private.may_open(channel) or not (protocol := self._protocol(channel, asked)):
             return False
         self.store.join(channel, now, protocol)
@@ -141,7 +143,7 @@ class Channels:
             self._error(f"not in channel {channel}")
             return False
         self.store.part(channel)
-        self.envelopes.leave_private(channel)
+        self.private.forget(channel)
         self._emit([ev.Parted(channel)])
         return True
 

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from chat_app import events as ev
+from chat_app.channel_names import channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
 from chat_app.net.udp import Address
@@ -101,8 +102,10 @@ class Runtime:
         return self.outbox.take()
 
     def events(self) -> list[ev.AppEvent]:
+        """What happened, for the user: an ignored person's messages and typing left out
+        (they are stored and synced all the same: everyone's log stays the same)."""
         out, self._events = self._events, []
-        return out
+        return [e for e in out if not self.people.hides(e)] if self.people.ignored else out
 
     def dials(self) -> list[Address]:
         return self.catchup.dials()
@@ -155,6 +158,7 @@ class Runtime:
         svs = tuple(c for c, conv in self.conversations.items() if conv.protocol == "svs")
         self._events.append(ev.Ready(self.peer_id, self.nick, port, self.profile.addresses, self.channels, private,
                                      svs))
+        self.profile.start()
         for channel in self.channels:
             self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
@@ -182,13 +186,20 @@ class Runtime:
 
     def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
         """True if the channel is new (the adapter then re-announces us)."""
-        return self.joined.join(channel, now, passphrase)
+        new = self.joined.join(channel, now, passphrase)
+        if new and (name := channel_spec(channel)[0]) in self.envelopes.private:  # its members, known by its tag
+            self._events += map(self._named, self.peers.members(self.envelopes.link_name(name)))
+        return new
 
     def topic(self, channel: str, now: int) -> None:
         self.joined.topic(channel)
 
     def part(self, channel: str) -> bool:
         return self.joined.part(channel)
+
+    def ignore(self, nick: str | None, now: int) -> None:
+        """Ignore the people seen as ``nick`` (or stop); None: report the list."""
+        self._events.append(self.people.ignore(nick, self.peer_id))
 
     def _emit(self, events: list[ev.AppEvent]) -> None:
         self._events += events  # not a bound ``extend``: ``events()`` swaps the list
@@ -242,6 +253,9 @@ class Runtime:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
+                if not routed.chat:  # its own, fresh: it is in the channel, whatever it announced
+                    link = self.envelopes.link_name(routed.channel)
+                    self._events += map(self._named, self.peers.spoke_in(routed.sender_id, link))
             self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
             return routed.channel
         return None
@@ -271,15 +285,17 @@ class Runtime:
         mail = f"~{mailbox_tag(key).hex()}" if key else None
         in_channels = tuple(c for c in channels if c != mail)
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, in_channels, now)
-        if event.channels is not None:  # a private channel is announced by its tag: show its name if it is ours
-            event = replace(event, channels=self.private.names(event.channels))
-        self._events.append(event)
+        self._events.append(self._named(event))
         self._events += self.people.seen(peer_id, key or None, nick, now)
         self.private.announced(channels, peer.address, now)
         self.direct.heard(peer_id, peer.address, now)
         if new:
             self.outbox.met(peer.address)
             self._replicate(peer.address, now)
+
+    def _named(self, event: ev.PeerJoined) -> ev.PeerJoined:
+        """A private channel is announced by its tag: show its name if it is ours."""
+        return replace(event, channels=self.private.names(event.channels)) if event.channels is not None else event
 
     def peer_snapshot(self) -> ev.Peers:
         return self.peers.snapshot(self.profile.addresses, self.profile.port)

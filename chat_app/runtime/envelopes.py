@@ -115,9 +115,9 @@ class Envelopes:
 
     # -------------------------------------------------------- private channels
 
-    def join_private(self, channel: str, passphrase: str) -> ChannelKey:
-        """Derive (slowly, on purpose) the key of ``channel`` under ``passphrase``."""
-        key = self.gate.join(channel, passphrase)
+    def keep_private(self, channel: str, key: ChannelKey) -> ChannelKey:
+        """Make ``channel`` private under ``key`` (derived now, or kept from an earlier run)."""
+        self.gate.add(key)
         self.private[channel] = key
         self._routed.clear()  # where a datagram may go depends on which channels are private
         self._entries.clear()

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from chat_app import events as ev
 from chat_app.net.udp import Address
 from chat_app.peers import Peer, PeerTable
+from chat_app.runtime.mailbox import MAILBOX_LINK
 
 
 def _joined(kind: type[ev.PeerJoined], peer: Peer, announced: bool) -> ev.PeerJoined:
@@ -22,7 +23,7 @@ def _joined(kind: type[ev.PeerJoined], peer: Peer, announced: bool) -> ev.PeerJo
 
 class PeerTracker:
     def __init__(self, static: Iterable[Address] = ()) -> None:
-        self.table = PeerTable(static)
+        self.table = PeerTable(static, quiet_roles=(MAILBOX_LINK,))  # a mailbox speaks when asked
         self._reported: dict[str, int] = {}  # peer -> when a PeerHeard event last went out
 
     @property
@@ -60,6 +61,17 @@ class PeerTracker:
         """mDNS says this about ``peer_id``: (the event, the peer, whether it is new)."""
         peer, new = self.table.announced(peer_id, nick, addresses, port, channels, now)
         return _joined(ev.PeerJoined if new else ev.PeerUpdated, peer, announced=True), peer, new
+
+    def spoke_in(self, peer_id: str, channel: str) -> list[ev.PeerUpdated]:
+        """``peer_id`` spoke, typed or said it is away in ``channel``: an event if it was not known to be there."""
+        peer = self.table.spoke_in(peer_id, channel)
+        return [_joined(ev.PeerUpdated, peer, announced=True)] if peer is not None else []
+
+    def members(self, channel: str) -> list[ev.PeerUpdated]:
+        """Every peer announced in ``channel``, told again: we just joined it,
+        and a private one was known by its tag only until then."""
+        return [_joined(ev.PeerUpdated, peer, announced=True) for peer in self.table
+                if peer.channels is not None and channel in peer.channels]
 
     def gone(self, peer_id: str) -> list[ev.AppEvent]:
         self._reported.pop(peer_id, None)

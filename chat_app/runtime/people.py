@@ -8,6 +8,10 @@ read to each other to compare, and a short suffix to tell two equal nicks
 apart. ``trust`` records that the user compared a nick's fingerprint (kept in
 the store); from then on a message under that nick from another key is
 reported loudly (``KeyChanged``), once per key.
+
+``/ignore`` is of a person too: the keys seen under the nick given, kept in
+the store, shown by the nick each goes by now; a new nick does not bring an
+ignored person back.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class People:
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
         self._claimed: set[str] = set()
         self._trust: dict[str, str | None] = {}  # nick -> the checked fingerprint: read once, not per message
+        self.ignored: dict[str, str] = store.ignored()  # sender id -> the nick it goes by
 
     def _trusted(self, nick: str) -> str | None:
         if nick not in self._trust:
@@ -73,6 +78,9 @@ class People:
                 del self._people[min(self._people, key=lambda s: self._people[s].last_seen)]
             person = self._people[sender_id] = Person(sender_id, public_key, nick, now, now)
         person.nick, person.last_seen = nick, now
+        if self.ignored.get(sender_id, nick) != nick:  # the list shows them by the nick they go by now
+            self.ignored[sender_id] = nick
+            self.store.set_ignored(sender_id, nick)
         if addresses:
             person.addresses = list(addresses)
         trusted = self._trusted(nick)
@@ -84,6 +92,35 @@ class People:
     def by_nick(self, nick: str) -> list[tuple[str, bytes]]:
         """(sender id, public key) of everyone seen lately under ``nick``."""
         return [(p.sender_id, p.public_key) for p in self._people.values() if p.nick == nick]
+
+    def ignore(self, nick: str | None, us: str) -> ev.AppEvent:
+        """``/ignore nick``: ignore everyone seen under ``nick`` (whatever its
+        case) - lately, else in the history - or stop if it names people
+        ignored; None: just the list."""
+        if nick:
+            wanted = nick.removeprefix("@").lower()
+            if ignored := [s for s, n in self.ignored.items() if n.lower() == wanted]:
+                for sender_id in ignored:
+                    del self.ignored[sender_id]
+                    self.store.set_ignored(sender_id, None)
+            else:
+                found = ({p.sender_id: p.nick for p in self._people.values() if p.nick.lower() == wanted}
+                         or self.store.authors_called(wanted))
+                found.pop(us, None)
+                if not found:
+                    return ev.Error(f"nobody called {nick} has been seen: /ignore takes the nick of someone who "
+                                    f"spoke or is on the network (/peers)")
+                for sender_id, seen_as in found.items():
+                    self.ignored[sender_id] = seen_as
+                    self.store.set_ignored(sender_id, seen_as)
+        listed = sorted(self.ignored.items(), key=lambda item: (item[1].lower(), item[0]))
+        return ev.Ignoring(tuple(n for _, n in listed), tuple(s for s, _ in listed))
+
+    def hides(self, event: ev.AppEvent) -> bool:
+        """Whether ``event`` is someone ignored speaking or typing (never us)."""
+        if isinstance(event, ev.MessageDelivered | ev.MessageWaiting):
+            return not getattr(event, "own", False) and event.sender_id in self.ignored
+        return isinstance(event, ev.Typing) and event.peer_id in self.ignored
 
     def whois(self, nick: str, addresses_of) -> ev.Whois:
         trusted = self._trusted(nick)

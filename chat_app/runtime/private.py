@@ -1,9 +1,13 @@
 """Which channels open only with their key, and which are kept without it.
 
-A private channel is joined with a passphrase; its key is derived then
-(``Envelopes.join_private``) and the store remembers the channel's tag - never
-its key - so that a restart without the passphrase keeps the channel closed
-instead of opening it in the clear. A ``~<tag>`` channel is one this peer keeps
+A private channel is joined with a passphrase; its key is derived then. The
+store remembers the channel's tag, so that the channel is never opened in
+the clear, and the data directory keeps the derived secret in a file of mode
+0600 (``chat_app.store.channel_keys``, beside the identity key), so that a
+restart rejoins it without the passphrase; ``/part`` forgets the secret. With
+neither the file nor the passphrase the channel stays closed.
+
+A ``~<tag>`` channel is one this peer keeps
 blind (``BlindStore``): its datagrams are kept and served, never opened. The
 store remembers its tag too, so a store peer restarted without ``--channel
 ~<tag>`` still announces and serves it (the mailbox is no channel: a role
@@ -15,15 +19,22 @@ replication links it goes by its link name (``Envelopes.link_name``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from chat_app.channel_names import SVS_MARK, channel_spec
-from chat_app.crypto import channel_tag_of
+from chat_app.crypto import ChannelKey, KeyFileError, channel_tag_of, derive_channel_key
 from chat_app.net.udp import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.mailbox import MAILBOX_TAG
 from chat_app.store import Store
+from chat_app.store.channel_keys import ChannelKeys
+
+MIN_PASSPHRASE = 12
+"""Characters of the passphrase a new private channel is made with: whoever
+captures its datagrams can try passphrases offline (scrypt slows each try),
+and a short one is most often a name typed with a space (``/join #bad name!``)."""
 
 
 class PrivateChannels:
@@ -36,31 +47,66 @@ class PrivateChannels:
         self._specs = tuple(passphrases or ())  # as given, with the mark
         self.blind = BlindStore(store, store.blind.tags())  # private channels kept without their key (``~tag``)
         self._error = error  # reports a refusal to the user
+        self._keys = ChannelKeys(Path(store.path).parent)
+        self._secrets: dict[str, bytes] = {}  # channel -> its secret, as the file holds them
 
     def opening(self, channels: Iterable[str]) -> list[tuple[str, str | None]]:
         """The channels to join at start, of ``channels`` and those with a
         passphrase, each with the protocol it asks for (see ``channel_spec``):
-        private ones unlocked first, ``~tag`` ones kept blind instead."""
+        private ones unlocked first - by their kept secret, else their
+        passphrase - ``~tag`` ones kept blind instead. A channel that stays
+        closed is reported once: here if it is not joined yet, else when the
+        stored ones are opened (``may_open``)."""
+        self._restore()
         for channel, passphrase in self.passphrases.items():
             self.unlock(channel, passphrase)
-        joining = []
+        joining, joined = [], set(self.store.joined_channels())
         for spec in dict.fromkeys([*channels, *self._specs]):
             if spec.startswith("~"):
                 self.keep_blind(spec)
-            elif self.may_open((opening := channel_spec(spec))[0]):
+            elif self.may_open((opening := channel_spec(spec))[0], report=opening[0] not in joined):
                 joining.append(opening)
         return joining
 
-    def unlock(self, channel: str, passphrase: str) -> None:
-        """Derive a private channel's key, and remember that the channel is private (its tag, not its key)."""
-        key = self.envelopes.join_private(channel, passphrase)
+    def _restore(self) -> None:
+        """Rejoin the private channels whose secrets the data directory keeps."""
+        try:
+            self._secrets = self._keys.load()
+        except KeyFileError as exc:
+            return self._error(str(exc))
+        for channel, secret in self._secrets.items():
+            key = ChannelKey(channel, secret)
+            if self.store.keys.private_tag(channel) == key.tag:
+                self.envelopes.keep_private(channel, key)
+
+    def unlock(self, channel: str, passphrase: str) -> bool:
+        """Derive a private channel's key, remember that the channel is
+        private (its tag, in the store) and keep its secret (in the data
+        directory); False, with the reason, if the channel here is not that one."""
         known = self.store.keys.private_tag(channel)
+        if known is None and len(passphrase) < MIN_PASSPHRASE:
+            return self._error(f"#{channel} would be a new private channel, and its passphrase is shorter than "
+                               f"{MIN_PASSPHRASE} characters: refused (a channel name has no spaces; what "
+                               f"follows it is the passphrase)") or False
+        secret = derive_channel_key(channel, passphrase, self.envelopes.gate.keyring.params)
+        key = ChannelKey(channel, secret)
         if known is None and self.store.count(channel) == 0:
             self.store.keys.set_private_tag(channel, key.tag)
+        elif known is None:
+            return self._error(f"#{channel} here is a public channel with history: a private one of that name "
+                               f"would mix with it; use another name") or False
         elif known != key.tag:
-            self.envelopes.leave_private(channel)
-            self._error(f"#{channel} here is another group's (a public channel, or another passphrase): "
-                        f"its history would mix; use another name")
+            return self._error(f"wrong passphrase for #{channel}: it was joined here with another one") or False
+        self.envelopes.keep_private(channel, key)
+        self._secrets[channel] = secret
+        self._keys.save(self._secrets)
+        return True
+
+    def forget(self, channel: str) -> None:
+        """``/part``: the secret goes; coming back takes the passphrase again."""
+        self.envelopes.leave_private(channel)
+        if self._secrets.pop(channel, None) is not None:
+            self._keys.save(self._secrets)
 
     def keep_blind(self, link_name: str) -> None:
         try:
@@ -74,10 +120,12 @@ class PrivateChannels:
             if tag != MAILBOX_TAG:
                 self.store.blind.remember(tag)
 
-    def may_open(self, channel: str, quiet: bool = False) -> bool:
-        """A channel joined as private opens only with its key: never in the clear."""
+    def may_open(self, channel: str, report: bool = True) -> bool:
+        """A channel joined as private opens only with its key: never in the clear.
+        The reason is reported unless ``report`` is False or a passphrase given
+        for it failed (which said why)."""
         if self.store.keys.private_tag(channel) is not None and channel not in self.envelopes.private:
-            if not quiet or channel not in self.passphrases:
+            if report and channel not in self.passphrases:
                 self._error(f"#{channel} is private: join it with its passphrase (/join #{channel} <passphrase>)")
             return False
         return True

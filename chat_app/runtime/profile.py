@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from chat_app import events as ev
 from chat_app.crypto import Identity
-from chat_app.payload import Payload, nick_problem, text_problem
+from chat_app.payload import Payload, chosen_nick_problem, repaired_nick, text_problem
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
@@ -23,15 +23,25 @@ MAX_AWAY = 200
 class Profile:
     def __init__(self, store: Store, identity: Identity, nick: str, *, channels: Channels, people: People,
                  peers: PeerTracker, emit: ev.Emit) -> None:
-        self.store, self.identity, self.nick = store, identity, nick
+        self.store, self.identity = store, identity
+        # a nick saved before the rule, or a login name, is repaired: it travels in every payload
+        self.nick = repaired_nick(nick, f"peer-{identity.sender_id[:6]}")
+        self.given = nick  # as given: ``start`` says so if it had to be repaired
         self.away: str | None = None  # our reason for being away
         self.addresses: tuple[str, ...] = ()  # where others reach us (set by the adapter)
         self.port = 0
         self._channels, self._people, self._peers, self._emit = channels, people, peers, emit
 
+    def start(self) -> None:
+        """Say that the nick given could not be used, and which one is used instead."""
+        if self.nick != self.given:
+            self._emit([ev.Error(f"the nick {self.given!r} cannot be used: {chosen_nick_problem(self.given)}; "
+                                 f"you are {self.nick} (/nick to choose another)"),
+                        ev.NickChanged(self.given, self.nick)])
+
     def set_nick(self, nick: str) -> bool:
-        if (problem := nick_problem(nick)) is not None:
-            self._emit([ev.Error(problem)])
+        if (problem := chosen_nick_problem(nick)) is not None:
+            self._emit([ev.Error(f"/nick {nick!r}: {problem}")])
             return False
         old, self.nick = self.nick, nick
         self.store.set_nick(nick)

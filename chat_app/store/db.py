@@ -14,7 +14,8 @@ One file per data directory, in WAL mode. Tables:
                   (ack_state, ack_peers), kept up to date by each step.
                   A message's log position is its rank in (lamport,
                   message_id) order, served by an index.
-    ignored       nicks whose messages this user does not want to see
+    ignored_people the people (keys) whose messages this user does not want
+                  to see, with the nick each was last seen under
     state_part    the engine's state per channel, without the log, written
     state_entry   part by part and entry by entry, so a step writes what it
     channel_state changed (``store.engine_state``)
@@ -297,13 +298,23 @@ class Store:
             "ORDER BY lamport DESC, message_id DESC LIMIT 1", (channel,)).fetchone()
         return _stored(row) if row else None
 
-    def ignored(self) -> set[str]:
-        """Nicks whose messages this user does not want to see (lower case)."""
-        return {r[0] for r in self._conn.execute("SELECT nick FROM ignored")}
+    def ignored(self) -> dict[str, str]:
+        """The people whose messages this user does not want to see: sender id -> the nick last seen."""
+        return dict(self._conn.execute("SELECT sender_id, nick FROM ignored_people"))
 
-    def set_ignored(self, nick: str, ignored: bool) -> None:
-        sql = "INSERT OR IGNORE INTO ignored (nick) VALUES (?)" if ignored else "DELETE FROM ignored WHERE nick = ?"
-        self._conn.execute(sql, (nick.lower(),))
+    def authors_called(self, nick: str) -> dict[str, str]:
+        """Who wrote here under ``nick``, whatever its case: sender id -> the nick.
+        Walks the history: for a command the user types, never per message."""
+        return dict(self._conn.execute("SELECT sender_id, nick FROM messages WHERE own = 0 AND lower(nick) = ? "
+                                       "GROUP BY sender_id", (nick.lower(),)))
+
+    def set_ignored(self, sender_id: str, nick: str | None) -> None:
+        """Ignore ``sender_id``, seen as ``nick`` (again: the nick it goes by now); None: stop."""
+        if nick is None:
+            self._conn.execute("DELETE FROM ignored_people WHERE sender_id = ?", (sender_id,))
+        else:
+            self._conn.execute("INSERT OR REPLACE INTO ignored_people (sender_id, nick) VALUES (?, ?)",
+                               (sender_id, nick))
 
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]

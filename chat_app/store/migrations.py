@@ -71,4 +71,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE channels ADD COLUMN protocol TEXT NOT NULL DEFAULT 'sds';
     """,
+    # 9: ignoring is of a person - their key - not of a nick, which anyone may take or leave; the nick
+    # is how the list names them. A nick ignored before stands for the keys that wrote under it here.
+    """
+    CREATE TABLE ignored_people (sender_id TEXT PRIMARY KEY, nick TEXT NOT NULL);
+    INSERT OR IGNORE INTO ignored_people (sender_id, nick)
+        SELECT sender_id, nick FROM messages
+        WHERE own = 0 AND nick IS NOT NULL AND lower(nick) IN (SELECT nick FROM ignored);
+    DROP TABLE ignored;
+    """,
 ]

@@ -1,6 +1,6 @@
 """History paging: a channel's log is read from SQLite a page at a time (in
 a worker thread, with a connection of its own), and put in place above what
-is loaded without moving what the reader looks at. Messages of nicks the user
+is loaded without moving what the reader looks at. Messages of people the user
 ignores are left out of every page, as they are left out of live traffic."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ PAGE = 500
 
 @dataclass
 class Page:
-    rows: list[MessageRow]  # in log order, without the ignored nicks' messages
+    rows: list[MessageRow]  # in log order, without the ignored people's messages
     read_from: Key | None  # the oldest message read, shown or not: the next page starts there
     complete: bool  # nothing older is left in the store
-    ignored: frozenset[str]  # the ignored nicks (lower case) when it was read
+    ignored: frozenset[str]  # the ignored people (sender ids) when it was read
     topic: tuple[str, str | None] | None = None  # the channel's topic (text, nick), read with the newest page
 
 
@@ -33,13 +33,13 @@ def row_from_stored(m: StoredMessage) -> MessageRow:
                       ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
 
 
-def is_ignored(own: bool, nick: str | None, ignored: Iterable[str]) -> bool:
-    """Ignoring hides others' messages by nick, whatever its case (never our own)."""
-    return not own and nick is not None and nick.lower() in ignored
+def is_ignored(own: bool, sender_id: str, ignored: Iterable[str]) -> bool:
+    """Ignoring hides others' messages by their key, whatever nick they take (never our own)."""
+    return not own and sender_id in ignored
 
 
 def shown_rows(stored: list[StoredMessage], ignored: frozenset[str]) -> list[MessageRow]:
-    return [row_from_stored(m) for m in stored if not is_ignored(m.own, m.nick, ignored)]
+    return [row_from_stored(m) for m in stored if not is_ignored(m.own, m.sender_id, ignored)]
 
 
 def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
@@ -111,10 +111,10 @@ def page_read(state: ClientState, channel: str, page: Page, before: Key | None) 
     return effects
 
 
-def ignoring(state: ClientState, nicks: Iterable[str]) -> list[Effect]:
-    """The ignored nicks changed: their loaded messages go; a nick no
-    longer ignored brings its messages back (every channel is read again)."""
-    now = frozenset(n.lower() for n in nicks)
+def ignoring(state: ClientState, sender_ids: Iterable[str]) -> list[Effect]:
+    """The ignored people changed: their loaded messages go; someone no
+    longer ignored brings their messages back (every channel is read again)."""
+    now = frozenset(sender_ids)
     before, state.ignored = state.ignored or frozenset(), now
     effects: list[Effect] = []
     if before - now:
@@ -123,7 +123,7 @@ def ignoring(state: ClientState, nicks: Iterable[str]) -> list[Effect]:
             effects.append(ReadPage(model.name))
     elif now - before:
         for model in state.channels.values():
-            gone = [r for r in model.entries if is_ignored(r.own, r.nick, now)]
+            gone = [r for r in model.entries if is_ignored(r.own, r.sender_id, now)]
             for row in gone:
                 model.remove(row)
             if gone and not model.history_complete:  # fill what they took from the page

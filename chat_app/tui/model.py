@@ -14,6 +14,7 @@ nothing drawn from it, its links included, can act on the terminal.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import zlib
@@ -27,6 +28,10 @@ from chat_app.inert_text import inert
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
            "#d19a66", "#7ec699", "#f08d49", "#cc99cd", "#6fb3d2", "#f2777a")
+
+_VERSIONS = itertools.count()
+"""Row versions, never reused: a row read again from the store (after
+``ChannelModel.clear``) must not find the lines drawn for its earlier self."""
 
 ACK_STATES = ("sending", "unacknowledged", "possibly_acknowledged", "acknowledged")
 PRESENCE_KINDS = frozenset({"join", "part", "quit", "nick"})  # who came and went (``presence``)
@@ -72,7 +77,7 @@ class MessageRow:
     peers: int = 0
     waiting_for: int = 0  # > 0: buffered, waiting for earlier history
     gaps: int = 0  # earlier messages given up as lost
-    version: int = 0  # bumped on every change, for the renderer's cache
+    version: int = field(default_factory=lambda: next(_VERSIONS))  # new on every change: the renderer's cache key
 
     def __post_init__(self) -> None:
         self.nick, self.text = inert(self.nick), inert(self.text, lines=True)
@@ -124,7 +129,7 @@ class ChannelModel:
             if old.ack is not None and entry.ack in (None, "unacknowledged"):
                 entry.ack, entry.peers = old.ack, old.peers  # keep what acknowledgements told us
             self.entries.remove(old)
-            entry.version = old.version + 1
+            entry.version = next(_VERSIONS)
         self.entries.add(entry)
         self.by_id[entry.message_id] = entry
         if entry.waiting_for:
@@ -143,7 +148,7 @@ class ChannelModel:
         if ACK_STATES.index(state) < ACK_STATES.index(entry.ack or "sending"):
             return False  # never step back
         entry.ack, entry.peers = state, peers
-        entry.version += 1
+        entry.version = next(_VERSIONS)
         return True
 
     def clear(self) -> None:

@@ -92,7 +92,7 @@ def nick_changed(state: ClientState, event: ev.NickChanged, now: int) -> list[Ef
 @reduces(ev.Ignoring)
 def ignoring_changed(state: ClientState, event: ev.Ignoring, now: int) -> list[Effect]:
     said = "ignoring: " + (", ".join(event.nicks) or "nobody")
-    return [*ignoring(state, event.nicks), *notices.add(state, said, now)]
+    return [*ignoring(state, event.sender_ids), *notices.add(state, said, now)]
 
 
 @reduces(ev.CatchupStarted)

@@ -94,7 +94,7 @@ class SearchBar(Field):
         try:
             ignored = frozenset(store.ignored())
             hit = store.find_before(channel, term, *before)
-            while hit is not None and is_ignored(hit.own, hit.nick, ignored):  # not shown: not a match
+            while hit is not None and is_ignored(hit.own, hit.sender_id, ignored):  # not shown: not a match
                 hit = store.find_before(channel, term, hit.lamport, hit.message_id)
             if hit is not None:
                 start = (hit.lamport, hit.message_id)

@@ -60,7 +60,7 @@ class ClientState:
     nick: str = ""
     peer_id: str = ""
     catching_up: dict[Address, list[str]] = field(default_factory=dict)  # replication under way, by peer
-    ignored: frozenset[str] | None = None  # the ignored nicks (lower case), once a page has told them
+    ignored: frozenset[str] | None = None  # the ignored people (sender ids), once a page has told them
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
     trusted: set[str] = field(default_factory=set)  # peers whose key the user verified (/trust), as /whois told
     topic_asked: set[str] = field(default_factory=set)  # channels whose topic /topic asked for, not yet told

@@ -29,7 +29,7 @@ PINNED = [
     (ev.Bye(), '{"event":"bye"}'),
     (ev.PeerAway(A, "alice", "lunch"), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":"lunch"}' % A),
     (ev.PeerAway(A, "alice", None), '{"event":"peer_away","peer_id":"%s","nick":"alice","reason":null}' % A),
-    (ev.Ignoring(("bob", "eve")), '{"event":"ignoring","nicks":["bob","eve"]}'),
+    (ev.Ignoring(("eve",), (A,)), '{"event":"ignoring","nicks":["eve"],"sender_ids":["%s"]}' % A),
     (ev.TopicChanged("general", "release friday", "alice", M),
      '{"event":"topic","channel":"general","topic":"release friday","nick":"alice","message_id":"%s"}' % M),
     (ev.MessageDelivered("general", 3, M, A, 1700, "alice", "text", "hi", 2, False),

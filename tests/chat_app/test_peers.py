@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
 from chat_app import events as ev
 from chat_app.runtime.peers import PeerTracker
-from chat_app.peers import PROBE_MS, SILENT_MS, PeerTable, describe
+from chat_app.peers import PROBE_MS, SILENT_MS, UNSHARED_SILENT_MS, PeerTable, describe
 
 
 def iface(name: str, cidr: str) -> InterfaceAddress:
@@ -118,12 +118,18 @@ def test_static_peers_are_always_targets_and_marked_when_heard():
     assert peer.found == {"--peer", "traffic"}
 
 
-def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_is_not():
-    table = PeerTable()
+def test_a_silent_peer_sharing_a_channel_is_dropped_and_one_that_shares_none_later():
+    table = PeerTable(quiet_roles=("~mailbox",))
     announce(table, 0, channels=("general",))
     table.announced("p2", "carol", ["10.0.0.3"], 7000, ("elsewhere",), 0)
+    table.announced("p3", "store", ["10.0.0.4"], 7000, ("~mailbox",), 0)
     assert [p.peer_id for p in table.on_timer(SILENT_MS, ["general"])[0]] == ["p1"]
     assert "p2" in table and "p1" not in table
+    assert table.deadline(["general"]) == UNSHARED_SILENT_MS  # a crash without a goodbye is bounded too
+    table.announced("p2", "carol", ["10.0.0.3"], 7000, ("elsewhere",), 30_000)  # a new announcement: still there
+    assert table.on_timer(UNSHARED_SILENT_MS, ["general"]) == ([], [])
+    assert [p.peer_id for p in table.on_timer(30_000 + UNSHARED_SILENT_MS, ["general"])[0]] == ["p2"]
+    assert "p3" in table  # a mailbox speaks when asked: kept until mDNS says it left
 
 
 def test_describe_says_where_how_when_and_whether():

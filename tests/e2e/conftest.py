@@ -33,12 +33,12 @@ def lan(lan_available):
 def spawn(tmp_path, lan):
     peers: list[HeadlessPeer] = []
 
-    def make(nick: str, *args: str, data_dir=None, host=None, on_loopback=False) -> HeadlessPeer:
+    def make(nick: str, *args: str, data_dir=None, host=None, on_loopback=False, give_nick=True) -> HeadlessPeer:
         """A peer on ``host``, or on a new host named after it; with
         ``on_loopback`` on this machine itself, bound to 127.0.0.1."""
         if host is None and not on_loopback:
             host = lan.hosts.get(nick) or lan.host(nick)
-        peer = HeadlessPeer(data_dir or tmp_path / nick, nick, *args, host=host)
+        peer = HeadlessPeer(data_dir or tmp_path / nick, nick, *args, host=host, give_nick=give_nick)
         peers.append(peer)
         return peer
 

@@ -20,10 +20,12 @@ EXITED = "harness:exited"  # put on the queue when the process's stdout closes
 
 
 class HeadlessPeer:
-    def __init__(self, data_dir: Path, nick: str, *args: str, host: Host | None = None) -> None:
+    def __init__(self, data_dir: Path, nick: str, *args: str, host: Host | None = None, give_nick: bool = True) -> None:
         """On ``host`` (a namespace of the test LAN); with no host, on this
-        machine bound to loopback."""
+        machine bound to loopback. ``give_nick`` False: no ``--nick``, the
+        process takes the one saved in its data directory."""
         self.data_dir, self.nick, self.args, self.host = data_dir, nick, args, host
+        self.give_nick = give_nick
         self.events: list[dict] = []
         self._queue: queue.Queue[dict] = queue.Queue()
         self.proc: subprocess.Popen | None = None
@@ -39,7 +41,8 @@ class HeadlessPeer:
         self._queue = queue.Queue()
         where = self.host.prefix() if self.host else []
         bind = [] if self.host else ["--bind", "127.0.0.1"]
-        cmd = [*where, sys.executable, "-m", "chat_app.cli", "--headless", "--nick", self.nick,
+        nick = ["--nick", self.nick] if self.give_nick else []
+        cmd = [*where, sys.executable, "-m", "chat_app.cli", "--headless", *nick,
                "--data-dir", str(self.data_dir), *bind, *self.args]
         # stderr goes to a file: a pipe nobody reads would stall a chatty process
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}.stderr"

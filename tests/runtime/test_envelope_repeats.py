@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat_app.crypto import Identity, Kind, KnownKeys, seal
+from chat_app.crypto import ChannelKey, Identity, Kind, KnownKeys, seal
 from chat_app.crypto.channel import ScryptParams
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.routing import Refused, SdsDatagram
@@ -48,7 +48,7 @@ def test_making_a_channel_private_forgets_where_its_public_datagrams_went():
     envelopes = Envelopes(CAROL, FAST)
     data = seal(ALICE, Kind.SDS, said_as(ALICE.sender_id, "in the open"))
     assert isinstance(envelopes.open(data, SOURCE, T0), SdsDatagram)
-    envelopes.join_private("general", "four random words here")
+    envelopes.keep_private("general", ChannelKey.from_passphrase("general", "four random words here", FAST))
     refused = envelopes.open(data, SOURCE, T0)
     assert isinstance(refused, Refused) and refused.kind == "wrong_channel"
     envelopes.leave_private("general")

@@ -3,12 +3,15 @@ misses, and two groups that share a name."""
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 
 import pytest
 
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, blind_id, seal
 from chat_app.payload import Payload
+from chat_app.store.channel_keys import FILE
 from proto.sds_pb2 import SdsMessage
 from sync.replication import HeightsWanted
 from sync.sds import Channel
@@ -18,6 +21,10 @@ from .test_runtime import _link
 
 ROOM = "operations-room"
 PASS, OTHER = "correct horse battery staple", "another group entirely"
+
+
+def of(net, rt, kind) -> list:
+    return [e for e in net.seen(rt) if isinstance(e, kind)]
 
 
 def errors(net, rt) -> list[str]:
@@ -76,15 +83,48 @@ def test_one_name_two_passphrases_two_groups_that_never_meet(net):
     assert not [e for e in net.seen(alice) if isinstance(e, ev.DatagramRejected) and e.kind != "unknown_channel"]
 
 
-def test_a_private_channel_never_opens_without_its_key(net, tmp_path):
+def test_a_private_channel_is_rejoined_at_start_by_its_kept_secret(net):
+    alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
+    bob = net.add("bob", channels=(), passphrases={ROOM: PASS})
+    alice.say(ROOM, "kept", "text", net.now)
+    keys = Path(alice.store.path).parent / FILE
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o600 and PASS.encode() not in keys.read_bytes()
+    again = net.add("alice-again", channels=(), store=alice.store)  # restarted without the passphrase
+    assert ROOM in again.conversations and ROOM in of(net, again, ev.Ready)[0].private
+    assert errors(net, again) == []
+    again.say(ROOM, "still private", "text", net.now)
+    net.pump()
+    assert [e.text for e in of(net, bob, ev.MessageDelivered)] == ["kept", "still private"]
+
+
+def test_a_private_channel_never_opens_without_its_key(net):
     alice = net.add("alice", channels=(), passphrases={ROOM: PASS})
     alice.say(ROOM, "kept", "text", net.now)
     store = alice.store
-    again = net.add("alice-again", channels=(), store=store)  # restarted without the passphrase
-    assert ROOM not in again.conversations and any("is private" in e for e in errors(net, again))
+    (Path(store.path).parent / FILE).unlink()  # the kept secret is gone
+    again = net.add("alice-again", channels=(), store=store)
+    assert ROOM not in again.conversations
+    assert errors(net, again) == [f"#{ROOM} is private: join it with its passphrase (/join #{ROOM} <passphrase>)"]
     wrong = net.add("alice-wrong", channels=(), store=store, passphrases={ROOM: OTHER})
-    assert ROOM not in wrong.conversations and any("another group" in e for e in errors(net, wrong))
+    assert ROOM not in wrong.conversations
+    assert errors(net, wrong) == [f"wrong passphrase for #{ROOM}: it was joined here with another one"]
+    wrong.join(ROOM, net.now, passphrase="not it either")
+    net.pump()
+    assert errors(net, wrong)[1:] == [f"wrong passphrase for #{ROOM}: it was joined here with another one"]
     assert texts(store, ROOM) == ["kept"]
+
+
+def test_part_forgets_the_secret_and_a_key_file_others_can_read_is_refused(net):
+    alice = net.add("alice", channels=("general",), passphrases={ROOM: PASS})
+    keys = Path(alice.store.path).parent / FILE
+    assert alice.part(ROOM)
+    assert ROOM not in keys.read_text()
+    assert alice.join(ROOM, net.now, passphrase=PASS)
+    keys.chmod(0o644)
+    again = net.add("alice-again", channels=(), store=alice.store)
+    assert ROOM not in again.conversations
+    (reason, closed) = errors(net, again)
+    assert "readable by others (mode 0644)" in reason and "is private" in closed
 
 
 def test_a_late_member_catches_up_over_replication_under_the_tag(net):

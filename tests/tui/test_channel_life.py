@@ -29,7 +29,7 @@ async def test_an_ignored_nicks_older_messages_stay_hidden_in_history_pages(make
     store = Store(tmp_path / "alice" / "sds-chat.sqlite3")
     store.commit_step("general", None, [stored(i, "bob", f"bob {i}") for i in range(10)]
                       + [stored(i, "Mallory", f"spam {i}") for i in range(10, 710)], BASE)
-    store.set_ignored("mallory", True)
+    store.set_ignored("e" * 32, "Mallory")
     store.close()
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -165,7 +165,7 @@ async def test_search_passes_over_an_ignored_nicks_messages(make_app, tmp_path):
     store.commit_step("general", None, [stored(0, "bob", "the secret word is ham")]
                       + [stored(i, "Mallory", f"the secret word is spam {i}") for i in range(1, 700)]
                       + [stored(i, "bob", f"filler {i}") for i in range(700, 1300)], BASE)
-    store.set_ignored("mallory", True)
+    store.set_ignored("e" * 32, "Mallory")
     store.close()
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -240,12 +240,13 @@ def test_whois_is_a_block_in_the_buffer_and_marks_who_is_verified():
 
 def test_ignoring_drops_loaded_rows_and_unignoring_reads_every_channel_again():
     state = started("general", current="general")
-    reduce(state, said("spam", 1, nick="Mallory"), NOW)
+    mallory = "e" * 32
+    reduce(state, said("spam", 1, sender=mallory, nick="Mallory"), NOW)
     reduce(state, said("ham", 2), NOW)
     state.channels["general"].history_complete = True
-    effects = reduce(state, ev.Ignoring(("mallory",)), NOW)
-    assert [r.text for r in state.channels["general"].entries] == ["ham", "ignoring: mallory"]
-    assert Relayout() in effects and state.ignored == {"mallory"}
+    effects = reduce(state, ev.Ignoring(("Mallory",), (mallory,)), NOW)
+    assert [r.text for r in state.channels["general"].entries] == ["ham", "ignoring: Mallory"]
+    assert Relayout() in effects and state.ignored == {mallory}
     effects = reduce(state, ev.Ignoring(()), NOW)
     assert told(state) == [("info", "ignoring: nobody")] and ReadPage("general") in effects
 

@@ -1,0 +1,48 @@
+"""A peer that crashed without a goodbye leaves in a bounded time, whether
+or not it shares a channel with us, and a catch-up ends with its link."""
+
+from __future__ import annotations
+
+from chat_app import events as ev
+from chat_app.peers import UNSHARED_SILENT_MS
+from chat_app.runtime.catchup import PEER_CLOSED
+
+
+def of(net, rt, kind):
+    return [e for e in net.seen(rt) if isinstance(e, kind)]
+
+
+def test_a_crashed_peer_sharing_no_channel_leaves_the_count(net):
+    alice = net.add("alice")
+    dave = "d" * 32  # announced in another channel, then crashed: nothing from it ever again
+    alice.peer_announced(dave, "dave", ["10.0.0.99"], 7999, ("elsewhere",), net.now)
+    net.run(UNSHARED_SILENT_MS // 2)
+    alice.peer_announced(dave, "dave", ["10.0.0.99"], 7999, ("elsewhere", "more"), net.now)  # alive: it changed
+    net.run(UNSHARED_SILENT_MS - 1_000)
+    assert of(net, alice, ev.PeerLeft) == [] and dave in [p["peer_id"] for p in alice.peer_snapshot().peers]
+    net.run(2_000)
+    assert of(net, alice, ev.PeerLeft) == [ev.PeerLeft(dave, "dave")]
+    assert dave not in [p["peer_id"] for p in alice.peer_snapshot().peers]
+
+
+def test_a_catch_up_whose_link_closes_is_over(net):
+    alice, carol = net.add("alice"), net.add("carol")
+    alice.say("general", "hello", "text", net.now)
+    net.pump()
+    dialer = carol.links.open(net.address(alice), initiator=True, now=net.now)
+    listener = alice.links.open(net.address(carol), initiator=False, now=net.now)
+    for _ in range(10):  # until carol reports the catch-up started
+        for out in dialer.datagrams_to_send(net.now):
+            alice.links.received(listener, out.data, net.now)
+        for out in listener.datagrams_to_send(net.now):
+            carol.links.received(dialer, out.data, net.now)
+        net.pump()
+        if of(net, carol, ev.CatchupStarted):
+            break
+    (started,) = of(net, carol, ev.CatchupStarted)
+    assert of(net, carol, ev.CatchupFinished) == []
+    dialer.close(PEER_CLOSED)  # alice crashed: the stream ended, as the adapter reports it
+    carol.links.received(dialer, None, net.now)
+    carol.catchup.close(dialer)
+    net.pump()
+    assert of(net, carol, ev.CatchupFinished) == [ev.CatchupFinished(started.address, started.channels, 0, 0, "closed")]
