@@ -39,7 +39,7 @@ from dataclasses import replace
 from chat_app import events as ev
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.payload import Payload
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels

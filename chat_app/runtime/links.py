@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 
 from chat_app.events import Emit
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
 from sync.replication import Connection

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from chat_app.channel_names import SVS_MARK, channel_spec
 from chat_app.crypto import channel_tag_of
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
 from chat_app.runtime.envelopes import Envelopes
