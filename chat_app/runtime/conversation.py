@@ -59,8 +59,10 @@ class StepFailed(Exception):
     """The store refused a step; the engine is back at its last committed state."""
 
 
-def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes | None:
-    payload = Payload.try_decode(content)
+def retrieval_hint_of(message_id: str, sender_id: str, content: bytes, decoded: object) -> bytes | None:
+    """The hint a delivered message is cited with: its author's sequence
+    number, from the payload routing decoded (read again only after a restore)."""
+    payload = decoded if isinstance(decoded, Payload) else Payload.try_decode(content)
     return retrieval_hint(payload.seq) if payload else None
 
 
@@ -108,8 +110,8 @@ class Conversation:
         return self._send(nick, text, kind, now, now)
 
     def _send(self, nick: str, text: str, kind: str, typed_at: int, now: int) -> str:
-        content = Payload(kind, nick, text, self.seq + 1, typed_at).encode()
-        message_id = self.engine.send(content, now)
+        payload = Payload(kind, nick, text, self.seq + 1, typed_at)
+        message_id = self.engine.send(payload.encode(), now, decoded=payload)
         self.seq += 1
         return message_id
 

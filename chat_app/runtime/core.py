@@ -70,8 +70,8 @@ class Runtime:
         self.store = store
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
-        self.envelopes = Envelopes(self.identity)
         self.config = config or Config()
+        self.envelopes = Envelopes(self.identity, sds=self.config)
         self.send_typing = send_typing
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
@@ -242,7 +242,7 @@ class Runtime:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
                 self._heard(routed.sender_id, addr, now, direct=not routed.chat)
-            self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
+            self.conversations[routed.channel].engine.receive_message(routed.parsed, now, addr)
             return routed.channel
         return None
 

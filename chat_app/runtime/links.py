@@ -52,8 +52,7 @@ class Links:
         touched: dict[str, None] = {}  # one step (and commit) per channel for all a frame brought
         for channel, entry in outcome.entries:
             if channel in conversations:
-                conversations[channel].engine.receive_message(entry.message, entry.data, now,
-                                                              self.catchup.links.get(conn))
+                conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 touched[channel] = None
         for channel in touched:

@@ -93,7 +93,7 @@ class SvsConversation:
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
-        return SvsEngine(member, self.channel, self.peer_id, self._last, self.envelopes.open_record)
+        return SvsEngine(member, self.channel, self.peer_id, self._last)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
