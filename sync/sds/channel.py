@@ -128,6 +128,12 @@ class Channel:
         return count
 
     @property
+    def participants(self) -> int:
+        """Peers heard from lately (within ``lost_after_ms``): who could
+        acknowledge what we send."""
+        return len(self._peers)
+
+    @property
     def waiting(self) -> int:
         """Messages in the incoming buffer (unmet dependencies)."""
         return len(self._incoming)
