@@ -67,7 +67,7 @@ class SvsEngine:
         self.held = held  # author -> how many of its messages (1..n) the store holds
         self.channel = channel
         self.sender_id = sender_id
-        self.records: list[tuple[SdsMessage, bytes]] = []  # replicated chat records (message, its SDS bytes)
+        self.records: list[Checked] = []  # chat records, as routing checked them (payload decoded)
         self.ephemeral: list[EphemeralReceived] = []
         self.stats: Counter[str] = Counter()
         self._out: list[Outgoing] = []
@@ -83,7 +83,7 @@ class SvsEngine:
         if isinstance(packet, packets.SyncInterest):
             self._settle_new_producers(packet)
         elif isinstance(packet, packets.Publication) and packet.seq > self.member.vector.get(packet.producer, 0):
-            self.records.append((parsed.record.message, parsed.record.data))  # verified by routing
+            self.records.append(parsed.record.parsed)  # verified by routing
             self.stats["unannounced_kept"] += 1
             return
         self.member.receive_message(packet, now, source)
@@ -91,7 +91,7 @@ class SvsEngine:
     def _sds(self, parsed: Checked, now: int) -> None:
         message = parsed.msg
         if message.HasField("lamport_timestamp") and message.content:
-            self.records.append((message, parsed.data))
+            self.records.append(parsed)
         elif message.content and not message.HasField("lamport_timestamp"):
             self.ephemeral.append(EphemeralReceived(message.sender_id, message.content, now))
         else:
@@ -131,7 +131,7 @@ class SvsEngine:
         out, self._out = self._out, []
         return out + self.member.datagrams_to_send(now)
 
-    def take_inputs(self) -> tuple[list[tuple[SdsMessage, bytes]], list[EphemeralReceived]]:
+    def take_inputs(self) -> tuple[list[Checked], list[EphemeralReceived]]:
         records, ephemeral, self.records, self.ephemeral = self.records, self.ephemeral, [], []
         return records, ephemeral
 
