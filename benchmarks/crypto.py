@@ -125,7 +125,7 @@ def measure(history: int, batch: int) -> dict[str, tuple[float, float]]:
 
     def through_runtime(name):
         carol = carol_with(past)
-        envelopes = Envelopes(CAROL)
+        envelopes = Envelopes(CAROL, sds=carol.config)  # the gate checks against the engine's bounds, as in a peer
         envelopes.open(seal(ALICE, Kind.FETCH, b"warm"), "warm-up", T0)  # both keys seen once
         envelopes.open(seal(BOB, Kind.FETCH, b"warm"), "warm-up", T0)
         source, now = ("192.0.2.1", 9000), T0 + history
