@@ -16,7 +16,8 @@ from chat_app import events as ev
 from chat_app.crypto import Identity
 from chat_app.events import Emit
 from chat_app.io.peer import AsyncPeer
-from chat_app.net.udp import ANY_INTERFACE, Address
+from chat_app.address import Address
+from chat_app.net.udp import ANY_INTERFACE
 from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Config

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import cbor2
 
-from chat_app.crypto.bounded import cache_by_size
 
 KINDS = ("text", "me", "topic", "typing", "leave", "away")
 EPHEMERAL_KINDS = ("typing", "leave", "away")
@@ -150,28 +149,22 @@ class Payload:
     def decode(cls, content: bytes) -> Payload:
         """The payload in ``content``, or ``PayloadError`` with the reason.
 
-        A received message's payload is read where it is checked (routing),
-        where its retrieval hint is made and where it is delivered: the last
-        few hundred payloads are kept (they are immutable), so each is
-        decoded once. Refusals are not kept."""
-        return _decoded(bytes(content))
-
-
-@cache_by_size(512, 1024 * 1024)  # a payload can be as long as a datagram: bounded in bytes too
-def _decoded(content: bytes) -> Payload:
-    try:
-        data = cbor2.loads(content)
-    except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
-    if not isinstance(data, dict):
-        raise PayloadError("content is not a CBOR map")
-    fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
-    values = {}
-    for name, kind in fields.items():
-        if name in data:
-            if not isinstance(data[name], kind) or isinstance(data[name], bool):
-                raise PayloadError(f"field {name!r} is not a {kind.__name__}")
-            values[name] = data[name]
-    if "kind" not in values or "nick" not in values:
-        raise PayloadError("payload lacks kind or nick")
-    return Payload(**values)
+        A received message's payload is read once, where it is checked
+        (routing), and travels on with the message (``Checked.decoded``) to
+        its retrieval hint and its delivery."""
+        try:
+            data = cbor2.loads(content)
+        except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
+        if not isinstance(data, dict):
+            raise PayloadError("content is not a CBOR map")
+        fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
+        values = {}
+        for name, kind in fields.items():
+            if name in data:
+                if not isinstance(data[name], kind) or isinstance(data[name], bool):
+                    raise PayloadError(f"field {name!r} is not a {kind.__name__}")
+                values[name] = data[name]
+        if "kind" not in values or "nick" not in values:
+            raise PayloadError("payload lacks kind or nick")
+        return cls(**values)

@@ -33,9 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from chat_app.address import Address
 from chat_app.net.addresses import hostport, rank_candidates
-
-Address = tuple[str, int]
 
 PROBE_MS = 10_000
 """How long one announced address is tried before the next: a peer that

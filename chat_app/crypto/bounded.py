@@ -1,9 +1,9 @@
 """Caches bounded in bytes as well as in entries, least recently used out first.
 
-What peers send is cached in a few places (datagrams already verified, where
-they were routed, payloads already decoded), each for work repeated across
-steps. A bound on entries alone is not a bound on memory: anyone with a key
-can send valid datagrams up to 64 KB, and 9,000 of them kept 475 MiB alive.
+What peers send is cached in a few places (where datagrams already verified
+were routed), each for work repeated across steps. A bound on entries alone
+is not a bound on memory: anyone with a key can send valid datagrams up to
+64 KB, and 9,000 of them kept 475 MiB alive.
 So each entry is charged a size - what it holds of the input, counted twice
 where a parsed copy sits beside the bytes - and past either bound the least
 recently used entries go. (It lives with the crypto layer, the lowest that
@@ -12,9 +12,8 @@ uses it, which imports nothing else of the application.)
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 OVERHEAD = 200
@@ -57,24 +56,3 @@ class ByteLru:
     def clear(self) -> None:
         self._entries.clear()
         self.bytes = 0
-
-
-def cache_by_size(capacity: int, max_bytes: int) -> Callable[[Callable[[bytes], Any]], Callable[[bytes], Any]]:
-    """``functools.lru_cache`` for a function of one ``bytes`` argument,
-    bounded in bytes too: each result is charged twice its argument (the
-    key, and what was made of it). Exceptions are not cached."""
-    def wrap(function: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-        cache = ByteLru(capacity, max_bytes)
-        missing = object()
-
-        @functools.wraps(function)
-        def cached(data: bytes) -> Any:
-            value = cache.get(data, missing)
-            if value is missing:
-                value = function(data)
-                cache.put(data, value, 2 * len(data))
-            return value
-
-        cached.cache = cache  # type: ignore[attr-defined]
-        return cached
-    return wrap

@@ -61,18 +61,19 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from google.protobuf.message import DecodeError
 from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
-from proto.sds_pb2 import SdsMessage
-from sync.sds.wire import compute_message_id
+from sync.core import RemoteProtocolError
+from sync.sds import Config
+from sync.sds.validate import OURS
+from sync.sds.wire import Checked, checked
 
 from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "MAX_ENVELOPE_BYTES", "VERSION", "EnvelopeError", "Kind", "KnownKeys", "Opened", "Signer",
-    "check_sds", "open_envelope", "seal",
+    "SDS_BOUNDS", "check_sds", "open_envelope", "seal",
 ]
 
 VERSION = 1
@@ -137,11 +138,11 @@ class Opened:
     signature: bytes
     context: bytes = b""
     """Where the signature says it may be read: empty in public, the channel tag in private."""
-    message: SdsMessage | None = None
-    """The SDS message inside, once ``check_sds`` parsed it (so routing need not parse it again)."""
+    sds: Checked | None = None
+    """The SDS message inside, parsed and checked once by ``check_sds``: what routing and the engine take."""
 
-    def with_message(self, message: SdsMessage) -> Opened:
-        return Opened(self.kind, self.signer, self.payload, self.signature, self.context, message)
+    def with_sds(self, sds: Checked) -> Opened:
+        return Opened(self.kind, self.signer, self.payload, self.signature, self.context, sds)
 
     def full_form(self) -> bytes:
         """The envelope with the full key: what a store keeps and forwards."""
@@ -252,28 +253,34 @@ def open_envelope(data: bytes, known_keys: KnownKeys, *, context: bytes = b"") -
     return Opened(Kind(kind), signer, payload, signature, context)
 
 
-def check_sds(opened: Opened) -> SdsMessage:
-    """The SDS message inside ``opened``, once it is shown to be the signer's own.
+SDS_BOUNDS = Config()
+"""The bounds an SDS message is checked against when nobody names others."""
+
+
+def check_sds(opened: Opened, bounds: Config = SDS_BOUNDS) -> Checked:
+    """The SDS message inside ``opened``, parsed and checked once
+    (``sync.sds.wire.checked``: every field, the id), and shown to be the
+    signer's own.
 
     Its ``sender_id`` must be the signer's, and a message with a Lamport
     timestamp must carry the id that hashes its sender, channel, timestamp
-    and content - the engine trusts ids, so without this a member could send
+    and content (the derivation the check found is read, not worked out
+    again) - the engine trusts ids, so without this a member could send
     two different texts under one id and peers would keep different ones.
     (An ephemeral message's id hashes the sender's clock, which nobody else
-    knows; it is never stored, so its id is left alone.)
+    knows; it is never stored, so either derivation will do.)
     """
     if opened.kind != Kind.SDS:
         raise EnvelopeError("kind", f"a {opened.kind.name} envelope holds no SDS message")
-    msg = SdsMessage()
     try:
-        msg.ParseFromString(opened.payload)
-    except (DecodeError, ValueError, RuntimeError) as exc:
-        raise EnvelopeError("malformed", f"not an SDS message ({exc.__class__.__name__})") from None
+        sds = checked(opened.payload, bounds)
+    except RemoteProtocolError as exc:
+        reason = "bad_id" if exc.kind == "forged_id" else exc.kind
+        raise EnvelopeError(reason, exc.detail) from None
+    msg = sds.msg
     if msg.sender_id != opened.signer.sender_id:
         raise EnvelopeError(
             "impostor", f"sender_id {msg.sender_id[:40]!r} is not the signer's {opened.signer.sender_id}")
-    if msg.HasField("lamport_timestamp"):
-        expected = compute_message_id(msg.sender_id, msg.channel_id, msg.lamport_timestamp, msg.content)
-        if msg.message_id != expected:
-            raise EnvelopeError("bad_id", f"message_id {msg.message_id[:40]!r} is not the hash of the message")
-    return msg
+    if msg.HasField("lamport_timestamp") and sds.derivation != OURS:
+        raise EnvelopeError("bad_id", f"message_id {msg.message_id[:40]!r} is not the hash of the message")
+    return sds

@@ -9,12 +9,13 @@ to verify, and the gate spends its verifications where they pay:
   so a source sending garbage runs dry at once, while a real peer - whose
   datagrams verify - never notices. Over budget, a datagram is dropped before
   any cryptography and counted ``over_budget``.
-- A cache of recently opened datagrams (by SHA-256 of the exact bytes):
-  resends, repairs and fetch answers repeat bytes already verified, and a
-  replay flood of one valid datagram costs a hash each. It is bounded in
-  bytes as well as in entries (``bounded``): anyone with a key can
-  send valid datagrams up to 64 KB, and each opened one holds its bytes and
-  their parse.
+- An SDS message inside is parsed and checked here, once (``check_sds``),
+  against the ``sds`` bounds the engines use, and travels on in the
+  ``Opened`` it returns.
+
+Bytes seen before are not the gate's business: whoever routes what it
+opens remembers where a datagram went (``chat_app.runtime.envelopes``), so
+a resend or a replay costs a hash there and never reaches the gate.
 
 A source over its budget loses its own datagrams too, good or bad: a peer
 that sends more than ``rate`` a second from one address (or whose address
@@ -30,15 +31,14 @@ Pure: time comes in as ``now`` (milliseconds); no sockets, no clock.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from .bounded import ByteLru
+from sync.sds import Config
 
 from .channel import ChannelKey, Keyring, open_datagram
-from .envelope import EnvelopeError, Kind, KnownKeys, Opened, check_sds, seal
+from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, check_sds, seal
 from .keys import Identity
 
 __all__ = ["Gate", "VerifyBudget"]
@@ -85,13 +85,13 @@ class Gate:
     """Seals what this peer sends and opens what arrives, for public and private channels."""
 
     def __init__(self, identity: Identity, keyring: Keyring | None = None, budget: VerifyBudget | None = None,
-                 known_keys: KnownKeys | None = None, recent: int = 4096, recent_bytes: int = 8 * 1024 * 1024) -> None:
+                 known_keys: KnownKeys | None = None, sds: Config = SDS_BOUNDS) -> None:
         self.identity = identity
         self.keyring = keyring if keyring is not None else Keyring()
         self.budget = budget if budget is not None else VerifyBudget()
         self.known_keys = known_keys if known_keys is not None else KnownKeys()
+        self.sds = sds  # the bounds an SDS message inside is checked against: the engines'
         self.stats: Counter[str] = Counter()
-        self._recent = ByteLru(recent, recent_bytes)  # digest -> the datagram opened
 
     def seal(self, kind: Kind, payload: bytes, channel: ChannelKey | None = None) -> bytes:
         if channel is None:
@@ -99,7 +99,6 @@ class Gate:
         return channel.seal(self.identity, kind, payload)
 
     def join(self, name: str, passphrase: str) -> ChannelKey:
-        self._recent.clear()
         return self.keyring.join(name, passphrase)
 
     def add(self, key: ChannelKey) -> None:
@@ -108,28 +107,24 @@ class Gate:
         self.keyring.add(key)
 
     def leave(self, key: ChannelKey) -> None:
-        self._recent.clear()  # nothing opened with that key may come out of the cache
         self.keyring.leave(key)
 
-    def open(self, data: bytes, source: Hashable, now: int, digest: bytes | None = None) -> Opened:
-        """Verify one datagram from ``source``. Raises ``EnvelopeError`` only, after counting it.
-        ``digest``: ``data``'s SHA-256, if the caller has it already."""
-        digest = digest or hashlib.sha256(data).digest()
-        opened = self._recent.get(digest)
-        if opened is not None:
-            self.stats["repeated"] += 1
-            return opened
+    def open(self, data: bytes, source: Hashable, now: int) -> Opened:
+        """Verify one datagram from ``source``. Raises ``EnvelopeError`` only, after counting it."""
         if not self.budget.spend(source, now):
             self.stats["over_budget"] += 1
             raise EnvelopeError("over_budget", f"{source} has used its verification budget")
         try:
-            opened = open_datagram(data, self.known_keys, self.keyring)
-            if opened.kind is Kind.SDS:
-                opened = opened.with_message(check_sds(opened))
+            opened = self.open_unbudgeted(data)
         except EnvelopeError as exc:
             self.stats[exc.reason] += 1
             self.budget.punish(source, now)
             raise
         self.stats["verified"] += 1
-        self._recent.put(digest, opened, 2 * len(data))  # the bytes, and their parse
         return opened
+
+    def open_unbudgeted(self, data: bytes) -> Opened:
+        """Verify ``data`` (and check the SDS message inside) without spending
+        anyone's budget: for what a link we chose brings. Raises ``EnvelopeError``."""
+        opened = open_datagram(data, self.known_keys, self.keyring)
+        return opened.with_sds(check_sds(opened, self.sds)) if opened.kind is Kind.SDS else opened

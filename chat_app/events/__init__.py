@@ -17,7 +17,9 @@ The classes live in one module per subject (``base``, ``local``,
 ``messages``, ``peers``, ``people``, ``direct``); import them from here.
 """
 
-from .base import Address, AppEvent, Emit
+from chat_app.address import Address
+
+from .base import AppEvent, Emit
 from .local import (
     Ready,
     Joined,

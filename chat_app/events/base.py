@@ -8,8 +8,6 @@ from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any, ClassVar
 
-Address = tuple[str, int]
-
 
 @dataclass(frozen=True, slots=True)
 class AppEvent:

@@ -20,7 +20,8 @@ from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.io.listen import listen
 from chat_app.net.addresses import advertised_addresses
-from chat_app.net.udp import Address, Datagrams, UdpEndpoint
+from chat_app.address import Address
+from chat_app.net.udp import Datagrams, UdpEndpoint
 from chat_app.runtime import Runtime
 from chat_app.runtime.catchup import PEER_CLOSED, Read
 from chat_app.store import Store

@@ -29,11 +29,11 @@ import socket
 from collections import Counter
 from collections.abc import Callable
 
+from chat_app.address import Address
 from chat_app.net.addresses import normalize
 
 log = logging.getLogger(__name__)
 
-Address = tuple[str, int]
 Datagrams = list[tuple[bytes, Address]]
 ANY_INTERFACE = ""
 """``--bind`` default: every interface, IPv4 and IPv6."""

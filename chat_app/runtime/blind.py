@@ -42,7 +42,7 @@ from collections import deque
 
 from chat_app.crypto import blind_id
 from chat_app.crypto.channel import is_passing
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.mailbox import MAILBOX_TAG, Mailbox
 
 LIMIT = 100_000

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from chat_app import events as ev
 from chat_app.crypto import ChannelKey, blind_id, channel_tag_of
 from chat_app.crypto.channel import is_passing
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.blind import DATAGRAM_SET, BlindStore, datagram_set, datagram_set_tag
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.routing import Refused, SdsDatagram

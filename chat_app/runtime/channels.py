@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_spec
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp
 from chat_app.runtime.conversation import Conversation, StepFailed

@@ -19,8 +19,11 @@ unacknowledged messages pile up, each one resent. So at most
 may be unseen - held by no peer as far as we know; what the user says beyond that is *held* here, in
 order, and handed to the engine at the start of a later step, as
 acknowledgements free room (a message older than the window stops counting,
-so a peer with nobody to acknowledge still sends, only slower). Leaving the
-channel sends everything held, so nothing typed is lost.
+so a peer whose peers fell silent still sends, only slower). Backpressure is
+against peers that exist: with nobody heard from lately there is nobody to
+acknowledge and nobody to overwhelm, so nothing is held (3,000 pasted lines
+leave at once, not at 25 a second). Leaving the channel sends everything
+held, so nothing typed is lost.
 
 Gaps in an author's sequence numbers: every chat payload carries its
 author's number in the channel, so a delivered message numbered n from an
@@ -59,8 +62,10 @@ class StepFailed(Exception):
     """The store refused a step; the engine is back at its last committed state."""
 
 
-def retrieval_hint_of(message_id: str, sender_id: str, content: bytes) -> bytes | None:
-    payload = Payload.try_decode(content)
+def retrieval_hint_of(message_id: str, sender_id: str, content: bytes, decoded: object) -> bytes | None:
+    """The hint a delivered message is cited with: its author's sequence
+    number, from the payload routing decoded (read again only after a restore)."""
+    payload = decoded if isinstance(decoded, Payload) else Payload.try_decode(content)
     return retrieval_hint(payload.seq) if payload else None
 
 
@@ -108,13 +113,14 @@ class Conversation:
         return self._send(nick, text, kind, now, now)
 
     def _send(self, nick: str, text: str, kind: str, typed_at: int, now: int) -> str:
-        content = Payload(kind, nick, text, self.seq + 1, typed_at).encode()
-        message_id = self.engine.send(content, now)
+        payload = Payload(kind, nick, text, self.seq + 1, typed_at)
+        message_id = self.engine.send(payload.encode(), now, decoded=payload)
         self.seq += 1
         return message_id
 
     def _room(self, now: int) -> bool:
-        return self.engine.in_flight(now - IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT) < MAX_IN_FLIGHT
+        return not self.engine.participants or \
+            self.engine.in_flight(now - IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT) < MAX_IN_FLIGHT
 
     def _release(self, now: int, everything: bool) -> list[tuple[str, str, str, int]]:
         """Hand held messages to the engine while there is room (all of them

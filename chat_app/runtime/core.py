@@ -40,7 +40,7 @@ from chat_app import events as ev
 from chat_app.channel_names import channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
 from chat_app.identity import load_identity
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.payload import Payload
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
@@ -71,8 +71,8 @@ class Runtime:
         self.store = store
         self.identity = identity if identity is not None else load_identity(store)
         self.peer_id = self.identity.sender_id
-        self.envelopes = Envelopes(self.identity)
         self.config = config or Config()
+        self.envelopes = Envelopes(self.identity, sds=self.config)
         self.send_typing = send_typing
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
@@ -256,7 +256,7 @@ class Runtime:
                 if not routed.chat:  # its own, fresh: it is in the channel, whatever it announced
                     link = self.envelopes.link_name(routed.channel)
                     self._events += map(self._named, self.peers.spoke_in(routed.sender_id, link))
-            self.conversations[routed.channel].engine.receive_message(routed.message, routed.data, now, addr)
+            self.conversations[routed.channel].engine.receive_message(routed.parsed, now, addr)
             return routed.channel
         return None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from chat_app.crypto import EnvelopeError, Identity, Kind, Opened, exchange_key_statement, read_exchange_key, seal
 from chat_app.crypto.sealed import open_sealed, seal_to
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.mailbox import letter, mailbox_tag
 from chat_app.store import Store
 

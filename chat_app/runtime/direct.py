@@ -58,7 +58,7 @@ from collections.abc import Callable
 
 from chat_app import events as ev
 from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
 from chat_app.runtime import mailbox

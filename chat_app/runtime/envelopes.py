@@ -32,15 +32,17 @@ opened under one channel's key must be about that channel, and a public one
 must not be about a channel that is private here.
 
 Datagrams pass the ``Gate``: a per-source verification budget, so a flood
-of bad signatures from one address is dropped for the cost of a hash, and a
-cache of recently verified bytes, so resends and repeats are not verified
-again. In front of it, ``_routed`` remembers where recently verified bytes
-were routed: a duplicate datagram (a resend, a repair several peers
-rebroadcast, a relayed copy) costs one SHA-256 and one lookup - no
-signature, no parsing - and reaches its engine as the first copy did, which
-drops it by message id. The SDS message is parsed once, when verified
-(``check_sds``), and that parse is what routing and the engine use. Every
-cache here is bounded in bytes as well as in entries (``chat_app.crypto.bounded``):
+of bad signatures from one address is dropped for the cost of a hash. In
+front of it, ``_routed`` remembers where recently verified bytes were
+routed: a duplicate datagram (a resend, a repair several peers rebroadcast,
+a relayed copy, a replay) costs one SHA-256 and one lookup - no signature,
+no parsing - and reaches its engine as the first copy did, which drops it
+by message id. Parsed once: opening a datagram gives one value
+(``SdsDatagram``: the checked SDS message, its channel, sender and decoded
+payload; ``SvsDatagram``: the decoded packet), made by the gate's one
+check of the message (``check_sds``) and routing's one read of the payload,
+and every later stage - the engine, the conversation - takes that value.
+Every cache here is bounded in bytes as well as in entries (``chat_app.crypto.bounded``):
 a datagram may be 64 KB, and a bound on entries alone let 9,000 valid ones
 keep 475 MiB alive.
 Replication entries arrive over a TCP link we accepted or dialled,
@@ -56,16 +58,16 @@ from collections.abc import Callable, Hashable
 
 from chat_app.crypto.bounded import OVERHEAD, ByteLru
 from chat_app.crypto import (
-    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, check_sds, open_datagram, seal,
-    verify_rekey,
+    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, seal, verify_rekey,
 )
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION, Signer
 from chat_app.net.frames import CONTROL
 from chat_app.runtime.blind import DATAGRAM_SET, datagram_set
-from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route
+from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route_control, route_sds
 from chat_app.runtime.svs_routing import SvsDatagram, route_svs
 from proto.sds_pb2 import SdsMessage
+from sync.sds import Config
 
 _FULL_HEADER, _SIGNATURE = 3 + 32, 64
 _REMEMBERED = 8192
@@ -92,10 +94,11 @@ def _digest(data: bytes) -> bytes:
 class Envelopes:
     """Seals what the runtime sends and opens what it receives."""
 
-    def __init__(self, identity: Identity, scrypt: ScryptParams = DEFAULT_SCRYPT) -> None:
+    def __init__(self, identity: Identity, scrypt: ScryptParams = DEFAULT_SCRYPT, sds: Config | None = None) -> None:
         self.identity = identity
         self.peer_id = identity.sender_id
-        self.gate = Gate(identity, Keyring(scrypt))
+        # ``sds``: the engines' bounds, which the gate checks an SDS message against, once
+        self.gate = Gate(identity, Keyring(scrypt), sds=sds or Config())
         self.private: dict[str, ChannelKey] = {}  # channel name -> its key, for the channels private here
         self._by_link: dict[str, str] = {}  # link name -> channel name
         self.stats = self.gate.stats
@@ -222,16 +225,15 @@ class Envelopes:
                 self._envelopes.put(*kept, _SEAL_BYTES)
             return routed
         try:
-            opened = self.gate.open(data, source, now, digest)
+            opened = self.gate.open(data, source, now)
         except EnvelopeError as exc:
             return Refused(exc.reason, str(exc))
         routed = self._route(opened)
-        if isinstance(routed, (SdsDatagram, FetchRequest)):
-            kept = None
-            if isinstance(routed, SdsDatagram) and routed.chat:
-                key = _digest(routed.data)
-                kept = (key, self._envelopes.get(key))
-            self._routed.put(digest, (routed, kept), 2 * len(data))  # the bytes, and their parse
+        kept = None
+        if isinstance(routed, SdsDatagram) and routed.chat:
+            key = _digest(routed.data)
+            kept = (key, self._envelopes.get(key))
+        self._routed.put(digest, (routed, kept), 2 * len(data))  # the bytes, and their parse
         return routed
 
     def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
@@ -240,9 +242,7 @@ class Envelopes:
         routed = self._entries.get(digest)
         if routed is None:
             try:
-                opened = open_datagram(entry, self.gate.known_keys, self.gate.keyring)
-                if opened.kind is Kind.SDS:
-                    opened = opened.with_message(check_sds(opened))
+                opened = self.gate.open_unbudgeted(entry)
             except EnvelopeError as exc:
                 self.stats[f"entry_{exc.reason}"] += 1
                 return Refused(exc.reason, str(exc))
@@ -268,11 +268,11 @@ class Envelopes:
         if opened.kind in (Kind.MVDS, Kind.EXCHANGE_KEY):  # direct messages: the runtime's ``Direct`` opens them
             return opened
         if opened.kind is Kind.SDS:
-            routed = route(opened.payload, opened.message)
+            routed = route_sds(opened.sds)
         elif opened.kind is Kind.FETCH:
             if opened.payload[:1] != bytes((CONTROL,)):
                 return Refused("kind", "a fetch envelope must hold a control frame")
-            routed = route(opened.payload)
+            routed = route_control(opened.payload)
         elif opened.kind is Kind.SVS:
             routed = route_svs(opened.payload, opened.signer.sender_id, self.channel_of, self.open_record)
         else:

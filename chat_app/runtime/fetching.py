@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from chat_app.net.frames import MAX_IDS, encode_fetch
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.peers import PeerTable
 from sync.core import Schedule
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 
 from chat_app.events import Emit
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
 from sync.replication import Connection
@@ -52,8 +52,7 @@ class Links:
         touched: dict[str, None] = {}  # one step (and commit) per channel for all a frame brought
         for channel, entry in outcome.entries:
             if channel in conversations:
-                conversations[channel].engine.receive_message(entry.message, entry.data, now,
-                                                              self.catchup.links.get(conn))
+                conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 touched[channel] = None
         for channel in touched:

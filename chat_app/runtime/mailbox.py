@@ -52,7 +52,7 @@ from chat_app.crypto import (
     EnvelopeError, Identity, Kind, KnownKeys, Opened, VerifyBudget, blind_id, open_envelope, seal,
 )
 from chat_app.crypto.envelope import VERSION
-from chat_app.net.udp import Address
+from chat_app.address import Address
 
 MAILBOX_TAG = hashlib.sha256(b"sds-chat mailbox store v1").digest()[:16]
 MAILBOX_LINK = f"~{MAILBOX_TAG.hex()}"

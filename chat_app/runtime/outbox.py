@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.envelopes import Envelopes, is_envelope
 from chat_app.runtime.fetching import Send
 from chat_app.runtime.peers import PeerTracker

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from chat_app import events as ev
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.peers import Peer, PeerTable
 from chat_app.runtime.mailbox import MAILBOX_LINK
 

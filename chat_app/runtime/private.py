@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chat_app.channel_names import SVS_MARK, channel_spec
 from chat_app.crypto import ChannelKey, KeyFileError, channel_tag_of, derive_channel_key
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
 from chat_app.runtime.envelopes import Envelopes

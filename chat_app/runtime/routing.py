@@ -1,32 +1,63 @@
 """Where a datagram goes, decided once, by its type tag.
 
 The first byte says what a datagram is: 0x00 opens an sds-chat control frame
-(see ``chat_app.net.frames``), anything else is an SDS protobuf. The SDS
-message is parsed here, once: the parsed message travels on to the engine
-(``Channel.receive_message``) with its channel and sender; a
-chat message (one with a Lamport timestamp and content) must carry a payload
-that decodes into valid fields, or it is refused before any engine sees it.
+(see ``chat_app.net.frames``), anything else is an SDS protobuf. An SDS
+message reaches routing parsed and checked once (``check_sds`` at the gate:
+every field, the id's derivation, the signer); routing reads its payload,
+once: a chat message (one with a Lamport timestamp and content) must carry
+a payload that decodes into valid fields, or it is refused before any
+engine sees it. What comes out, ``SdsDatagram``, is the one value later
+stages take: the checked message for the engine
+(``Channel.receive_message``), its channel, its sender, its payload.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from google.protobuf.message import DecodeError
-
-from chat_app.net.frames import CONTROL, FETCH, decode_fetch
-from chat_app.payload import EPHEMERAL_KINDS, MAX_INT64, Payload, PayloadError
+from chat_app.net.frames import FETCH, decode_fetch
+from chat_app.payload import EPHEMERAL_KINDS, Payload, PayloadError
 from proto.sds_pb2 import SdsMessage
+from sync.sds.wire import Checked
 
 
 @dataclass(frozen=True, slots=True)
 class SdsDatagram:
-    channel: str
-    sender_id: str
-    data: bytes
-    chat: bool  # a chat message (Lamport timestamp and a valid payload), not sync or ephemeral
-    message: SdsMessage  # ``data`` parsed: the engine takes it as it is (``Channel.receive_message``)
-    seq: int = 0  # a chat message's per-author sequence number, from its payload
+    parsed: Checked
+    """The SDS message, parsed and checked, with a chat message's payload as
+    ``decoded``: what the engine takes (``Channel.receive_message``), and
+    hands back with the message when it is delivered."""
+
+    @property
+    def payload(self) -> Payload | None:
+        """A chat message's payload, decoded once; None for sync and ephemeral messages."""
+        return self.parsed.decoded
+
+    @property
+    def channel(self) -> str:
+        return self.parsed.msg.channel_id
+
+    @property
+    def sender_id(self) -> str:
+        return self.parsed.msg.sender_id
+
+    @property
+    def data(self) -> bytes:
+        return self.parsed.data
+
+    @property
+    def message(self) -> SdsMessage:
+        return self.parsed.msg
+
+    @property
+    def chat(self) -> bool:
+        """A chat message (Lamport timestamp and a valid payload), not sync or ephemeral."""
+        return self.payload is not None
+
+    @property
+    def seq(self) -> int:
+        """A chat message's per-author sequence number, from its payload (0: none)."""
+        return self.payload.seq if self.payload is not None else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,31 +72,25 @@ class Refused:
     reason: str
 
 
-def route(data: bytes, msg: SdsMessage | None = None) -> SdsDatagram | FetchRequest | Refused:
-    """Where ``data`` goes; ``msg`` is its SDS message if the caller parsed it already."""
-    if data[:1] == bytes((CONTROL,)):
-        if data[1:2] == bytes((FETCH,)):
-            fetch = decode_fetch(data)
-            if fetch is not None:
-                return FetchRequest(*fetch)
-            return Refused("malformed", "fetch request is not a CBOR [tag, channel, ids]")
-        return Refused("malformed", f"unknown control frame type {data[1:2].hex() or 'none'}")
-    if msg is None:
-        try:
-            msg = SdsMessage.FromString(data)
-        except (DecodeError, ValueError, RuntimeError):
-            return Refused("malformed", "not an SDS message")
-    seq = 0
-    if msg.HasField("lamport_timestamp"):
-        if msg.lamport_timestamp > MAX_INT64:
-            return Refused("malformed", "lamport timestamp does not fit a signed 64-bit integer")
-        if msg.content:
-            try:
-                payload = Payload.decode(msg.content)
-            except PayloadError as exc:
-                return Refused("payload", str(exc))
-            if payload.kind in EPHEMERAL_KINDS:
-                return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
-            seq = payload.seq
-    chat = msg.HasField("lamport_timestamp") and bool(msg.content)
-    return SdsDatagram(msg.channel_id, msg.sender_id, data, chat, msg, seq)
+def route_control(data: bytes) -> FetchRequest | Refused:
+    """Where a control frame (``data`` opens with 0x00) goes."""
+    if data[1:2] == bytes((FETCH,)):
+        fetch = decode_fetch(data)
+        if fetch is not None:
+            return FetchRequest(*fetch)
+        return Refused("malformed", "fetch request is not a CBOR [tag, channel, ids]")
+    return Refused("malformed", f"unknown control frame type {data[1:2].hex() or 'none'}")
+
+
+def route_sds(parsed: Checked) -> SdsDatagram | Refused:
+    """A checked SDS message, with its payload read if it is a chat message."""
+    msg = parsed.msg
+    if not (msg.content and msg.HasField("lamport_timestamp")):
+        return SdsDatagram(parsed)  # sync or ephemeral: the payload is the engine's events' business
+    try:
+        payload = Payload.decode(msg.content)
+    except PayloadError as exc:
+        return Refused("payload", str(exc))
+    if payload.kind in EPHEMERAL_KINDS:
+        return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
+    return SdsDatagram(replace(parsed, decoded=payload))

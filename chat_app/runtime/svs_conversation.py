@@ -56,6 +56,7 @@ from chat_app.store import Store, StoredMessage
 from proto.sds_pb2 import SdsMessage
 from sync.core import Outgoing
 from sync.sds.ids import compute_message_id
+from sync.sds.wire import Checked
 from sync.svs import Channel, DataWanted, Delivered, Known, Missing, Rejected
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class SvsConversation:
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
-        return SvsEngine(member, self.channel, self.peer_id, self._last, self.envelopes.open_record)
+        return SvsEngine(member, self.channel, self.peer_id, self._last)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
@@ -138,10 +139,11 @@ class SvsConversation:
         records, ephemeral = self.engine.take_inputs()
         other: list[object] = list(ephemeral)
         replicated: set[str] = set()
-        for message, data in records:
-            wire = self.envelopes.stored_wire(self.channel, data, message.sender_id)
-            if is_envelope(wire) and self._admit(self._row(wire, now, own=False), out):
-                replicated.add(message.sender_id)
+        for record in records:
+            sender = record.msg.sender_id
+            wire = self.envelopes.stored_wire(self.channel, record.data, sender)
+            if is_envelope(wire) and self._admit(self._row(wire, now, own=False, record=record), out):
+                replicated.add(sender)
         for author in replicated:
             self.engine.member.delivered_elsewhere(node_name(author), self._last(author))
         for event in self.engine.member.events():
@@ -190,10 +192,16 @@ class SvsConversation:
             return None
         return self.envelopes.stored_wire(self.channel, record.data, record.sender_id)
 
-    def _row(self, wire: bytes, now: int, own: bool) -> StoredMessage:
-        record = SdsMessage.FromString(sds_bytes(wire))
-        payload = Payload.decode(record.content)  # checked when the record was opened
-        return StoredMessage(self.channel, record.message_id, record.lamport_timestamp, record.sender_id,
+    def _row(self, wire: bytes, now: int, own: bool, record: Checked | None = None) -> StoredMessage:
+        """The row of a chat record: from the record as routing checked it
+        (parsed, its payload decoded), or read off the stored wire (a
+        publication the member delivered)."""
+        if record is not None and isinstance(record.decoded, Payload):
+            msg, payload = record.msg, record.decoded
+        else:
+            msg = SdsMessage.FromString(sds_bytes(wire))
+            payload = Payload.decode(msg.content)  # checked when the record was opened
+        return StoredMessage(self.channel, msg.message_id, msg.lamport_timestamp, msg.sender_id,
                              payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at, wire,
                              now, now, own, ack="unacknowledged" if own else None)
 

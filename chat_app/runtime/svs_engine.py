@@ -34,8 +34,8 @@ from sync.core import BROADCAST, Outgoing
 from sync.sds import EphemeralReceived
 from sync.sds.ids import compute_message_id
 from chat_app.runtime.outbox import Silent
-from chat_app.runtime.routing import SdsDatagram
-from chat_app.runtime.svs_routing import sender_of
+from chat_app.runtime.svs_routing import SvsDatagram, sender_of
+from sync.sds.wire import Checked
 from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
 
@@ -62,40 +62,40 @@ further on is a lie, not a stale restore."""
 
 
 class SvsEngine:
-    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int],
-                 open_record: Callable[[bytes], object]) -> None:
+    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int]) -> None:
         self.member = member
         self.held = held  # author -> how many of its messages (1..n) the store holds
-        self.open_record = open_record  # a publication's content -> its record (SdsDatagram), or Refused
         self.channel = channel
         self.sender_id = sender_id
-        self.records: list[tuple[SdsMessage, bytes]] = []  # replicated chat records (message, its SDS bytes)
+        self.records: list[Checked] = []  # chat records, as routing checked them (payload decoded)
         self.ephemeral: list[EphemeralReceived] = []
         self.stats: Counter[str] = Counter()
         self._out: list[Outgoing] = []
 
-    def receive_message(self, message: object, data: bytes, now: int, source: Hashable | None = None) -> None:
-        if isinstance(message, packets.SyncInterest):
-            self._settle_new_producers(message)
-            self.member.receive(data, now, source)
-        elif isinstance(message, packets.Publication) and message.seq > self.member.vector.get(message.producer, 0):
-            self._unannounced(message)
-        elif isinstance(message, (packets.DataInterest, packets.Publication)):
-            self.member.receive(data, now, source)
-        elif not isinstance(message, SdsMessage):
-            self.stats["unknown"] += 1
-        elif message.HasField("lamport_timestamp") and message.content:
-            self.records.append((message, data))
+    def receive_message(self, parsed: SvsDatagram | Checked, now: int, source: Hashable | None = None) -> None:
+        """What routing made of a datagram for this channel: an SVS packet
+        (decoded, a publication's record opened) or a checked SDS message;
+        neither is read again."""
+        if isinstance(parsed, Checked):
+            self._sds(parsed, now)
+            return
+        packet = parsed.message
+        if isinstance(packet, packets.SyncInterest):
+            self._settle_new_producers(packet)
+        elif isinstance(packet, packets.Publication) and packet.seq > self.member.vector.get(packet.producer, 0):
+            self.records.append(parsed.record.parsed)  # verified by routing
+            self.stats["unannounced_kept"] += 1
+            return
+        self.member.receive_message(packet, now, source)
+
+    def _sds(self, parsed: Checked, now: int) -> None:
+        message = parsed.msg
+        if message.HasField("lamport_timestamp") and message.content:
+            self.records.append(parsed)
         elif message.content and not message.HasField("lamport_timestamp"):
             self.ephemeral.append(EphemeralReceived(message.sender_id, message.content, now))
         else:
             self.stats["sds_sync_dropped"] += 1  # someone runs this channel on SDS
-
-    def _unannounced(self, publication: packets.Publication) -> None:
-        record = self.open_record(publication.content)  # verified by routing: a cache hit
-        if isinstance(record, SdsDatagram):
-            self.records.append((record.message, record.data))
-            self.stats["unannounced_kept"] += 1
 
     def push(self, record: bytes) -> None:
         """Our new message's record as it travels in a private channel (its
@@ -131,7 +131,7 @@ class SvsEngine:
         out, self._out = self._out, []
         return out + self.member.datagrams_to_send(now)
 
-    def take_inputs(self) -> tuple[list[tuple[SdsMessage, bytes]], list[EphemeralReceived]]:
+    def take_inputs(self) -> tuple[list[Checked], list[EphemeralReceived]]:
         records, ephemeral, self.records, self.ephemeral = self.records, self.ephemeral, [], []
         return records, ephemeral
 

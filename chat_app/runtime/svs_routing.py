@@ -58,8 +58,14 @@ class SvsDatagram:
     channel: str
     sender_id: str  # the signer: whoever sent this datagram (a publication's author may be another)
     data: bytes
-    message: packets.SyncInterest | packets.DataInterest | packets.Publication
+    message: packets.SyncInterest | packets.DataInterest | packets.Publication  # decoded once, here
+    record: SdsDatagram | None = None  # a publication's content, opened and checked here
     chat: bool = False  # never: what an SVS datagram says, it says about its sender alone
+
+    @property
+    def parsed(self) -> SvsDatagram:
+        """What the channel's engine takes (``SvsEngine.receive_message``): all of it."""
+        return self
 
 
 def link_of(data: bytes) -> str | None:
@@ -91,16 +97,16 @@ def route_svs(data: bytes, signer_id: str, channel_of: Callable[[str], str | Non
             return Refused("impostor", f"a sync interest from {str(packet.sender)[:40]} signed by {signer_id}")
         if (odd := next((p.node for p in packet.vector if not is_member_node(p.node)), None)) is not None:
             return Refused("malformed", f"a vector names {str(odd)[:40]!r}, not a member's id")
+    record = None
     if isinstance(packet, packets.Publication):
-        problem = _record_problem(packet, channel, open_record)
+        record = open_record(packet.content)
+        problem = _record_problem(packet, channel, record)
         if problem is not None:
             return Refused("publication", problem)
-    return SvsDatagram(channel, signer_id, data, packet)
+    return SvsDatagram(channel, signer_id, data, packet, record)
 
 
-def _record_problem(publication: packets.Publication, channel: str,
-                    open_record: Callable[[bytes], SdsDatagram | Refused]) -> str | None:
-    record = open_record(publication.content)
+def _record_problem(publication: packets.Publication, channel: str, record: SdsDatagram | Refused) -> str | None:
     if isinstance(record, Refused):
         return f"its record: {record.reason}"
     if not record.chat:

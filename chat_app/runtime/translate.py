@@ -83,11 +83,12 @@ def _ack(channel: str, message_id: str, state: str, peers: int, via: str | None,
 
 
 def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> None:
-    try:
-        payload: Payload | None = Payload.decode(event.content)
-        problem = None
-    except PayloadError as exc:
-        payload, problem = None, str(exc)
+    payload, problem = event.decoded if isinstance(event.decoded, Payload) else None, None
+    if payload is None:  # restored from the store, or stored before payloads were checked on receipt
+        try:
+            payload = Payload.decode(event.content)
+        except PayloadError as exc:
+            problem = str(exc)
     if payload is not None:
         out.authors.append((event.sender_id, payload.nick))
     row = StoredMessage(

@@ -40,7 +40,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
 from chat_app.channel_names import SVS_MARK
 from chat_app.crypto import Identity, Kind
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime import Runtime
 from chat_app.sim.measure import Measurements
 from chat_app.sim.scenario import EPOCH_MS, SECOND, Report, Scenario

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chat_app.net.udp import Address
+from chat_app.address import Address
 from chat_app.runtime.catchup import PEER_CLOSED
 from sync.replication import Connection
 

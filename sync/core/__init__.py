@@ -11,6 +11,8 @@ comes in through a handful of calls, and everything it does comes out as
 values the runtime drains - the shape of h11, wsproto and aioquic:
 
     engine.receive(data, now, source)     bytes from the network
+    engine.receive_message(parsed, now, source)   the same, already parsed
+                                          (``MessageEngine``: SDS, SVS)
     engine.<command>(..., now)            what the user or runtime wants
     engine.handle_timer(now)              time passed: at get_timer(), or later
       then, after any of the above - one *step*:
@@ -24,6 +26,13 @@ The contract, which ``tests/core/test_conformance.py`` holds every engine to:
   decreasing between calls. Engines import no clock; any randomness is
   derived from ids and counters, so an engine is a deterministic function
   of its inputs.
+* **Parsed once.** A datagram engine whose datagrams are one message each
+  (``MessageEngine``) also offers ``parse(data)``, which reads and checks
+  the bytes (raising ``RemoteProtocolError``), and
+  ``receive_message(parsed, now, source)``, which takes what it made: a
+  router that had to read the message hands it on, and the engine checks
+  only what depends on its own state. Feeding ``receive_message(parse(d))``
+  is observably the same as ``receive(d)``.
 * **Bad input never raises.** Malformed or hostile bytes are counted
   (``stats``), reported (``Rejected(kind, reason)``, or ``Closed(reason)``
   for a stream, whose protocol cannot go on after garbage) and dropped;
@@ -78,10 +87,10 @@ scans all its state.
 
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import Event, Rejected
-from .protocol import BROADCAST, Broadcast, Engine, Outgoing, Peer
+from .protocol import BROADCAST, Broadcast, Engine, MessageEngine, Outgoing, Peer
 from .schedule import Schedule
 
 __all__ = [
-    "BROADCAST", "Broadcast", "Engine", "Event", "LocalProtocolError", "Outgoing", "Peer",
+    "BROADCAST", "Broadcast", "Engine", "Event", "LocalProtocolError", "MessageEngine", "Outgoing", "Peer",
     "ProtocolError", "Rejected", "RemoteProtocolError", "Schedule",
 ]

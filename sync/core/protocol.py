@@ -65,3 +65,20 @@ class Engine(Protocol):
 
     def export_state(self) -> dict[str, Any]:
         """Everything needed to rebuild the engine, as plain data."""
+
+
+@runtime_checkable
+class MessageEngine(Engine, Protocol):
+    """A datagram engine whose every datagram is one protocol message, which
+    a router may have to read before the engine (its channel, its sender):
+    ``parse`` reads and checks the bytes once, and ``receive_message`` takes
+    what it made, so nothing is parsed or checked twice. ``receive(data)``
+    is ``receive_message(parse(data))``, with a refusal reported instead
+    of raised."""
+
+    def parse(self, data: bytes) -> Any:
+        """``data`` read and checked; raises ``RemoteProtocolError`` for bad bytes."""
+
+    def receive_message(self, parsed: Any, now: int, source: Peer | None = None) -> None:
+        """Feed one message ``parse`` (or the same function of the engine's
+        package) made. Never raises for what the network sent."""

@@ -29,8 +29,9 @@ owns its recovery and stream objects:
 * ``Participants`` (``participants``): who we heard from lately, bounded.
 
 The engine is sans-I/O and follows ``sync.core``: ``receive`` takes bytes
-(``receive_message`` takes them already parsed, so that a router which had
-to read the protobuf does not make the engine read it again), ``send`` takes
+(``receive_message`` takes them already parsed and checked by ``parse``, so
+that a router which had to read the protobuf - the channel, the sender, the
+id - does not make the engine read or hash it again), ``send`` takes
 content, both take ``now``; the caller drains ``events()`` and
 ``datagrams_to_send(now)`` and calls ``handle_timer(now)`` at
 ``get_timer()``. Everything periodic - resends, the watch, lost
@@ -67,7 +68,7 @@ from .participants import Participants
 from .repair import Responses
 from .sync_timer import SyncTimer
 from .validate import channel_id_problem, sender_id_problem
-from .wire import SdsMessage, check_received, parse
+from .wire import Checked, check_clock, checked
 
 __all__ = ["Channel", "HintFunction", "LogView"]
 
@@ -127,6 +128,12 @@ class Channel:
         return count
 
     @property
+    def participants(self) -> int:
+        """Peers heard from lately (within ``lost_after_ms``): who could
+        acknowledge what we send."""
+        return len(self._peers)
+
+    @property
     def waiting(self) -> int:
         """Messages in the incoming buffer (unmet dependencies)."""
         return len(self._incoming)
@@ -140,13 +147,14 @@ class Channel:
 
     # ---------------------------------------------------------------- sending
 
-    def send(self, content: bytes, now: int) -> str:
-        """Broadcast ``content``; returns its message id."""
+    def send(self, content: bytes, now: int, decoded: object = None) -> str:
+        """Broadcast ``content``; returns its message id. ``decoded``: what
+        ``content`` encodes, handed back at its delivery (``Delivered.decoded``)."""
         message_id, msg, wire = self._composer.message(_checked_content(content), self._bloom.to_bytes(now), now)
         self._sync.last_activity = self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
-        self._delivery.insert(msg, wire, now, own=True)
+        self._delivery.insert(msg, wire, now, own=True, decoded=decoded)
         self.stats["sent"] += 1
         return message_id
 
@@ -164,30 +172,38 @@ class Channel:
 
     # -------------------------------------------------------------- receiving
 
+    def parse(self, data: bytes) -> Checked:
+        """``data`` parsed and checked, for ``receive_message``; raises
+        ``RemoteProtocolError`` for anything malformed or forged."""
+        return checked(data, self.config)
+
     def receive(self, data: bytes, now: int, source: object = None) -> None:
         """Process one datagram from the network. Never raises for bad input.
         (``source`` is accepted as every engine does; SDS names its peers by
         the sender id inside the message.)"""
         try:
-            msg = parse(data, self.config)
+            parsed = checked(data, self.config)
         except RemoteProtocolError as exc:
             self.stats["received"] += 1
             self._reject(exc)
             return
-        self.receive_message(msg, data, now, source)
+        self.receive_message(parsed, now, source)
 
-    def receive_message(self, msg: SdsMessage, data: bytes, now: int, source: object = None) -> None:
-        """``receive`` for a datagram its caller has already parsed (a router
-        that had to read the channel id): ``msg`` is ``data``'s protobuf, as
-        ``SdsMessage.FromString(data)`` gives it, and is validated here
-        exactly as ``receive`` would. ``data`` is what gets stored and
-        passed on, byte for byte."""
+    def receive_message(self, parsed: Checked, now: int, source: object = None) -> None:
+        """``receive`` for a datagram already parsed and checked (``parse``,
+        or a router's ``wire.checked``): only what depends on this receiver -
+        its clock - is checked here. Checked against other bounds than this
+        channel's, it is checked again."""
         self.stats["received"] += 1
+        msg = parsed.msg
         try:
-            check_received(msg, data, self.config, now, self.lamport)
+            if parsed.config is not self.config and parsed.config != self.config:
+                msg = checked(parsed.data, self.config).msg
+            check_clock(msg, self.config, now, self.lamport)
         except RemoteProtocolError as exc:
             self._reject(exc)
             return
+        data = parsed.data
         if msg.channel_id != self.channel_id:
             self.stats["other_channel"] += 1
             return
@@ -223,7 +239,7 @@ class Channel:
             self.stats["sync_received"] += 1
             self._incoming.named(msg, now)
             return
-        ready = self._incoming.arrive(msg, data, now)
+        ready = self._incoming.arrive(msg, data, now, parsed.decoded)
         if ready is None and mid not in self._incoming:
             return  # refused (the buffer said why)
         self._bloom.add(mid)

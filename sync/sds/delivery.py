@@ -20,8 +20,10 @@ from .output import Output
 from .repair import Responses
 from .wire import SdsMessage, entry_from_pb
 
-HintFunction = Callable[[str, str, bytes], "bytes | None"]
-"""(message_id, sender_id, content) -> the retrieval hint to cite it with."""
+HintFunction = Callable[[str, str, bytes, object], "bytes | None"]
+"""(message_id, sender_id, content, decoded) -> the retrieval hint to cite it
+with; ``decoded`` is what the caller made of the content when it handed the
+message over (``Checked.decoded``, ``Channel.send``), None after a restore."""
 
 
 class Delivery:
@@ -35,12 +37,14 @@ class Delivery:
         last unmet dependency that makes available."""
         while ready:
             pending = ready.pop()
-            self.insert(pending.msg, pending.wire, pending.received_at, gaps=tuple(pending.gaps))
+            self.insert(pending.msg, pending.wire, pending.received_at, gaps=tuple(pending.gaps),
+                        decoded=pending.decoded)
             ready.extend(self._incoming.satisfy(pending.msg.message_id))
 
-    def insert(self, msg: SdsMessage, wire: bytes, received_at: int, own: bool = False, gaps: tuple = ()) -> None:
+    def insert(self, msg: SdsMessage, wire: bytes, received_at: int, own: bool = False, gaps: tuple = (),
+               decoded: object = None) -> None:
         mid, lamport, sender = msg.message_id, msg.lamport_timestamp, msg.sender_id
-        hint = self._hint_for(mid, sender, msg.content) if self._hint_for else None
+        hint = self._hint_for(mid, sender, msg.content, decoded) if self._hint_for else None
         if hint is None and mid in self._incoming.missing:
             hint = self._incoming.missing[mid].entry.retrieval_hint
         position = self._log.insert(mid, lamport, sender, hint)
@@ -49,7 +53,7 @@ class Delivery:
         self._out.emit(Delivered(
             message_id=mid, sender_id=sender, lamport=lamport, content=msg.content, position=position,
             causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history), wire=wire,
-            received_at=received_at, own=own, gaps=gaps))
+            received_at=received_at, own=own, gaps=gaps, decoded=decoded))
 
     def give_up(self, dep: str) -> None:
         """``dep`` was not found in time: release what waits for it and,

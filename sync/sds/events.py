@@ -51,6 +51,9 @@ class Delivered(Event):
     received_at: int = 0
     own: bool = False
     gaps: tuple[str, ...] = ()
+    decoded: object = field(default=None, repr=False, compare=False)
+    """What the caller made of ``content`` when it handed the message over
+    (``Checked.decoded``, ``Channel.send``); None if nothing, or after a restore."""
 
     def __post_init__(self) -> None:
         if self.position < 0:

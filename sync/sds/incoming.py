@@ -54,6 +54,7 @@ class Pending:
     stamp: int  # arrival order, kept across restores
     gaps: list[str] = field(default_factory=list)
     owned: set[str] = field(default_factory=set)  # missing ids charged to this message (all unmet)
+    decoded: object = None  # what the caller made of the content (``Checked.decoded``); not state
 
     @property
     def key(self) -> tuple[int, str]:
@@ -95,12 +96,12 @@ class IncomingBuffer:
 
     # ------------------------------------------------------------ arriving
 
-    def arrive(self, msg: SdsMessage, wire: bytes, now: int) -> Pending | None:
+    def arrive(self, msg: SdsMessage, wire: bytes, now: int, decoded: object = None) -> Pending | None:
         """A content message we do not hold: returned if it can be delivered
         now; else held for its history, or refused (``Rejected``) - ``None``
         either way, and ``in`` tells which."""
         unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
-        pending = Pending(msg, wire, now, unmet, 0)
+        pending = Pending(msg, wire, now, unmet, 0, decoded=decoded)
         if not unmet:
             return pending
         refusal = self._make_room(pending)

@@ -61,14 +61,27 @@ def channel_id_problem(value: str) -> str | None:
     return None
 
 
-def content_derivations(sender_id: str, channel_id: str, lamport: int | None, content: bytes) -> tuple[str, str]:
-    """The two ids a message with these fields may carry: ours, theirs."""
-    return compute_message_id(sender_id, channel_id, lamport, content), sha256(content).hexdigest()
+OURS, REFERENCE, REFERENCE_SYNC = "ours", "reference", "reference_sync"
+"""Which derivation a message id was found to be (``check`` returns it): so
+whoever needs a particular one - the signed envelope wants ours - asks, and
+the id is hashed once."""
 
 
-def check(msg: SdsMessage, max_hint_bytes: int) -> None:
+def derivation(msg: SdsMessage, lamport: int | None) -> str | None:
+    """Which of the derivations its kind allows ``msg``'s id is, if any.
+    Ours is tried first (what sds-chat sends), the reference's content hash
+    only when ours does not match."""
+    mid, content = msg.message_id, msg.content
+    if mid == compute_message_id(msg.sender_id, msg.channel_id, lamport, content):
+        return OURS
+    if content:
+        return REFERENCE if len(mid) == 64 and mid == sha256(content).hexdigest() else None
+    return REFERENCE_SYNC if REFERENCE_SYNC_ID.fullmatch(mid) else None
+
+
+def check(msg: SdsMessage, max_hint_bytes: int) -> str:
     """Raise ``RemoteProtocolError`` unless ``msg`` is well-formed and its id
-    is one of the derivations its kind allows."""
+    is one of the derivations its kind allows; which one it is."""
     for problem in (sender_id_problem(msg.sender_id), channel_id_problem(msg.channel_id)):
         if problem:
             raise RemoteProtocolError("malformed", problem)
@@ -77,19 +90,15 @@ def check(msg: SdsMessage, max_hint_bytes: int) -> None:
         raise RemoteProtocolError("malformed", "neither a Lamport timestamp nor content")
     if stamped and msg.lamport_timestamp > MAX_LAMPORT:
         raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} exceeds 2^63 - 1")
-    lamport = msg.lamport_timestamp if stamped else None
     mid = msg.message_id
-    if content:
-        ok = mid in content_derivations(msg.sender_id, msg.channel_id, lamport, content)
-    else:
-        ok = mid == compute_message_id(msg.sender_id, msg.channel_id, lamport, b"") or bool(
-            REFERENCE_SYNC_ID.fullmatch(mid))
-    if not ok:
+    found = derivation(msg, msg.lamport_timestamp if stamped else None)
+    if found is None:
         raise RemoteProtocolError("forged_id", f"message id {_show(mid)} is not derived from the message's fields")
     for name in ("causal_history", "repair_request"):
         entries = getattr(msg, name)
         if entries:
             _check_entries(name, entries, mid, max_hint_bytes)
+    return found
 
 
 def _check_entries(name: str, entries, mid: str, max_hint_bytes: int) -> None:

@@ -8,6 +8,8 @@ malformed raises ``RemoteProtocolError`` with a one-line reason, which
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from google.protobuf.message import DecodeError
 
 from proto.sds_pb2 import HistoryEntry as PbHistoryEntry
@@ -19,8 +21,27 @@ from .events import HistoryEntry
 from .ids import compute_message_id, hash64
 from .validate import check
 
-__all__ = ["SdsMessage", "check_message", "check_size", "compute_message_id", "decode", "entry_from_pb", "entry_to_pb",
-           "hash64", "parse"]
+__all__ = ["Checked", "SdsMessage", "check_clock", "check_message", "check_size", "checked", "compute_message_id",
+           "decode", "entry_from_pb", "entry_to_pb", "hash64", "parse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """One datagram, parsed and checked once (``checked``): what
+    ``Channel.receive_message`` takes, and what a router reads the channel,
+    the sender and the id's derivation from, so none of it is done twice."""
+
+    msg: SdsMessage
+    data: bytes
+    """The datagram itself: what is stored and passed on, byte for byte."""
+    derivation: str
+    """Which derivation the message id was found to be (``validate.OURS``...)."""
+    config: Config
+    """The bounds it was checked against: an engine with others checks it again."""
+    decoded: object = None
+    """What the caller made of the content (an application's payload, read once
+    to refuse a bad one): handed back with the message when it is delivered
+    (``Delivered.decoded``, the retrieval hint), so it is not read again."""
 
 
 def entry_to_pb(entry: HistoryEntry) -> PbHistoryEntry:
@@ -42,9 +63,14 @@ def entry_from_pb(pb: PbHistoryEntry) -> HistoryEntry:
 
 def decode(data: bytes, config: Config) -> SdsMessage:
     """Parse and validate one datagram."""
+    return checked(data, config).msg
+
+
+def checked(data: bytes, config: Config) -> Checked:
+    """Parse and validate one datagram: its size, every field, the id (hashed
+    once). Raises ``RemoteProtocolError``."""
     msg = parse(data, config)
-    check_message(msg, config)
-    return msg
+    return Checked(msg, data, check_message(msg, config), config)
 
 
 def parse(data: bytes, config: Config) -> SdsMessage:
@@ -63,8 +89,9 @@ def check_size(data: bytes, config: Config) -> None:
         raise RemoteProtocolError("oversized", f"datagram of {len(data)} bytes exceeds {config.max_datagram_bytes}")
 
 
-def check_message(msg: SdsMessage, config: Config) -> None:
-    """Every length bounded by ``config``, every field and the id checked."""
+def check_message(msg: SdsMessage, config: Config) -> str:
+    """Every length bounded by ``config``, every field and the id checked;
+    which derivation the id is."""
     limit = config.max_id_length
     for name in ("sender_id", "message_id", "channel_id"):
         value = getattr(msg, name)
@@ -76,15 +103,12 @@ def check_message(msg: SdsMessage, config: Config) -> None:
         entries = getattr(msg, name)
         if len(entries) > config.max_entries:
             raise RemoteProtocolError("malformed", f"{name} has {len(entries)} entries, over {config.max_entries}")
-    check(msg, config.max_hint_bytes)
-    return msg
+    return check(msg, config.max_hint_bytes)
 
 
-def check_received(msg: SdsMessage, data: bytes, config: Config, now: int, clock: int) -> None:
-    """``msg``, parsed from ``data``, as a receiver checks it: its size, its
-    fields and id, and a Lamport timestamp not too far ahead of ``now`` and
-    of our ``clock``."""
-    check_size(data, config)
-    check_message(msg, config)
+def check_clock(msg: SdsMessage, config: Config, now: int, clock: int) -> None:
+    """A Lamport timestamp not too far ahead of ``now`` and of our ``clock``:
+    the one check that depends on the receiver, so it is the engine's, on
+    receipt. (That it fits 63 bits is the message's own: ``validate``.)"""
     if msg.HasField("lamport_timestamp") and msg.lamport_timestamp > max(now, clock) + config.max_future_ms:
         raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")

@@ -133,10 +133,26 @@ class Channel:
 
     # ----------------------------------------------------------- inputs
 
+    def parse(self, data: bytes) -> packets.SyncInterest | packets.DataInterest | packets.Publication:
+        """One packet of this group, for ``receive_message``; raises ``RemoteProtocolError``."""
+        return packets.decode(bytes(data), self.group)
+
     def receive(self, data: bytes, now: int, source: Hashable | None = None) -> None:
+        try:
+            packet = self.parse(data)
+        except RemoteProtocolError as exc:
+            self.stats["received"] += 1
+            self._refuse(exc)
+            self._request(now)
+            return
+        self.receive_message(packet, now, source)
+
+    def receive_message(self, packet: packets.SyncInterest | packets.DataInterest | packets.Publication, now: int,
+                        source: Hashable | None = None) -> None:
+        """``receive`` for a packet already decoded (``parse``, or a router's
+        ``packets.decode`` for this group): it is not read again."""
         self.stats["received"] += 1
         try:
-            packet = packets.decode(bytes(data), self.group)
             if isinstance(packet, packets.SyncInterest):
                 self._on_sync_interest(packet, now, source)
             elif isinstance(packet, packets.DataInterest):
@@ -145,9 +161,12 @@ class Channel:
                 self.hearsay.discard(packet.producer)
                 self._events += delivered
         except RemoteProtocolError as exc:
-            self.stats[exc.kind] += 1
-            self._events.append(Rejected(exc.kind, str(exc)))
+            self._refuse(exc)
         self._request(now)
+
+    def _refuse(self, exc: RemoteProtocolError) -> None:
+        self.stats[exc.kind] += 1
+        self._events.append(Rejected(exc.kind, str(exc)))
 
     def handle_timer(self, now: int) -> None:
         repeat = self._timer.repeating  # a repeat says what the publication's sync interest said

@@ -18,9 +18,10 @@ from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.payload import Payload, PayloadError, nick_problem, text_problem
 from chat_app.runtime.direct import translate
-from chat_app.runtime.routing import Refused, route
+from chat_app.runtime.routing import Refused, route_sds
 from sync.mvds import DmDelivered
-from sync.sds import Channel
+from sync.sds import Channel, Config
+from sync.sds.wire import checked
 from tests.runtime.conftest import T0, Net, texts
 
 CONTROLS = ["\x00", "\x07", "\x08", "\r", "\x1b", "\x7f", "\x85", "\x9b", "\x9c"]
@@ -71,7 +72,7 @@ def test_the_receiver_refuses_a_hostile_payload_with_a_reason(data, reason):
     ch = Channel("general", "ab" * 16, T0)
     ch.send(data, T0)
     (out,) = ch.datagrams_to_send(T0)
-    refused = route(out.data)
+    refused = route_sds(checked(out.data, Config()))
     assert isinstance(refused, Refused) and refused.kind == "payload" and reason in refused.reason
 
 

@@ -12,7 +12,10 @@ ticks over an in-memory network, and records everything observable: each
 * the state is plain data, and exporting a restored engine gives it back;
 * no input ever raises, and every ``Outgoing`` is well-formed;
 * the run reads no clock (the clocks are booby-trapped) and is a
-  deterministic function of its inputs (it replays identically).
+  deterministic function of its inputs (it replays identically);
+* for an engine that takes messages already parsed (``MessageEngine``),
+  feeding every datagram as ``receive_message(parse(data))`` records the
+  very same run.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sync.core import BROADCAST, Engine, Event, Outgoing
+from sync.core import BROADCAST, Engine, Event, MessageEngine, Outgoing, RemoteProtocolError
 
 from .kinds import KINDS, T0, EngineKind
 
@@ -72,10 +75,25 @@ def is_plain(value) -> bool:
     return False
 
 
-def run(kind: EngineKind, script, restore: str = "never") -> list:
+def feed(engine: Engine, data: bytes, now: int, source, parsed: bool) -> None:
+    """``engine.receive``; or, if ``parsed``, ``receive_message`` of what
+    ``parse`` made (what ``parse`` refuses goes to ``receive``, which reports it)."""
+    if parsed:
+        try:
+            message = engine.parse(data)
+        except RemoteProtocolError:
+            pass
+        else:
+            engine.receive_message(message, now, source)
+            return
+    engine.receive(data, now, source)
+
+
+def run(kind: EngineKind, script, restore: str = "never", parsed: bool = False) -> list:
     """Play ``script``; return everything observable, in order. ``restore``:
     "never", or after every step from "export" (``export_state()``), or from
-    "changes" (a store kept up to date with ``take_changes()`` only)."""
+    "changes" (a store kept up to date with ``take_changes()`` only).
+    ``parsed``: datagrams go in through ``parse`` and ``receive_message``."""
     now = T0
     engines, world = kind.build(now)
     n = len(engines)
@@ -128,7 +146,7 @@ def run(kind: EngineKind, script, restore: str = "never") -> list:
             if not kind.ordered and not op[2]:
                 targets = targets[:1]  # lost on the way to the others
             for j in targets:
-                engines[j].receive(data, now, src)
+                feed(engines[j], data, now, src, parsed)
                 step(j)
         elif op[0] == "junk":
             i = op[1] % n
@@ -137,7 +155,7 @@ def run(kind: EngineKind, script, restore: str = "never") -> list:
                 data = junk[1]
             else:
                 data = mutate(seen[junk[1] % len(seen)] if seen else b"", junk[2])
-            engines[i].receive(data, now, (i + 1) % n)
+            feed(engines[i], data, now, (i + 1) % n, parsed)
             step(i)
         elif op[0] == "tick":
             now += op[1]
@@ -169,9 +187,13 @@ def clocks_trapped():
         yield
 
 
-def observe(kind: EngineKind, script, restore: str = "never") -> list:
+def observe(kind: EngineKind, script, restore: str = "never", parsed: bool = False) -> list:
     with clocks_trapped():
-        return run(kind, script, restore)
+        return run(kind, script, restore, parsed)
+
+
+def takes_parsed(kind: EngineKind) -> bool:
+    return isinstance(kind.build(T0)[0][0], MessageEngine)
 
 
 def conforms(kind: EngineKind):
@@ -183,6 +205,8 @@ def conforms(kind: EngineKind):
         assert observe(kind, script, "export") == plain, "restoring changed what is observable"
         if kind.incremental:
             assert observe(kind, script, "changes") == plain, "restoring from the changes alone differs"
+        if takes_parsed(kind):
+            assert observe(kind, script, parsed=True) == plain, "receive_message(parse(d)) is not receive(d)"
     return check
 
 
@@ -203,6 +227,17 @@ def test_the_main_path_conforms(kind):
     assert observe(kind, script, "export") == plain
     if kind.incremental:
         assert observe(kind, script, "changes") == plain
+    if takes_parsed(kind):
+        assert observe(kind, script, parsed=True) == plain
     outs = [t for t in plain if t[0] == "out"]
     events = {type(t[2]).__name__ for t in plain if t[0] == "event"}
     assert len(outs) > 10 and kind.main_events <= events, (len(outs), events)
+
+
+def test_the_datagram_engines_take_messages_parsed():
+    """SDS and SVS are ``MessageEngine``s: a router hands them what it parsed."""
+    from sync.sds import Channel as Sds
+    from sync.svs import Channel as Svs, Name
+    assert isinstance(Sds("general", "alice", T0), MessageEngine)
+    assert isinstance(Svs(Name.of("/group"), Name.of("/alice"), T0), MessageEngine)
+    assert {"sds", "svs"} <= {k.name for k in KINDS if takes_parsed(k)}

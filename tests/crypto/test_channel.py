@@ -43,7 +43,7 @@ def test_a_member_opens_what_another_member_sealed():
     wires = chat(ALICE, TEXTS, channel=NAME)
     opened = open_datagram(key.seal(ALICE, Kind.SDS, wires[0]), KnownKeys(), ring)
     assert opened.payload == wires[0] and opened.context == key.tag
-    assert check_sds(opened).channel_id == NAME
+    assert check_sds(opened).msg.channel_id == NAME
 
 
 def test_ciphertext_holds_no_text_nick_sender_key_or_channel_name():

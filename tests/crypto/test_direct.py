@@ -29,7 +29,7 @@ def test_both_sides_derive_the_same_key_and_only_they_read():
     ring = Keyring()
     ring.add(bobs_side)
     opened = open_datagram(data, KnownKeys(), ring)
-    assert opened.payload == wire and check_sds(opened).sender_id == ALICE.sender_id
+    assert opened.payload == wire and check_sds(opened).msg.sender_id == ALICE.sender_id
     assert b"just between us" not in data and ALICE.public_key not in data
 
     eves_guess = direct_key(EVE, *learned(exchange_key_statement(BOB)))

@@ -17,7 +17,7 @@ WIRES = chat(ALICE, ["hello", "the plan is at noon", "bring snacks"])
 
 
 def opened_sds(data: bytes, keys: KnownKeys | None = None) -> SdsMessage:
-    return check_sds(open_envelope(data, keys if keys is not None else KnownKeys()))
+    return check_sds(open_envelope(data, keys if keys is not None else KnownKeys())).msg
 
 
 def test_a_signed_sds_datagram_opens_to_the_same_bytes_and_signer():

@@ -51,13 +51,32 @@ def test_the_budget_refills_with_time():
 
 
 def test_repeated_bytes_are_not_verified_again_and_cost_no_budget():
-    bob = gate(rate=0, burst=1)
+    """Duplicates are suppressed in front of the gate (where the runtime
+    remembers where a datagram went), so a replay never spends a verification."""
+    from chat_app.runtime.envelopes import Envelopes
+    from chat_app.runtime.routing import Refused, SdsDatagram
+
+    bob = Envelopes(BOB, FAST_SCRYPT)
+    bob.gate.budget = VerifyBudget(rate=0, burst=1)
     data = seal(ALICE, Kind.SDS, WIRES[0])
     first = bob.open(data, source="a", now=T0)
-    assert all(bob.open(data, source="a", now=T0) == first for _ in range(50))
+    assert isinstance(first, SdsDatagram)
+    assert all(bob.open(data, source="a", now=T0) is first for _ in range(50))
     assert (bob.stats["verified"], bob.stats["repeated"]) == (1, 50)
-    with pytest.raises(EnvelopeError, match="over_budget"):
-        bob.open(seal(ALICE, Kind.SDS, WIRES[1]), source="a", now=T0)
+    refused = bob.open(seal(ALICE, Kind.SDS, WIRES[1]), source="a", now=T0)
+    assert isinstance(refused, Refused) and refused.kind == "over_budget"
+
+
+def test_the_gate_checks_the_sds_message_once_against_the_engines_bounds():
+    """The gate's parse is the one routing and the engine use, checked
+    against the bounds it was given: a message over them is refused there."""
+    from sync.sds import Config
+
+    opened = gate().open(seal(ALICE, Kind.SDS, WIRES[0]), source="a", now=T0)
+    assert opened.sds.data == WIRES[0] and opened.sds.derivation == "ours"
+    strict = Gate(BOB, Keyring(FAST_SCRYPT), VerifyBudget(), sds=Config(max_datagram_bytes=len(WIRES[0]) - 1))
+    with pytest.raises(EnvelopeError, match="oversized"):
+        strict.open(seal(ALICE, Kind.SDS, WIRES[0]), source="a", now=T0)
 
 
 def test_an_impostor_is_counted_by_reason():

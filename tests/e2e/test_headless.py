@@ -202,7 +202,7 @@ def test_fetch_requests_are_answered_within_a_budget(spawn, lan):
     sock.sendto(request, (alice.host.address, alice.port))
     got = set()
     for _ in range(3):  # alice's own envelopes, which verify for anyone
-        got.add(check_sds(open_envelope(sock.recv(65_535), KnownKeys())).message_id)
+        got.add(check_sds(open_envelope(sock.recv(65_535), KnownKeys())).msg.message_id)
     assert got == set(ids)
     for _ in range(200):  # 600 asks in well under a second; the budget is 128 a second
         sock.sendto(request, (alice.host.address, alice.port))

@@ -91,7 +91,7 @@ def test_the_store_keeps_and_serves_each_authors_own_envelope(net):
     net.run(1_000)
     for holder in (alice, bob):
         opened = open_envelope(holder.store.wire("general", mid), KnownKeys())
-        assert opened.signer.sender_id == alice.peer_id and check_sds(opened).message_id == mid
+        assert opened.signer.sender_id == alice.peer_id and check_sds(opened).msg.message_id == mid
     carol = net.add("carol")  # asks bob, not alice, for alice's message: bob passes alice's envelope on
     carol.datagram_received(bob.store.wire("general", mid), net.address(bob), net.now)
     assert texts(carol.store) == ["hello"]

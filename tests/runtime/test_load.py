@@ -35,33 +35,52 @@ def test_a_batch_of_datagrams_is_one_commit(net, tmp_path):
 
 
 def test_past_the_in_flight_bound_messages_are_held_in_order_then_all_arrive(tmp_path):
-    net = Net(tmp_path, loss=1.0)  # nothing gets through: nothing is acknowledged
-    alice = net.add("alice")
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    bob.say("general", "hi", "text", net.now)
+    net.pump()  # a peer that could acknowledge: alice has heard it
+    assert alice.conversations["general"].engine.participants == 1
+    net.loss = 1.0  # nothing gets through: nothing is acknowledged
     n = MAX_IN_FLIGHT + 40
     ids = [alice.say("general", f"m{i}", "text", net.now) for i in range(n)]
     assert all(ids[:MAX_IN_FLIGHT]) and not any(ids[MAX_IN_FLIGHT:])
     held = [e for e in alice.events() if isinstance(e, ev.MessagesHeld)]
     assert held == [ev.MessagesHeld("general", 1)]  # told once, not per line
     assert len(alice.conversations["general"].held) == 40
-    assert texts(alice.store) == [f"m{i}" for i in range(MAX_IN_FLIGHT)]
+    assert texts(alice.store) == ["hi"] + [f"m{i}" for i in range(MAX_IN_FLIGHT)]
     net.run(IN_FLIGHT_WINDOW_MS // 2)
     assert len(alice.conversations["general"].held) == 40  # acknowledgements free room, not time alone...
     net.loss = 0.0
-    bob = net.add("bob")
     net.run(IN_FLIGHT_WINDOW_MS * 3)  # ...but a message older than the window stops counting
     assert alice.conversations["general"].held == type(alice.conversations["general"].held)()
-    assert texts(alice.store) == [f"m{i}" for i in range(n)]  # typed order kept
+    assert texts(alice.store) == ["hi"] + [f"m{i}" for i in range(n)]  # typed order kept
     net.run(60_000)
-    assert texts(bob.store) == [f"m{i}" for i in range(n)]
+    assert texts(bob.store) == ["hi"] + [f"m{i}" for i in range(n)]
     assert ev.MessagesHeld("general", 0) in net.seen(alice)
 
 
-def test_leaving_sends_everything_held(tmp_path):
-    net = Net(tmp_path, loss=1.0)
+def test_alone_in_a_channel_nothing_is_held(tmp_path):
+    """Backpressure is against peers that exist: with nobody to acknowledge
+    (nobody heard from), a paste leaves at once, not 256 per window."""
+    net = Net(tmp_path)
     alice = net.add("alice")
+    n = 3 * MAX_IN_FLIGHT
+    ids = [alice.say("general", f"m{i}", "text", net.now) for i in range(n)]
+    assert all(ids) and len(alice.conversations["general"].held) == 0
+    assert texts(alice.store) == [f"m{i}" for i in range(n)]
+    assert not [e for e in alice.events() if isinstance(e, ev.MessagesHeld)]
+
+
+def test_leaving_sends_everything_held(tmp_path):
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    bob.say("general", "hi", "text", net.now)
+    net.pump()
+    net.loss = 1.0
     for i in range(MAX_IN_FLIGHT + 5):
         alice.say("general", f"m{i}", "text", net.now)
+    assert alice.conversations["general"].held
     alice.leave(net.now)
-    assert len(texts(alice.store)) == MAX_IN_FLIGHT + 5  # stored as unacknowledged: resent after a restart
+    assert len(texts(alice.store)) == MAX_IN_FLIGHT + 6  # stored as unacknowledged: resent after a restart
     reopened = Store(alice.store.path)
     assert len(reopened.states.load("general")["outgoing"]) == MAX_IN_FLIGHT + 5

@@ -378,9 +378,9 @@ def test_each_datagram_is_parsed_once_by_routing_not_again_by_the_engine(net, mo
     import sync.sds.channel
 
     parsed_by_engine = []
-    real_parse = sync.sds.channel.parse
-    monkeypatch.setattr(sync.sds.channel, "parse", lambda data, config: parsed_by_engine.append(data)
-                        or real_parse(data, config))
+    real_checked = sync.sds.channel.checked
+    monkeypatch.setattr(sync.sds.channel, "checked", lambda data, config: parsed_by_engine.append(data)
+                        or real_checked(data, config))
     alice, bob = net.add("alice"), net.add("bob")
     for i in range(3):
         alice.say("general", f"a{i}", "text", net.now)
@@ -401,9 +401,9 @@ def test_a_replicated_entry_is_parsed_once_by_its_validation_not_again_by_the_en
         net.pump()
     net.nodes[away] = carol
     parsed_by_engine = []
-    real_parse = sync.sds.channel.parse
-    monkeypatch.setattr(sync.sds.channel, "parse", lambda data, config: parsed_by_engine.append(data)
-                        or real_parse(data, config))
+    real_checked = sync.sds.channel.checked
+    monkeypatch.setattr(sync.sds.channel, "checked", lambda data, config: parsed_by_engine.append(data)
+                        or real_checked(data, config))
     _link(net, carol, alice)
     assert texts(carol.store) == [f"a{i}" for i in range(5)] and carol.stats["replicated_in"] == 5
     assert parsed_by_engine == []

@@ -155,7 +155,7 @@ def test_replicated_messages_are_stored_in_each_authors_order_and_not_fetched_ag
     conv = carol.conversations["general"]
     for wire in (wires[2], wires[0], wires[1]):  # as a link with a hole might bring them
         routed = carol.envelopes.open_entry(wire)
-        conv.engine.receive_message(routed.message, routed.data, svs_net.now, ("10.0.0.1", 7000))
+        conv.engine.receive_message(routed.parsed, svs_net.now, ("10.0.0.1", 7000))
         carol.joined.step("general", svs_net.now)
     assert [d.seq for d in of(carol.events(), ev.MessageDelivered)] == [1, 2, 3]
     assert texts(carol.store) == ["a0", "a1", "a2"]

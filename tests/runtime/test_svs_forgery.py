@@ -111,7 +111,7 @@ def test_replicated_messages_waiting_for_an_earlier_one_are_bounded_over_all_aut
         author = Identity.generate()
         routed = carol.envelopes.open_entry(seal(author, Kind.SDS, chat_message(author.sender_id, "general", 2,
                                                                                  f"second of {n}", net.now + n)))
-        conversation.engine.receive_message(routed.message, routed.data, net.now)
+        conversation.engine.receive_message(routed.parsed, net.now)
         carol.joined.step("general", net.now)
     assert conversation._waiting == 10 and sum(map(len, conversation._pending.values())) == 10
     assert texts(carol.store) == []

@@ -64,7 +64,7 @@ def test_absurd_future_timestamps_are_refused():
 # --- causal history and the log ---------------------------------------------
 
 def test_causal_history_names_the_last_n_delivered_with_sender_and_hint():
-    a = Channel("general", "alice", T0, retrieval_hint=lambda mid, sender, content: f"store:{sender}".encode())
+    a = Channel("general", "alice", T0, retrieval_hint=lambda mid, sender, content, decoded: f"store:{sender}".encode())
     ids = [a.send(f"m{i}".encode(), T0 + i) for i in range(5)]
     take(a)
     a.send(b"next", T0 + 10)

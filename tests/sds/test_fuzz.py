@@ -60,21 +60,24 @@ def test_bad_datagrams_never_raise_or_corrupt_what_is_stored(datagrams):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(VALID), mutated(), st.binary(max_size=2000)), min_size=1, max_size=20))
 def test_a_datagram_parsed_by_the_caller_is_taken_exactly_as_its_bytes(datagrams):
-    """``receive_message`` (what a router that already parsed the protobuf
-    calls) refuses, stores and reports exactly what ``receive`` does."""
-    from google.protobuf.message import DecodeError
+    """``receive_message`` (what a router that already parsed and checked the
+    datagram calls) refuses, stores and reports exactly what ``receive`` does,
+    whether the router checked it against the engine's bounds or looser ones."""
+    from sync.core import RemoteProtocolError
+    from sync.sds import Config
+    from sync.sds.wire import checked
 
-    from proto.sds_pb2 import SdsMessage
-
-    by_bytes, by_message = make("carol"), make("carol")
-    for i, data in enumerate(datagrams):
-        by_bytes.receive(data, T0 + i)
-        try:
-            msg = SdsMessage.FromString(data)
-        except (DecodeError, ValueError, RuntimeError):
-            by_message.receive(data, T0 + i)  # what a router refuses never reaches receive_message
-        else:
-            by_message.receive_message(msg, data, T0 + i)
-    assert list(by_bytes.events()) == list(by_message.events())
-    assert by_bytes.export_state() == by_message.export_state()
-    assert by_bytes.stats == by_message.stats
+    looser = Config(max_entries=10_000, max_id_length=10_000)
+    for router in (None, looser):
+        by_bytes, by_message = make("carol"), make("carol")
+        for i, data in enumerate(datagrams):
+            by_bytes.receive(data, T0 + i)
+            try:
+                parsed = by_message.parse(data) if router is None else checked(data, router)
+            except RemoteProtocolError:
+                by_message.receive(data, T0 + i)  # what a router refuses never reaches receive_message
+            else:
+                by_message.receive_message(parsed, T0 + i)
+        assert list(by_bytes.events()) == list(by_message.events())
+        assert by_bytes.export_state() == by_message.export_state()
+        assert by_bytes.stats == by_message.stats
