@@ -103,7 +103,6 @@ class Gate:
 
     def add(self, key: ChannelKey) -> None:
         """Keep a key derived earlier (a restart need not pay scrypt again)."""
-        self._recent.clear()
         self.keyring.add(key)
 
     def leave(self, key: ChannelKey) -> None:
