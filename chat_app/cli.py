@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
+from chat_app.data_dir import default_data_dir, not_a_directory, unusable
 from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
 from chat_app.payload import nick_problem
@@ -106,11 +107,6 @@ def _blind_channel(text: str) -> str:
     if re.fullmatch(r"~[0-9a-f]{32}", text) is None:
         raise argparse.ArgumentTypeError("a blind channel is ~ and its 32-digit hex tag")
     return text
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "sds-chat"
 
 
 def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client: bool = True) -> None:
@@ -228,7 +224,11 @@ def run_peer(args: argparse.Namespace) -> int:
     except DataDirBusy as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # unreadable/unwritable directory, corrupt file
+    except OSError as exc:  # a file, not a directory; not writable
+        lock.release()
+        print(f"sds-chat: {unusable(data_dir, exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a corrupt database
         lock.release()
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
@@ -291,20 +291,27 @@ def run_peer(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from chat_app.export import ExportError, export, format_for
     from chat_app.crypto import KeyFileError
-    from chat_app.identity import load_identity
-    from chat_app.store import Store, database_path
+    from chat_app.export import ExportError, export, format_for
+    from chat_app.identity import stored_sender_id
+    from chat_app.store import Store, StoreUnreadable, database_path
 
     data_dir = args.data_dir or default_data_dir()
     database = database_path(data_dir)
+    if (problem := not_a_directory(data_dir)) is not None:
+        print(f"sds-chat: {problem}", file=sys.stderr)
+        return 2
     if not database.is_file():
         print(f"sds-chat: no history in {data_dir} (expected {database.name})", file=sys.stderr)
         return 2
     fmt = format_for(args.out, args.format)
-    store = Store(database)
+    try:  # only read: a directory the user may not write is exported as it is
+        store = Store(database, read_only=True)
+    except StoreUnreadable as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        return 2
     try:
-        count = export(store, load_identity(store, data_dir).sender_id, args.out, fmt, args.export_channels)
+        count = export(store, stored_sender_id(store, data_dir), args.out, fmt, args.export_channels)
     except (ExportError, KeyFileError) as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
