@@ -358,8 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "doctor":
         from chat_app.doctor import doctor
+        from chat_app.link_names import LinkNames
 
-        return doctor(args.seconds, args.doctor_port)
+        return doctor(args.seconds, args.doctor_port, LinkNames.of_data_dir(args.data_dir or default_data_dir()))
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
     leave(run_peer(args))  # the chat itself does not return: see ``leave``

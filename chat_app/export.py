@@ -30,6 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from chat_app.link_names import LinkNames
 from chat_app.runtime.envelopes import sds_bytes
 from chat_app.store import Store
 from proto.sds_pb2 import SdsMessage
@@ -91,7 +92,7 @@ def export(store: Store, peer_id: str, out: Path, fmt: str = "parquet", channels
                           f"--format {' or '.join(FORMATS)}")
     held = store.all_channels()
     if unknown := [c for c in channels or () if c not in held]:
-        have = ", ".join(f"#{c}" for c in held) or "none"
+        have = ", ".join(LinkNames.of(store).conversation(c) for c in held) or "none"
         raise ExportError(f"no history for #{unknown[0]} (channels with history: {have})")
     channels = channels or held
     count = 0
