@@ -13,9 +13,12 @@ Columns (the schema ``sds-chat verify`` reads):
     received_at_ms     int64
     delivered_at_ms    int64
     seq                int64          the author's sequence number in the channel (null if undecodable)
+    nick               string         the nick the message carries (null if undecodable)
 
-Direct conversations are exported too, as the channel ``@`` and the other
-person's id, ordered by their MVDS timestamps, with no causal history.
+Direct conversations are exported too, ordered by their MVDS timestamps, with
+no causal history, under one name both sides give them: ``@``, the two
+people's ids in sorted order, joined by ``+`` (``conversation_id``) - so
+``verify`` compares the two sides' logs as those of one channel.
 
 Parquet (via pyarrow, written in row groups, so memory stays flat however long
 the history) or JSON Lines. Rows stream out of SQLite in log order.
@@ -47,6 +50,7 @@ SCHEMA = pa.schema([
     ("received_at_ms", pa.int64()),
     ("delivered_at_ms", pa.int64()),
     ("seq", pa.int64()),
+    ("nick", pa.string()),
 ])
 FORMATS = ("parquet", "jsonl")
 
@@ -72,16 +76,22 @@ class ExportError(Exception):
     """The export cannot be written; the message says why, in one line."""
 
 
+def conversation_id(peer_id: str, other_id: str) -> str:
+    """The exported name of the direct conversation of two people: the same on both sides."""
+    return "@" + "+".join(sorted((peer_id, other_id)))
+
+
 def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
     for channel in channels:
         direct = channel.startswith("@")  # a direct conversation: MVDS keeps order without causal history
+        exported = conversation_id(peer_id, channel[1:]) if direct else channel
         for pos, m in enumerate(store.iter_messages(channel)):
             history = [] if direct else [e.message_id for e in SdsMessage.FromString(sds_bytes(m.wire)).causal_history]
             yield {
-                "peer_id": peer_id, "channel_id": channel, "pos": pos, "message_id": m.message_id,
+                "peer_id": peer_id, "channel_id": exported, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,
                 "content": m.text, "received_at_ms": m.received_at, "delivered_at_ms": m.delivered_at,
-                "seq": m.seq,
+                "seq": m.seq, "nick": m.nick,
             }
 
 
