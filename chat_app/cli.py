@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--forget", action="append", type=_blind_channel, default=[], metavar="~TAG",
                        help="stop keeping this private channel blind: delete what it holds of it, and no longer "
                             "announce or serve it (repeatable)")
+    serve.add_argument("--json", action="store_true",
+                       help="write one JSON event per line on stdout, for scripts (default: lines for people: "
+                            "what it keeps at start, then peers coming and going and a summary every minute)")
     serve.add_argument("--mailbox", action="store_true",
                        help="also hold sealed direct messages for peers who are away, and hand them over when "
                             "they return (it can read none of them)")
@@ -272,7 +275,12 @@ def run_peer(args: argparse.Namespace) -> int:
         if args.headless or args.command == "serve":
             from chat_app.headless import Headless
 
-            return asyncio.run(Headless(node, read_stdin=args.command != "serve").run())
+            readable = None
+            if args.command == "serve" and not (args.headless or args.json):
+                from chat_app.serve_lines import ServeLines
+
+                readable = ServeLines(blind=_kept_blind(store, channels), mailbox=args.mailbox)
+            return asyncio.run(Headless(node, read_stdin=args.command != "serve", readable=readable).run())
         from chat_app.tui.app import ChatApp
 
         # the client draws on the terminal: warnings go to a file, not over the screen
@@ -288,6 +296,14 @@ def run_peer(args: argparse.Namespace) -> int:
     finally:
         store.close()
         lock.release()
+
+
+def _kept_blind(store, channels: list[str]) -> list[str]:
+    """The private channels a store peer keeps without their key: named now, or kept from before."""
+    from chat_app.runtime.mailbox import MAILBOX_LINK
+
+    kept = {c for c in channels if c.startswith("~")} | {f"~{tag.hex()}" for tag in store.blind.tags()}
+    return sorted(kept - {MAILBOX_LINK})
 
 
 def run_export(args: argparse.Namespace) -> int:
