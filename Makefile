@@ -22,7 +22,7 @@ $(VERIFIED): $(CHAT)
 	touch $(VERIFIED)
 
 $(STAMP): $(VERIFIED)
-	$(BIN)/pip install --quiet -e '.[dev,verify]'
+	$(BIN)/pip install --quiet -e '.[dev,verify,export]'
 	touch $(STAMP)
 
 # The end-to-end client test drives a real terminal; the test LAN needs iproute2

@@ -20,8 +20,8 @@ no causal history, under one name both sides give them: ``@``, the two
 people's ids in sorted order, joined by ``+`` (``conversation_id``) - so
 ``verify`` compares the two sides' logs as those of one channel.
 
-Parquet (via pyarrow, written in row groups, so memory stays flat however long
-the history) or JSON Lines. Rows stream out of SQLite in log order.
+Parquet (via pyarrow, an optional extra; written in row groups, so memory stays
+flat however long the history) or JSON Lines. Rows stream out of SQLite in log order.
 """
 
 from __future__ import annotations
@@ -30,15 +30,20 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # an optional extra (sds-chat[export]): chatting and JSON Lines exports do without it
+    pa = pq = None
 
 from chat_app.link_names import LinkNames
 from chat_app.runtime.envelopes import sds_bytes
 from chat_app.store import Store
 from proto.sds_pb2 import SdsMessage
 
-SCHEMA = pa.schema([
+PARQUET_NEEDS_PYARROW = ("writing Parquet needs pyarrow, an optional extra: pip install 'sds-chat[export]' "
+                         "(or name the file .jsonl)")
+SCHEMA = None if pa is None else pa.schema([
     ("peer_id", pa.string()),
     ("channel_id", pa.string()),
     ("pos", pa.int64()),
@@ -100,6 +105,8 @@ def export(store: Store, peer_id: str, out: Path, fmt: str = "parquet", channels
     if fmt not in FORMATS:
         raise ExportError(f"cannot write {fmt!r}: name the file .parquet or .jsonl, or choose "
                           f"--format {' or '.join(FORMATS)}")
+    if fmt == "parquet" and pq is None:
+        raise ExportError(PARQUET_NEEDS_PYARROW)
     held = store.all_channels()
     if unknown := [c for c in channels or () if c not in held]:
         have = ", ".join(LinkNames.of(store).conversation(c) for c in held) or "none"
