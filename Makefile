@@ -1,15 +1,28 @@
 # Every target builds its own virtual environment, so a fresh clone needs only python3.
+# Chatting needs only the package: `make chat` installs that (CHAT). `make verify`
+# adds Spark and matplotlib (VERIFIED); everything else - tests, benchmarks, docs,
+# the protocol compiler - wants the development extras as well (STAMP).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+CHAT   := $(VENV)/.chat
+VERIFIED := $(VENV)/.verify
 STAMP  := $(VENV)/.installed
 
-.PHONY: chat test test-fast bench proto docs clean tools
+.PHONY: chat verify test test-fast bench proto docs clean tools
 
-$(STAMP): pyproject.toml
+$(CHAT): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,verify]'
+	$(BIN)/pip install --quiet -e .
+	touch $(CHAT)
+
+$(VERIFIED): $(CHAT)
+	$(BIN)/pip install --quiet -e '.[verify]'
+	touch $(VERIFIED)
+
+$(STAMP): $(VERIFIED)
+	$(BIN)/pip install --quiet -e '.[dev,verify,export]'
 	touch $(STAMP)
 
 # The end-to-end client test drives a real terminal; the test LAN needs iproute2
@@ -29,8 +42,12 @@ $(WAKU_SDS):
 	@command -v npm >/dev/null || { echo "npm not found"; exit 1; }
 	npm install --prefix .cache/interop --no-save --no-audit --no-fund --loglevel=error @waku/sds@0.0.8
 
-chat: $(STAMP)
+chat: $(CHAT)
 	$(BIN)/sds-chat $(ARGS)
+
+# e.g. make verify ARGS='exports/ --html report.html'
+verify: $(VERIFIED)
+	$(BIN)/sds-chat verify $(ARGS)
 
 test: $(STAMP) tools
 	$(BIN)/python -m pytest -q --durations=25 $(PYTEST_ARGS)

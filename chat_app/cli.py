@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
+from chat_app.data_dir import default_data_dir, not_a_directory, unusable
 from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
 from chat_app.payload import chosen_nick_problem
@@ -102,11 +103,6 @@ def _blind_channel(text: str) -> str:
     return text
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "sds-chat"
-
-
 def _peer_options(parser: argparse.ArgumentParser, defaults: bool = True, client: bool = True) -> None:
     """The options of a running peer. On a subcommand (``defaults=False``)
     an option not given leaves the value from before the subcommand alone.
@@ -158,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--forget", action="append", type=_blind_channel, default=[], metavar="~TAG",
                        help="stop keeping this private channel blind: delete what it holds of it, and no longer "
                             "announce or serve it (repeatable)")
+    serve.add_argument("--json", action="store_true",
+                       help="write one JSON event per line on stdout, for scripts (default: lines for people: "
+                            "what it keeps at start, then peers coming and going and a summary every minute)")
     serve.add_argument("--mailbox", action="store_true",
                        help="also hold sealed direct messages for peers who are away, and hand them over when "
                             "they return (it can read none of them)")
@@ -225,7 +224,11 @@ def run_peer(args: argparse.Namespace) -> int:
     except DataDirBusy as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # unreadable/unwritable directory, corrupt file
+    except OSError as exc:  # a file, not a directory; not writable
+        lock.release()
+        print(f"sds-chat: {unusable(data_dir, exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a corrupt database
         lock.release()
         print(f"sds-chat: cannot open the data directory {data_dir}: {exc}", file=sys.stderr)
         return 2
@@ -264,7 +267,12 @@ def run_peer(args: argparse.Namespace) -> int:
         if args.headless or args.command == "serve":
             from chat_app.headless import Headless
 
-            return asyncio.run(Headless(node, read_stdin=args.command != "serve").run())
+            readable = None
+            if args.command == "serve" and not (args.headless or args.json):
+                from chat_app.serve_lines import ServeLines
+
+                readable = ServeLines(blind=_kept_blind(store, channels), mailbox=args.mailbox)
+            return asyncio.run(Headless(node, read_stdin=args.command != "serve", readable=readable).run())
         from chat_app.tui.app import ChatApp
 
         # the client draws on the terminal: warnings go to a file, not over the screen
@@ -282,21 +290,36 @@ def run_peer(args: argparse.Namespace) -> int:
         lock.release()
 
 
+def _kept_blind(store, channels: list[str]) -> list[str]:
+    """The private channels a store peer keeps without their key: named now, or kept from before."""
+    from chat_app.runtime.mailbox import MAILBOX_LINK
+
+    kept = {c for c in channels if c.startswith("~")} | {f"~{tag.hex()}" for tag in store.blind.tags()}
+    return sorted(kept - {MAILBOX_LINK})
+
+
 def run_export(args: argparse.Namespace) -> int:
-    from chat_app.export import ExportError, export, format_for
     from chat_app.crypto import KeyFileError
-    from chat_app.identity import load_identity
-    from chat_app.store import Store, database_path
+    from chat_app.export import ExportError, export, format_for
+    from chat_app.identity import stored_sender_id
+    from chat_app.store import Store, StoreUnreadable, database_path
 
     data_dir = args.data_dir or default_data_dir()
     database = database_path(data_dir)
+    if (problem := not_a_directory(data_dir)) is not None:
+        print(f"sds-chat: {problem}", file=sys.stderr)
+        return 2
     if not database.is_file():
         print(f"sds-chat: no history in {data_dir} (expected {database.name})", file=sys.stderr)
         return 2
     fmt = format_for(args.out, args.format)
-    store = Store(database)
+    try:  # only read: a directory the user may not write is exported as it is
+        store = Store(database, read_only=True)
+    except StoreUnreadable as exc:
+        print(f"sds-chat: {exc}", file=sys.stderr)
+        return 2
     try:
-        count = export(store, load_identity(store, data_dir).sender_id, args.out, fmt, args.export_channels)
+        count = export(store, stored_sender_id(store, data_dir), args.out, fmt, args.export_channels)
     except (ExportError, KeyFileError) as exc:
         print(f"sds-chat: {exc}", file=sys.stderr)
         return 2
@@ -343,8 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "doctor":
         from chat_app.doctor import doctor
+        from chat_app.link_names import LinkNames
 
-        return doctor(args.seconds, args.doctor_port)
+        return doctor(args.seconds, args.doctor_port, LinkNames.of_data_dir(args.data_dir or default_data_dir()))
     if args.command == "demo":
         return run_demo(args.peers, args.messages, args.loss, args.seed)
     leave(run_peer(args))  # the chat itself does not return: see ``leave``

@@ -17,6 +17,7 @@ from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from chat_app.inert_text import inert
+from chat_app.link_names import LinkNames
 from chat_app.net.addresses import advertised_addresses, hostport, interface_addresses, usable
 from chat_app.net.discovery import SERVICE_TYPE
 from chat_app.peers import NOBODY_HINT
@@ -49,7 +50,7 @@ def _port(port: int, out: Print) -> None:
             probe.close()
 
 
-async def _browse(seconds: float, out: Print) -> int:
+async def _browse(seconds: float, labels: LinkNames, out: Print) -> int:
     out(f"mDNS: listening for {SERVICE_TYPE} for {seconds:g} s ...")
     try:
         zc = AsyncZeroconf(ip_version=IPVersion.V4Only)
@@ -71,17 +72,28 @@ async def _browse(seconds: float, out: Print) -> int:
             continue
         props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
         where = ", ".join(hostport(a, info.port) for a in info.parsed_addresses(IPVersion.All))
-        channels = ", ".join(f"#{c}" for c in props.get("ch", "").split(",") if c) or "no channels"
+        key = _key(props.get("key", ""))
+        channels = ", ".join(labels.channel(c, key) for c in props.get("ch", "").split(",") if c) or "no channels"
         out(inert(f"  {props.get('nick', '?')} ({props.get('id', '?')[:12]}) at {where}  {channels}"))
     await browser.async_cancel()
     await zc.async_close()
     return len(names)
 
 
-def doctor(seconds: float, port: int, out: Print = print) -> int:
+def _key(text: str) -> bytes | None:
+    """The public key an announcement carries, if it is one (only used to name its mailbox)."""
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def doctor(seconds: float, port: int, names: LinkNames | None = None, out: Print = print) -> int:
+    """``names``: what this data directory knows, to name private channels and mailboxes."""
     _interfaces(out)
     _port(port, out)
-    seen = asyncio.run(_browse(seconds, out))
+    seen = asyncio.run(_browse(seconds, names or LinkNames(), out))
     if seen:
         out(f"mDNS works here: {seen} peer(s) seen.")
     else:

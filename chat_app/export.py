@@ -13,12 +13,15 @@ Columns (the schema ``sds-chat verify`` reads):
     received_at_ms     int64
     delivered_at_ms    int64
     seq                int64          the author's sequence number in the channel (null if undecodable)
+    nick               string         the nick the message carries (null if undecodable)
 
-Direct conversations are exported too, as the channel ``@`` and the other
-person's id, ordered by their MVDS timestamps, with no causal history.
+Direct conversations are exported too, ordered by their MVDS timestamps, with
+no causal history, under one name both sides give them: ``@``, the two
+people's ids in sorted order, joined by ``+`` (``conversation_id``) - so
+``verify`` compares the two sides' logs as those of one channel.
 
-Parquet (via pyarrow, written in row groups, so memory stays flat however long
-the history) or JSON Lines. Rows stream out of SQLite in log order.
+Parquet (via pyarrow, an optional extra; written in row groups, so memory stays
+flat however long the history) or JSON Lines. Rows stream out of SQLite in log order.
 """
 
 from __future__ import annotations
@@ -27,14 +30,20 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # an optional extra (sds-chat[export]): chatting and JSON Lines exports do without it
+    pa = pq = None
 
+from chat_app.link_names import LinkNames
 from chat_app.runtime.envelopes import sds_bytes
 from chat_app.store import Store
 from proto.sds_pb2 import SdsMessage
 
-SCHEMA = pa.schema([
+PARQUET_NEEDS_PYARROW = ("writing Parquet needs pyarrow, an optional extra: pip install 'sds-chat[export]' "
+                         "(or name the file .jsonl)")
+SCHEMA = None if pa is None else pa.schema([
     ("peer_id", pa.string()),
     ("channel_id", pa.string()),
     ("pos", pa.int64()),
@@ -46,6 +55,7 @@ SCHEMA = pa.schema([
     ("received_at_ms", pa.int64()),
     ("delivered_at_ms", pa.int64()),
     ("seq", pa.int64()),
+    ("nick", pa.string()),
 ])
 FORMATS = ("parquet", "jsonl")
 
@@ -71,16 +81,22 @@ class ExportError(Exception):
     """The export cannot be written; the message says why, in one line."""
 
 
+def conversation_id(peer_id: str, other_id: str) -> str:
+    """The exported name of the direct conversation of two people: the same on both sides."""
+    return "@" + "+".join(sorted((peer_id, other_id)))
+
+
 def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
     for channel in channels:
         direct = channel.startswith("@")  # a direct conversation: MVDS keeps order without causal history
+        exported = conversation_id(peer_id, channel[1:]) if direct else channel
         for pos, m in enumerate(store.iter_messages(channel)):
             history = [] if direct else [e.message_id for e in SdsMessage.FromString(sds_bytes(m.wire)).causal_history]
             yield {
-                "peer_id": peer_id, "channel_id": channel, "pos": pos, "message_id": m.message_id,
+                "peer_id": peer_id, "channel_id": exported, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,
                 "content": m.text, "received_at_ms": m.received_at, "delivered_at_ms": m.delivered_at,
-                "seq": m.seq,
+                "seq": m.seq, "nick": m.nick,
             }
 
 
@@ -89,9 +105,11 @@ def export(store: Store, peer_id: str, out: Path, fmt: str = "parquet", channels
     if fmt not in FORMATS:
         raise ExportError(f"cannot write {fmt!r}: name the file .parquet or .jsonl, or choose "
                           f"--format {' or '.join(FORMATS)}")
+    if fmt == "parquet" and pq is None:
+        raise ExportError(PARQUET_NEEDS_PYARROW)
     held = store.all_channels()
     if unknown := [c for c in channels or () if c not in held]:
-        have = ", ".join(f"#{c}" for c in held) or "none"
+        have = ", ".join(LinkNames.of(store).conversation(c) for c in held) or "none"
         raise ExportError(f"no history for #{unknown[0]} (channels with history: {have})")
     channels = channels or held
     count = 0

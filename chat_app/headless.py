@@ -34,6 +34,7 @@ from typing import TextIO
 from chat_app import events as ev
 from chat_app.commands import Invalid, Quit, parse
 from chat_app.node import Node
+from chat_app.serve_lines import SUMMARY_EVERY_S, ServeLines
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +80,11 @@ class EventLines:
 
 
 class Headless:
-    def __init__(self, node_factory, read_stdin: bool = True) -> None:
+    def __init__(self, node_factory, read_stdin: bool = True, readable: ServeLines | None = None) -> None:
+        """``readable``: lines for a person (``serve`` without ``--json``) instead of JSON events."""
         self.node: Node = node_factory(self.emit)
         self.read_stdin = read_stdin
+        self.readable = readable
         self.current: str | None = None
         self._done = asyncio.Event()
         self._out = EventLines(sys.stdout)
@@ -92,7 +95,10 @@ class Headless:
                 self.current = channel
             case ev.Parted(channel=channel) if channel == self.current:
                 self.current = next(iter(self.node.engines), None)
-        if event.printed:
+        if self.readable is not None:
+            if (text := self.readable.event(event)) is not None:
+                self._out.put(text)
+        elif event.printed:
             self._out.put(event.json_line() + "\n")
 
     async def run(self) -> int:
@@ -108,14 +114,22 @@ class Headless:
             loop.add_signal_handler(sig, self._quit)
         await self.node.start()
         self.current = next(iter(self.node.engines), None)
-        lines = None
+        tasks = []
         if self.read_stdin:  # a store peer (serve) runs until it is signalled
-            lines = asyncio.ensure_future(self._read(await _line_source(sys.stdin)))
+            tasks.append(asyncio.ensure_future(self._read(await _line_source(sys.stdin))))
+        if self.readable is not None:
+            tasks.append(asyncio.ensure_future(self._summaries(self.readable)))
         await self._done.wait()
-        if lines is not None:
-            lines.cancel()
+        for task in tasks:
+            task.cancel()
         await self.node.stop()
         self.emit(ev.Bye())
+
+    async def _summaries(self, readable: ServeLines) -> None:
+        while True:
+            await asyncio.sleep(SUMMARY_EVERY_S)
+            if (text := readable.summary()) is not None:
+                self._out.put(text)
 
     def _quit(self) -> None:
         self.node.quitting()

@@ -19,7 +19,8 @@ import hashlib
 import secrets
 from pathlib import Path
 
-from chat_app.crypto import Identity, load_or_create_identity, migrate_identity
+from chat_app.crypto import Identity, KeyFileError, load_or_create_identity, migrate_identity
+from chat_app.crypto.keys import KEY_FILE
 
 
 def new_secret() -> bytes:
@@ -39,3 +40,15 @@ def load_identity(store, data_dir: Path | None = None) -> Identity:
     if legacy is not None:
         store.keys.retire_secret(migrate_identity(legacy, identity).statement)
     return identity
+
+
+def stored_sender_id(store, data_dir: Path) -> str:
+    """The sender id of ``data_dir``, read without writing anything (``export``
+    on a directory the user may only read): its key's, or the legacy secret's
+    in a directory no peer has started on since keys came. Raises ``KeyFileError``."""
+    if (data_dir / KEY_FILE).exists():
+        return load_or_create_identity(data_dir).sender_id  # it exists: only read
+    legacy = store.keys.legacy_secret()
+    if legacy is None:
+        raise KeyFileError(f"no identity in {data_dir} ({KEY_FILE} is missing)")
+    return peer_id(legacy)

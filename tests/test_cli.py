@@ -67,7 +67,7 @@ def test_serve_forget_stops_keeping_a_blind_channel(tmp_path):
     store.close()
     bad = sds_chat("serve", "--forget", "~nothex", "--data-dir", str(tmp_path))
     assert bad.returncode == 2 and "32-digit hex tag" in bad.stderr and "Traceback" not in bad.stderr
-    serve = subprocess.Popen([sys.executable, "-m", "chat_app.cli", "serve", "--forget", f"~{tag.hex()}",
+    serve = subprocess.Popen([sys.executable, "-m", "chat_app.cli", "serve", "--json", "--forget", f"~{tag.hex()}",
                               "--data-dir", str(tmp_path), "--no-discovery", "--bind", "127.0.0.1", "--port", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

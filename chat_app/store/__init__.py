@@ -1,4 +1,5 @@
-from .db import DATABASE, Store, StoredMessage, database_path, retrieval_hint
+from .db import DATABASE, Store, StoredMessage, StoreUnreadable, database_path, retrieval_hint
 from .lock import DataDirBusy, DataDirLock
 
-__all__ = ["DATABASE", "DataDirBusy", "DataDirLock", "Store", "StoredMessage", "database_path", "retrieval_hint"]
+__all__ = ["DATABASE", "DataDirBusy", "DataDirLock", "Store", "StoreUnreadable", "StoredMessage", "database_path",
+           "retrieval_hint"]

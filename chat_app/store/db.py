@@ -42,6 +42,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import cbor2
 from sqlite_utils import Database
@@ -92,17 +93,29 @@ _ACK = ("UPDATE messages SET ack_state = CASE ack_state WHEN 'acknowledged' THEN
 """An acknowledgement never steps back, and the count of peers only grows."""
 
 
+class StoreUnreadable(Exception):
+    """A database opened only to read cannot be read; the message says why, in one line."""
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        """``read_only``: open an existing database only to read it (``export``,
+        ``doctor``): nothing is created, migrated or written, so a directory the
+        user may only read works (else ``StoreUnreadable``)."""
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        if read_only:
+            self._conn = _open_read_only(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db = Database(self._conn)
-        self.db.enable_wal()
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        if not read_only:
+            self.db.enable_wal()
+            self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
-        self._migrate()
+        if not read_only:
+            self._migrate()
         self.direct = DirectStore(self._conn, _COLUMNS, _ACK)
         self.keys = Keys(self._conn)
         self.blind = BlindTable(self._conn)
@@ -318,6 +331,54 @@ class Store:
 
     def count(self, channel: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM messages WHERE channel = ?", (channel,)).fetchone()[0]
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that only reads ``path``. A WAL database is read through
+    its ``-shm`` index, which SQLite creates next to it if it is missing: in a
+    directory we may not write, that fails, and the file is then opened
+    ``immutable`` - exact when no write-ahead log holds commits not yet copied
+    into it; when one does, reading without it would silently miss them, so
+    that is refused in words."""
+    if not path.is_file():
+        raise StoreUnreadable(f"no database at {path}")
+    uri = f"file:{quote(str(path.resolve()))}"
+    try:
+        return _checked(_connect(f"{uri}?mode=ro"), path)
+    except sqlite3.OperationalError as exc:
+        first = exc
+    log = path.with_name(path.name + "-wal")
+    if log.is_file() and log.stat().st_size:
+        raise StoreUnreadable(f"cannot read {path}: its newest commits are in {log.name}, which needs a "
+                              f"{path.name}-shm file next to it, and this directory cannot be written; copy the "
+                              "directory somewhere writable and read the copy")
+    try:
+        return _checked(_connect(f"{uri}?immutable=1"), path)
+    except sqlite3.OperationalError:
+        raise StoreUnreadable(f"cannot read {path}: {first}") from None
+
+
+def _connect(uri: str) -> sqlite3.Connection:
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+
+def _checked(conn: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """``conn``, once its schema is the one this code reads (opening is lazy: this is the first read)."""
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.OperationalError:  # cannot open it this way
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+        conn.close()
+        raise StoreUnreadable(f"cannot read {path}: {exc}") from None
+    if version != len(MIGRATIONS):
+        conn.close()
+        age = "an older" if version < len(MIGRATIONS) else "a newer"
+        raise StoreUnreadable(f"the database was written by {age} sds-chat (schema {version}, this one reads "
+                              f"{len(MIGRATIONS)})" + ("; start sds-chat on it once to bring it up to date"
+                                                      if version < len(MIGRATIONS) else ""))
+    return conn
 
 
 def retrieval_hint(seq: int | None) -> bytes | None:

@@ -53,6 +53,11 @@ class Keys:
         """The tag of ``channel`` if it was joined as a private channel (never its key)."""
         return self._meta(f"private:{channel}")
 
+    def private_tags(self) -> dict[str, bytes]:
+        """Every channel joined as a private one, and its tag."""
+        return {key.removeprefix("private:"): tag for key, tag in self._conn.execute(
+            "SELECT key, value FROM meta WHERE key LIKE 'private:%'")}
+
     def set_private_tag(self, channel: str, tag: bytes | None) -> None:
         if tag is None:
             self._conn.execute("DELETE FROM meta WHERE key = ?", (f"private:{channel}",))

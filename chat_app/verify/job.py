@@ -237,7 +237,7 @@ def check(spark, rows, tiny: bool = False) -> dict:
         "verdict": "consistent" if not counts else "inconsistent",
         "rows": sum(p["rows"] for p in peers),
         "channels": len(_channels(peers)),
-        "peers": [{"peer_id": p["peer_id"], "rows": p["rows"], "channels": len(p["channels"]),
+        "peers": [{"peer_id": p["peer_id"], "nick": p["nick"], "rows": p["rows"], "channels": len(p["channels"]),
                    "anomalies": per_peer.get(p["peer_id"], 0), "timed": p["timed"],
                    "delay_ms": p["delay_ms"], "wait_ms": p["wait_ms"]} for p in peers],
         "anomalies": {kind: {"count": counts[kind], "examples": sorted(

@@ -13,6 +13,7 @@ from html import escape
 
 from chat_app.inert_text import inert
 from chat_app.verify import plots
+from chat_app.verify.text import peer_label
 
 KINDS = {
     "missing_message": "a peer of the channel lacks a message others hold",
@@ -66,23 +67,29 @@ def _peers_table(peers: list[dict]) -> str:
             "<th>delay p50</th><th>p90</th><th>p99</th><th>waited p50</th><th>p90</th><th>p99</th></tr>")
     body = []
     for p in peers:
-        cells = [f'<td class="text"><code>{_html(p["peer_id"])}</code></td>',
+        cells = [f'<td class="text" title="{_html(p["peer_id"])}">{_html(peer_label(p))}</td>',
                  _cell(p["rows"]), _cell(p["channels"]), _cell(p["anomalies"]), _cell(p.get("timed"))]
         cells += [_cell(_stat(p.get(key), q)) for key in ("delay_ms", "wait_ms") for q in ("p50", "p90", "p99")]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table>{head}{''.join(body)}</table>"
 
 
-def _examples_table(examples: list[dict]) -> str:
+def _examples_table(examples: list[dict], names: dict[str, str]) -> str:
     head = ("<tr><th class=text>peer</th><th class=text>message</th><th class=text>other message</th>"
             "<th class=text>other peer</th><th class=text>explanation</th></tr>")
-    body = ["<tr>" + "".join(f'<td class="text"><code>{_html((e.get(k) or "")[:16])}</code></td>'
-                             for k in ("peer_id", "message_id", "other_message_id", "other_peer_id"))
+
+    def cell(e: dict, key: str) -> str:
+        value = e.get(key) or ""
+        if key.endswith("peer_id") and value in names:
+            return f'<td class="text">{_html(names[value])}</td>'
+        return f'<td class="text"><code>{_html(value[:16])}</code></td>'
+
+    body = ["<tr>" + "".join(cell(e, k) for k in ("peer_id", "message_id", "other_message_id", "other_peer_id"))
             + _cell(e["explanation"], text=True) + "</tr>" for e in examples]
     return f"<table>{head}{''.join(body)}</table>"
 
 
-def _kind(kind: str, found: dict, pictures: list) -> str:
+def _kind(kind: str, found: dict, pictures: list, names: dict[str, str]) -> str:
     shown = len(found["examples"])
     more = f" (the first {shown} shown)" if found["count"] > shown else ""
     parts = [f'<section class="kind" id="{_html(kind)}"><h3><code>{_html(kind)}</code>: '
@@ -91,9 +98,9 @@ def _kind(kind: str, found: dict, pictures: list) -> str:
         for example, logs in pictures:
             caption = _html(example["explanation"])
             drawn = {peer: [_inert_fields(row) for row in rows] for peer, rows in logs.items()}
-            parts.append(f'<figure class="witness">{plots.order_witness(_inert_fields(example), drawn)}'
+            parts.append(f'<figure class="witness">{plots.order_witness(_inert_fields(example), drawn, names)}'
                          f"<figcaption>{caption}</figcaption></figure>")
-    parts.append(_examples_table(found["examples"]))
+    parts.append(_examples_table(found["examples"], names))
     parts.append("</section>")
     return "".join(parts)
 
@@ -105,6 +112,7 @@ def render(report: dict, pictures: list | None = None) -> str:
     summary = (f"{report['rows']:,} rows from {len(report['peers'])} peers, {report['channels']} channel(s)"
                + (f": {total:,} anomalies of {len(report['anomalies'])} kinds" if total else ": no anomalies"))
     delays = plots.delivery_delays(report["peers"])
+    names = {p["peer_id"]: peer_label(p) for p in report["peers"] if p["peer_id"]}  # inert
     sections = [
         f'<div class="verdict {_html(verdict)}"><h1>{_html(verdict.upper())}</h1>{_html(summary)}</div>',
         "<h2>Peers</h2>", _peers_table(report["peers"]),
@@ -116,7 +124,7 @@ def render(report: dict, pictures: list | None = None) -> str:
         sections += ["<h2>Delivery delay per peer</h2>", f'<figure id="delays">{delays}</figure>']
     sections.append("<h2>Anomalies</h2>")
     if report["anomalies"]:
-        sections += [_kind(kind, found, pictures or []) for kind, found in report["anomalies"].items()]
+        sections += [_kind(kind, found, pictures or [], names) for kind, found in report["anomalies"].items()]
     else:
         sections.append("<p>None: every peer holds the same messages in the same order.</p>")
     if report.get("seconds") is not None:

@@ -60,13 +60,14 @@ def summary(rows: DataFrame) -> DataFrame:
         f"kll_sketch_agg_bigint({wait}, {SKETCH_K}) AS wait",
         f"max({delay}) AS delay_max",
         f"max({wait}) AS wait_max",
+        "max_by(nick, lamport_timestamp) FILTER (WHERE sender_id = peer_id) AS nick",  # its latest own
         "array(count(*), sum(shiftright(a, 32)), sum(a & 4294967295), sum(shiftright(b, 32)), "
         "sum(b & 4294967295)) AS fingerprint",
     )))
     peer = "OVER (PARTITION BY peer_id)"
     ranks = "array(" + ", ".join(f"{q}D" for q in PERCENTILES) + ")"
     totals = logs.selectExpr(
-        "channel_id", "peer_id", "`rows`", "fingerprint",
+        "channel_id", "peer_id", "`rows`", "fingerprint", f"max(nick) {peer} AS nick",
         *(f"sum({n}) {peer} AS {n}" for n in ("invalid", "timed", "waited")),
         *(f"max({s}_max) {peer} AS {s}_max" for s in ("delay", "wait")),
         *(f"kll_merge_agg_bigint({s}) {peer} AS {s}" for s in ("delay", "wait")))
@@ -90,7 +91,8 @@ def collect(rows: DataFrame) -> tuple[list[dict], dict[tuple[str, str], tuple]]:
     prints: dict[tuple[str, str], tuple] = {}
     for r in rows.collect():
         peer = peers.setdefault(r["peer_id"], {
-            "peer_id": r["peer_id"], "rows": 0, "channels": [], "invalid": r["invalid"], "timed": r["timed"],
+            "peer_id": r["peer_id"], "nick": r["nick"], "rows": 0, "channels": [], "invalid": r["invalid"],
+            "timed": r["timed"],
             "delay_ms": _named(r["delay"], r["delay_max"]), "wait_ms": _named(r["wait"], r["wait_max"])})
         peer["rows"] += r["rows"]
         if r["channel_id"] is not None:

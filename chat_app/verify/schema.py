@@ -14,6 +14,7 @@ EXPORT = StructType([
     StructField("received_at_ms", LongType()),
     StructField("delivered_at_ms", LongType()),
     StructField("seq", LongType()),  # the author's sequence number (exports from before it: null)
+    StructField("nick", StringType()),  # the author's nick, to name peers in the report (older exports: null)
 ])
 REQUIRED = ("peer_id", "channel_id", "pos", "message_id", "sender_id", "lamport_timestamp")
 

@@ -7,6 +7,17 @@ from __future__ import annotations
 from chat_app.inert_text import inert
 
 SHOWN = 5  # examples per kind on the terminal; the JSON report has more
+ID_SHOWN = 8
+"""Hex digits of a peer id shown beside its nick: enough to tell peers of one nick apart."""
+
+
+def peer_label(peer: dict) -> str:
+    """A peer (of the report) as people read it: ``alice (f940e1a2…)``; its id
+    alone if its export names no nick. Inert: both come from the export."""
+    peer_id = peer["peer_id"] or "?"
+    if not peer.get("nick"):
+        return inert(peer_id[:2 * ID_SHOWN])
+    return inert(f"{peer['nick']} ({peer_id[:ID_SHOWN]}…)")
 
 
 def _ms(stats: dict | None, key: str) -> str:
@@ -20,7 +31,7 @@ def render(report: dict, examples_in_report: int) -> str:
              f"  {'delay p50/p90/p99 ms':>22}  {'waited p99 ms':>13}"]
     for p in report["peers"]:
         delay = "/".join(_ms(p.get("delay_ms"), k) for k in ("p50", "p90", "p99"))
-        lines.append(f"{inert(p['peer_id'][:32]):<32} {p['rows']:>7,} {p['channels']:>9} {p['anomalies']:>10,}"
+        lines.append(f"{peer_label(p)[:32]:<32} {p['rows']:>7,} {p['channels']:>9} {p['anomalies']:>10,}"
                      f"  {delay:>22}  {_ms(p.get('wait_ms'), 'p99'):>13}")
     if report["anomalies"]:
         lines.append("")

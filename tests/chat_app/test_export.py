@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from chat_app.export import SCHEMA, ExportError, export
+from chat_app.identity import load_identity
 from chat_app.payload import Payload
 from chat_app.store import Store, StoredMessage
 from sync.sds import Channel, Delivered
@@ -69,6 +70,7 @@ def test_export_one_channel_and_refuse_unknown_formats(tmp_path):
 
 def test_export_command(tmp_path):
     store = Store(tmp_path / "peer" / "sds-chat.sqlite3")
+    load_identity(store, tmp_path / "peer")  # as a peer's first start makes it: export only reads it
     _history(store, "general", 3)
     store.close()
     run = [sys.executable, "-m", "chat_app.cli", "export", "--data-dir", str(tmp_path / "peer")]
@@ -84,6 +86,7 @@ def test_export_command(tmp_path):
 
 def test_export_command_refuses_a_name_it_would_not_honour_and_an_unknown_channel(tmp_path):
     store = Store(tmp_path / "peer" / "sds-chat.sqlite3")
+    load_identity(store, tmp_path / "peer")  # as a peer's first start makes it: export only reads it
     _history(store, "general", 3)
     store.close()
     run = [sys.executable, "-m", "chat_app.cli", "export", "--data-dir", str(tmp_path / "peer")]

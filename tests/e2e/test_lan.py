@@ -140,6 +140,19 @@ def test_doctor_lists_interfaces_and_the_peers_mdns_hears(spawn, lan):
     assert alice.peer_id[:12] not in run.stdout
 
 
+def test_doctor_names_the_private_channels_and_mailboxes_its_data_directory_knows(spawn, lan, tmp_path):
+    alice = spawn("alice", "--channel", "secret:correct horse battery", "--channel", "general")
+    bob = spawn("bob", "--channel", "secret:correct horse battery")  # bob's data directory knows #secret's tag
+    checkup = lan.host("doctor")
+    run = checkup.run(sys.executable, "-m", "chat_app.cli", "--data-dir", str(bob.data_dir), "doctor", "--seconds", "3")
+    line = next(line for line in run.stdout.splitlines() if line.startswith(f"  alice ({alice.peer_id[:12]})"))
+    assert set(line.split("  ")[-1].split(", ")) == {"#secret (private)", "#general", "its mailbox"}, line
+    stranger = checkup.run(sys.executable, "-m", "chat_app.cli", "--data-dir", str(tmp_path / "nobody"),
+                           "doctor", "--seconds", "3")  # a directory that knows nothing: the tags, as announced
+    line = next(line for line in stranger.stdout.splitlines() if line.startswith(f"  alice ({alice.peer_id[:12]})"))
+    assert line.count("#~") == 1 and "#general" in line and "#secret" not in line, line
+
+
 def test_a_host_that_was_away_catches_up_across_the_lan(spawn):
     alice, bob, carol = spawn("alice"), spawn("bob"), spawn("carol")
     _introduced(alice, bob, carol)

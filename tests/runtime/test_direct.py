@@ -210,7 +210,7 @@ def test_a_failed_commit_undoes_the_step_and_sends_nothing(net):
 def test_an_export_holds_the_direct_conversation_beside_the_channels(net, tmp_path):
     import json
 
-    from chat_app.export import export
+    from chat_app.export import conversation_id, export
 
     alice, bob = net.add("alice"), net.add("bob")
     introduce(net, alice, bob)
@@ -221,7 +221,7 @@ def test_an_export_holds_the_direct_conversation_beside_the_channels(net, tmp_pa
     out = tmp_path / "bob.jsonl"
     assert export(bob.store, bob.peer_id, out, "jsonl") == 3
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    direct = [r for r in rows if r["channel_id"] == f"@{alice.peer_id}"]
+    direct = [r for r in rows if r["channel_id"] == conversation_id(bob.peer_id, alice.peer_id)]
     assert [(r["content"], r["pos"], r["causal_history"]) for r in direct] == [("one", 0, []), ("two", 1, [])]
 
 
