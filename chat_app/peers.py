@@ -240,7 +240,8 @@ def describe(peer: dict, now: int) -> tuple[str, str]:
     is; then where it is, how it was found, when it was last heard and
     whether it answers."""
     channels = ", ".join(f"#{c}" for c in peer["channels"]) if peer["channels"] else "channels unknown"
-    who = f"{peer['nick'] or '?'} ({peer['peer_id'][:12]})  {channels}"
+    role = " · mailbox store" if peer.get("mailbox") else ""
+    who = f"{peer['nick'] or '?'} ({peer['peer_id'][:12]})  {channels}{role}"
     others = [hostport(h, p) for h, p in peer.get("addresses", []) if [h, p] != peer["address"]]
     where = hostport(*peer["address"]) + (f" (also {', '.join(others)})" if others else "")
     heard = f"heard {max(0, now - peer['last_seen']) // 1000} s ago" if peer["last_seen"] else "never heard"

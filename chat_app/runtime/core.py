@@ -298,7 +298,15 @@ class Runtime:
         return replace(event, channels=self.private.names(event.channels)) if event.channels is not None else event
 
     def peer_snapshot(self) -> ev.Peers:
-        return self.peers.snapshot(self.profile.addresses, self.profile.port)
+        """The peer list, a private channel of ours by its name and a mailbox store marked as one."""
+        snapshot = self.peers.snapshot(self.profile.addresses, self.profile.port)
+        return replace(snapshot, peers=tuple(map(self._shown, snapshot.peers)))
+
+    def _shown(self, peer: dict) -> dict:
+        if peer["channels"] is None:
+            return peer
+        channels = tuple(c for c in peer["channels"] if c != MAILBOX_LINK)
+        return {**peer, "channels": list(self.private.names(channels)), "mailbox": MAILBOX_LINK in peer["channels"]}
 
     def peer_gone(self, peer_id: str) -> None:
         self._events += self.peers.gone(peer_id)

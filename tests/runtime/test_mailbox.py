@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chat_app import events as ev
+from chat_app.peers import describe
 from chat_app.crypto import Identity, Kind, exchange_key_statement, seal
 from chat_app.crypto.sealed import seal_to
 from chat_app.payload import Payload
@@ -264,6 +265,22 @@ def test_a_peers_own_mailbox_tag_is_not_listed_among_its_channels(net):
     assert tuple(listed[bob.peer_id]) == ("general",)
     joined = [e for e in net.seen(alice) if isinstance(e, (ev.PeerJoined, ev.PeerUpdated)) and e.peer_id == bob.peer_id]
     assert joined and all(bob.direct.mailbox_link not in (e.channels or ()) for e in joined)
+
+
+def test_the_peer_list_names_our_private_channel_and_marks_a_mailbox_store(net):
+    """A private channel and a mailbox store are announced by tags: the peer
+    list shows what we know them as, never the hex."""
+    secret = {"secret": "correct horse battery staple"}
+    alice = net.add("alice", channels=("general",), passphrases=secret)
+    bob = net.add("bob", channels=("general",), passphrases=secret)
+    store = net.add("store", channels=("general", MAILBOX_LINK))
+    announce(net, alice, bob, store)
+    listed = {p["peer_id"]: p for p in alice.peer_snapshot().peers}
+    assert sorted(listed[bob.peer_id]["channels"]) == ["general", "secret"] and not listed[bob.peer_id]["mailbox"]
+    assert listed[store.peer_id]["channels"] == ["general"] and listed[store.peer_id]["mailbox"]
+    who, _ = describe(listed[store.peer_id], net.now)
+    assert who.endswith("#general · mailbox store") and "~" not in who
+    assert "~" not in describe(listed[bob.peer_id], net.now)[0]
 
 
 def statement_and_message(stranger: Identity, bob: Runtime, now: int) -> tuple[bytes, bytes]:
