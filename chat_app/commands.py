@@ -61,8 +61,8 @@ COMMANDS: tuple[Entry, ...] = (
           palette="Topic"),
     Entry("away", "/away [reason]", "tell the channels you are away (alone: back)", "optional",
           palette="Away / back"),
-    Entry("ignore", "/ignore [nick]", "hide a nick's messages here (again: show them); alone: list", "optional",
-          palette="Ignore a nick"),
+    Entry("ignore", "/ignore [nick]", "hide a person's messages, whatever nick they take (again: show them); "
+          "alone: list", "optional", palette="Ignore a person"),
     Entry("msg", "/msg nick text", "a direct message: end-to-end encrypted, delivered when they are back",
           "required", palette="Direct message"),
     Entry("query", "/query nick", "open a direct conversation with nick (and switch to it)", "required",

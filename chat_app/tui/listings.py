@@ -79,7 +79,7 @@ def clear(state: ClientState) -> list[Effect]:
 
 def search(data_dir: Path, channel: str, text: str) -> list[MessageRow]:
     """The newest ``LASTLOG`` messages of ``channel`` holding ``text``, oldest
-    first, but the ignored nicks'. Blocking: run it in a thread."""
+    first, but the ignored people's. Blocking: run it in a thread."""
     store = Store(database_path(data_dir))
     found: list[MessageRow] = []
     try:
@@ -87,7 +87,7 @@ def search(data_dir: Path, channel: str, text: str) -> list[MessageRow]:
         at = NEWEST
         while len(found) < LASTLOG and (hit := store.find_before(channel, text, *at)) is not None:
             at = (hit.lamport, hit.message_id)
-            if not is_ignored(hit.own, hit.nick, ignored):
+            if not is_ignored(hit.own, hit.sender_id, ignored):
                 found.append(MessageRow(hit.lamport, hit.message_id, hit.sender_id, hit.nick or hit.sender_id[:8],
                                         hit.text or "", hit.kind or "text", hit.lamport))
     finally:

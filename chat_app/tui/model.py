@@ -185,7 +185,7 @@ class ChannelModel:
 
     def page_before(self) -> tuple[int, str] | None:
         """Where the next older page starts: before everything loaded, and
-        before what was read but not shown (an ignored nick's messages)."""
+        before what was read but not shown (an ignored person's messages)."""
         keys = [k for k in (self.read_from, self.entries[0].key if self.entries else None) if k is not None]
         return min(keys, default=None)
 

@@ -50,7 +50,7 @@ A click on a message shows its full date. A rule marks where each day
 begins, and where the messages you have not seen begin. The line above the
 history is the channel's topic; dimmed lines say who joined (`-->`), left or
 quit (`<--`) and took a new nick (`--`). The member list shows each
-`/away` reason; `/ignore`d nicks stay hidden in older history too.
+`/away` reason; `/ignore`d people stay hidden in older history too, whatever nick they take.
 
 **Settings** live in `settings.toml` in the data directory (edit it by hand):
 `nick`, `theme`, `highlight` (words that count as a mention, as a list),

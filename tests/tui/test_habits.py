@@ -291,3 +291,21 @@ async def test_two_keys_using_one_nick_are_told_apart_by_a_key_suffix_everywhere
         members = str(chat.member_list.render())
         assert "bob~bbbb" in members and "bob~cccc" in members
         assert "@bob~bbbb" in str(chat.direct_list.get_option_at_index(0).prompt)
+
+
+@pytest.mark.asyncio
+async def test_lastlog_leaves_out_an_ignored_person_whatever_nick_they_took(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        chat = app.chat
+        bob = bob_for(app)
+        bob.say("the release is friday")
+        await until(pilot, lambda: len([e for e in chat.state.current_model.entries if not e.is_local]) == 1)
+        await type_line(pilot, "the release notes are mine")
+        await type_line(pilot, "/ignore bob")
+        await until(pilot, lambda: any(t.startswith("ignoring: bob") for _, t in notices(app)))
+        await type_line(pilot, "/lastlog release")
+        await until(pilot, lambda: any(t.startswith("/lastlog") for _, t in notices(app)))
+        found = [t for _, t in notices(app) if t.startswith("/lastlog")][0].splitlines()
+        assert found[0] == "/lastlog release: 1 match" and found[1].endswith("alice: the release notes are mine")
