@@ -51,6 +51,23 @@ Send = tuple[bytes, Address | None]  # None: broadcast to the channel
 
 
 @dataclass(slots=True)
+class Due:
+    """A channel's fetch requests due now: the ids to ask of each address
+    (None: of the whole channel), and how many were asked for before."""
+
+    ids: dict[Address | None, list[str]]
+    again: int = 0
+
+    def sends(self, channel: str) -> list[Send]:
+        return [(encode_fetch(channel, ids[i:i + MAX_IDS]), target) for target, ids in self.ids.items()
+                for i in range(0, len(ids), MAX_IDS)]
+
+    @property
+    def asked(self) -> int:
+        return sum(len(ids) for ids in self.ids.values())
+
+
+@dataclass(slots=True)
 class _Wanted:
     channel: str
     author: str | None
@@ -79,28 +96,24 @@ class Fetcher:
     def next_due(self) -> int | None:
         return self._due.next_due()
 
-    def requests(self, peers: PeerTable, now: int, still_missing: Callable[[str, str], bool]
-                 ) -> dict[str, tuple[list[Send], int, int]]:
-        """What is due, per channel: the datagrams to send (to an author, or
-        to None for the whole channel), how many ids, and how many of them
-        were asked for before (a fetch did not bring them). An id no longer
-        missing (``still_missing(channel, id)``) is let go."""
-        by_channel: dict[str, tuple[dict[Address | None, list[str]], list[int]]] = {}
+    def requests(self, peers: PeerTable, now: int, still_missing: Callable[[str, str], bool]) -> dict[str, Due]:
+        """What is due, per channel: the ids to ask of each author (or of the
+        whole channel), and how many of them were asked for before (a fetch
+        did not bring them). An id no longer missing (``still_missing(channel,
+        id)``) is let go."""
+        by_channel: dict[str, Due] = {}
         for mid in self._due.pop_due(now):
             wanted = self._wanted[mid]
             if not still_missing(wanted.channel, mid):
                 del self._wanted[mid]
                 continue
-            targets, again = by_channel.setdefault(wanted.channel, ({}, [0]))
-            again[0] += wanted.asked > 0
+            due = by_channel.setdefault(wanted.channel, Due({}))
+            due.again += wanted.asked > 0
             self._due.set(mid, now + min(FETCH_RETRY_MS << wanted.asked, FETCH_RETRY_MAX_MS))
             wanted.asked += 1
             author = peers.get(wanted.author or "")
-            targets.setdefault(author.address if author else None, []).append(mid)
-        return {channel: ([(encode_fetch(channel, ids[i:i + MAX_IDS]), target) for target, ids in targets.items()
-                           for i in range(0, len(ids), MAX_IDS)],
-                          sum(len(ids) for ids in targets.values()), again[0])
-                for channel, (targets, again) in by_channel.items()}
+            due.ids.setdefault(author.address if author else None, []).append(mid)
+        return by_channel
 
     def answers(self, message_ids: list[str], addr: Address, wire_of: Callable[[str], bytes | None],
                 now: int) -> tuple[list[bytes], int]:
