@@ -19,7 +19,8 @@ it), when it was first asked for (``fetch``: of its author or of everyone)
 and how many times, whether a replication with some peer was under way,
 and when it was delivered. Loss is set once every peer has found every
 other (discovery is not what is measured). The machine's load average (1
-minute) is printed beside each row.
+minute) is printed beside each row. Each peer's events are left beside its
+data directory (``pN.events.jsonl``, under ``/tmp/sds-lossy-*``).
 """
 
 from __future__ import annotations
@@ -113,6 +114,8 @@ def run(loss: int, args) -> str:
         for p in peers:
             p.stop()
             p.drain()
+            with open(data / f"{p.nick}.events.jsonl", "w") as out:  # for a closer look afterwards
+                out.writelines(json.dumps(e) + "\n" for e in p.previous_events + p.events)
     own = {p.peer_id: i for i, p in enumerate(peers)}
     authored = {mid: at for i, log in enumerate(logs) for mid, (sender, at) in log.items() if own.get(sender) == i}
     complete = all(len(log) == expected for log in logs)
