@@ -10,7 +10,7 @@ from chat_app.runtime.fetching import FETCH_RETRY_MAX_MS, FETCH_RETRY_MS
 from chat_app.store import Store
 from sync.sds import Config
 
-from .conftest import Net, texts
+from .conftest import Net, one_lost_then_named, texts
 
 
 def _alice_gone_after_naming_one(net: Net):
@@ -75,13 +75,7 @@ def test_a_message_lost_a_second_after_replicating_with_its_author_is_replicated
     bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
     net.run(1_500)
     assert REPLICATE_EVERY_MS <= 1_500
-    net.loss = 1.0
-    alice.say("general", "one", "text", net.now)
-    net.pump()
-    alice.say("general", "two", "text", net.now)  # names "one"
-    for data, dst in alice.datagrams_to_send():
-        if dst == net.address(bob):
-            bob.datagram_received(data, net.address(alice), net.now)
+    one_lost_then_named(net, alice, bob)
     assert bob.stats["fetch_sent"] == 1 and bob.dials() == [net.address(alice)]
 
 

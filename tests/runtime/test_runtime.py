@@ -17,7 +17,7 @@ from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Channel, Config
 
-from .conftest import T0, Net, texts
+from .conftest import T0, Net, one_lost_then_named, texts
 
 
 def of(events, kind):
@@ -199,13 +199,7 @@ def test_a_missing_message_is_replicated_for_with_its_author_first_and_with_ever
     for other in (alice, carol):
         bob.catchup.dial_ended(net.address(other))
     net.dialed.clear()
-    net.loss = 1.0
-    alice.say("general", "one", "text", net.now)
-    net.pump()
-    alice.say("general", "two", "text", net.now)  # names "one"
-    for data, dst in alice.datagrams_to_send():
-        if dst == net.address(bob):
-            bob.datagram_received(data, net.address(alice), net.now)
+    one_lost_then_named(net, alice, bob)
     assert bob.stats["fetch_sent"] == 1 and bob.dials() == [net.address(alice)]
     bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
     net.run(FETCH_RETRY_MS + 100)  # the fetch is lost too: "one" is asked for again
