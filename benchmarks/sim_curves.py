@@ -1,6 +1,11 @@
 """Reliability curves from the simulator: delivery and latency vs loss.
 
-    python benchmarks/sim_curves.py [--peers 10] [--messages 200] [--seeds 3]
+    python benchmarks/sim_curves.py [--peers 10] [--messages 200] [--seconds 120] [--seeds 3] [--app-only]
+
+The workload of ``benchmarks/lossy_lan.py`` (5 real peers, 40 messages each
+at 2 a second) is ``--peers 5 --messages 200 --seconds 20``: at 10 messages
+a second in the channel a message is named by fewer later ones (each names
+the last three of its author's log) than at the 1.7 a second of the default.
 
 Every peer is the runtime that ships (``chat_app.sim``). For each loss rate,
 runs the same workload with the runtime's own repair (fetching ``Missing``
@@ -29,18 +34,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--peers", type=int, default=10)
     parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=120, help="over which the messages are sent")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--app-only", action="store_true", help="leave out the SDS-only rows")
     parser.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
     args = parser.parse_args()
-    print(f"{args.peers} peers, {args.messages} messages over 120 s, {args.seeds} seeds per point\n")
+    print(f"{args.peers} peers, {args.messages} messages over {args.seconds:g} s, {args.seeds} seeds per point\n")
     print("| loss | repair | delivered | identical logs | convergence p50 / p99 "
           "| latency p50 / p99 | bytes per delivery | CPU per run |")
     print("|---:|---|---:|:---:|---:|---:|---:|---:|")
     for loss in args.loss:
-        for fetch in (True, False):
+        for fetch in (True,) if args.app_only else (True, False):
             started = time.process_time()
             reports = [
-                simulate(Scenario(peers=args.peers, messages=args.messages, send_window_ms=120_000,
+                simulate(Scenario(peers=args.peers, messages=args.messages, send_window_ms=int(args.seconds * 1000),
                                   link=Link(loss=loss), fetch=fetch, seed=seed))
                 for seed in range(args.seeds)
             ]

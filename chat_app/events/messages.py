@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .base import AppEvent
+from .base import Address, AppEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,19 @@ class MessagesMissing(AppEvent):
     channel: str
     waiting: int
     message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchAsked(AppEvent):
+    """We asked for missing messages: of ``to`` (their author), or of the
+    whole channel (``to`` null); ``again`` of this round's ids were asked for
+    before. What a benchmark reads to see where recovery's seconds go."""
+
+    name: ClassVar[str] = "fetch"
+    channel: str
+    message_ids: tuple[str, ...]
+    to: Address | None
+    again: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,7 +168,13 @@ class AsyncPeer:
             result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
         except RuntimeError:  # the reads thread is shut down: we are leaving
             return
-        self.call(self.runtime.links.answer, conn, wanted, result)
+        if self.call(self.runtime.links.answer, conn, wanted, result) and conn.initiator:
+            # Our session ended on the store's answer (the last entries the peer
+            # lacked went out): hang up, as on a frame that ends it. Waiting for a
+            # frame instead held the link - and every replication with that peer -
+            # until the idle timeout (60 s).
+            if (writer := self._writers.get(conn)) is not None:
+                writer.close()  # what was written still goes; the link's loop then reads the end
 
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
         if self._stopping:

@@ -47,9 +47,15 @@ from sync.replication import (
 log = logging.getLogger(__name__)
 
 
-REPLICATE_EVERY_MS = 5_000
-"""At most one replication with a peer this often (it is also how Missing
-messages are fetched when no rebroadcast or fetch answer arrives)."""
+REPLICATE_EVERY_MS = 2_000
+"""At most one replication with a peer this often. It is how most lost
+messages come back: a replication runs over TCP, which the loss that took a
+datagram does not touch, and brings everything missing from that peer at
+once. A message noticed missing while its author was replicated with less
+than this long ago waits for a fetch, which a lossy network loses both ways
+(at 30% loss half of them); at 5 s five real peers at 30% loss took up to
+15 s to converge on a message. At 1 s they converged no sooner and sent
+about 10% more bytes at 50% loss."""
 ROUND_EVERY_MS = 30_000
 """Replicate with one peer this often (the one replicated with longest ago).
 SDS learns of a message only when a later one names it, and a peer's

@@ -231,10 +231,11 @@ class Channels:
         """Ask for what is due; replicate with every peer of a channel where
         a fetch did not bring a message. Returns those channels."""
         everyone = set()
-        for channel, (sends, asked, again) in self.fetcher.requests(self.peers, now, self._still_missing).items():
-            self.outbox.fetches(channel, sends)
-            self.stats["fetch_sent"] += asked
-            if again:
+        for channel, due in self.fetcher.requests(self.peers, now, self._still_missing).items():
+            self.outbox.fetches(channel, due.sends(channel))
+            self.stats["fetch_sent"] += due.asked
+            self._emit([ev.FetchAsked(channel, tuple(ids), target, due.again) for target, ids in due.ids.items()])
+            if due.again:
                 self._replicate_with_everyone(channel, now)
                 everyone.add(channel)
         return everyone

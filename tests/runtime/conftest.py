@@ -82,5 +82,17 @@ def net(tmp_path):
     return Net(tmp_path)
 
 
+def one_lost_then_named(net: Net, alice: Runtime, bob: Runtime) -> None:
+    """alice says "one", which reaches nobody, then "two" naming it, which
+    reaches bob alone (the network stays lossy after)."""
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    net.pump()
+    alice.say("general", "two", "text", net.now)
+    for data, dst in alice.datagrams_to_send():
+        if dst == net.address(bob):
+            bob.datagram_received(data, net.address(alice), net.now)
+
+
 def texts(store: Store, channel: str = "general") -> list[str]:
     return [m.text for m in store.messages(channel)]

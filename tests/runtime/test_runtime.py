@@ -10,14 +10,14 @@ from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.frames import encode_fetch
 from chat_app.runtime.catchup import ROUND_EVERY_MS
-from chat_app.runtime.fetching import BEHIND
+from chat_app.runtime.fetching import BEHIND, FETCH_GRACE_MS, FETCH_RETRY_MS
 from chat_app.payload import Payload, PayloadError
 from chat_app.peers import PROBE_MS
 from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Channel, Config
 
-from .conftest import T0, Net, texts
+from .conftest import T0, Net, one_lost_then_named, texts
 
 
 def of(events, kind):
@@ -199,16 +199,10 @@ def test_a_missing_message_is_replicated_for_with_its_author_first_and_with_ever
     for other in (alice, carol):
         bob.catchup.dial_ended(net.address(other))
     net.dialed.clear()
-    net.loss = 1.0
-    alice.say("general", "one", "text", net.now)
-    net.pump()
-    alice.say("general", "two", "text", net.now)  # names "one"
-    for data, dst in alice.datagrams_to_send():
-        if dst == net.address(bob):
-            bob.datagram_received(data, net.address(alice), net.now)
+    one_lost_then_named(net, alice, bob)
     assert bob.stats["fetch_sent"] == 1 and bob.dials() == [net.address(alice)]
     bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
-    net.run(2_500)  # the fetch is lost too: "one" is reported missing again
+    net.run(FETCH_RETRY_MS + 100)  # the fetch is lost too: "one" is asked for again
     assert bob.stats["fetch_sent"] == 2 and (net.address(bob), net.address(carol)) in net.dialed
 
 
@@ -226,7 +220,7 @@ def test_a_peer_that_is_behind_waits_a_second_before_asking_for_what_is_missing(
     noise = [(b"\x00\x09junk", ("10.0.0.9", 1))] * (BEHIND - 1)  # refused, but read in the same batch
     bob.datagrams_received([(two[0], net.address(alice)), *noise], net.now)
     assert bob.stats["fetch_sent"] == 0
-    net.run(2_500)  # still missing at the engine's next report
+    net.run(FETCH_GRACE_MS + 100)  # still missing a second later
     assert bob.stats["fetch_sent"] == 1
 
 
