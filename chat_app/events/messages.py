@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .base import Address, AppEvent
+from chat_app.address import Address
+
+from .base import AppEvent
 
 
 @dataclass(frozen=True, slots=True)
