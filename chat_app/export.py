@@ -63,6 +63,12 @@ FORMATS = ("parquet", "jsonl")
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", "": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
 
 
+def default_name(stamp: str) -> str:
+    """The file ``/export`` writes when not given one: Parquet where pyarrow
+    is installed, else JSON Lines (a chat-only install exports too)."""
+    return f"sds-chat-export-{stamp}" + (".parquet" if pq is not None else ".jsonl")
+
+
 def format_for(out: Path, asked: str | None = None) -> str:
     """The export format: the one asked for, else from the file name
     (``.jsonl`` or ``.json``: JSON lines; ``.parquet``, ``.pq`` or none:

@@ -329,10 +329,9 @@ class ChatScreen(Screen):
     def export(self, path: str | None) -> None:
         """Write every stored message (Parquet, or JSON lines by the name);
         runs in a worker thread, with a store connection of its own."""
-        from chat_app.export import ExportError, export, format_for
+        from chat_app.export import ExportError, default_name, export, format_for
 
-        out = Path(path).expanduser() if path else \
-            Path.home() / f"sds-chat-export-{time.strftime('%Y%m%d-%H%M%S')}.parquet"
+        out = Path(path).expanduser() if path else Path.home() / default_name(time.strftime("%Y%m%d-%H%M%S"))
         store = Store(database_path(self.data_dir))
         try:
             said, kind = f"exported {export(store, self.state.peer_id, out, format_for(out))} messages to {out}", "info"

@@ -35,3 +35,12 @@ def test_export_without_pyarrow_writes_json_lines_and_says_how_to_get_parquet(tm
     assert parquet.stderr == ("sds-chat: writing Parquet needs pyarrow, an optional extra: "
                               "pip install 'sds-chat[export]' (or name the file .jsonl)\n")
     assert not (tmp_path / "e.parquet").exists()
+
+
+def test_export_without_a_file_name_writes_what_the_install_can():
+    name = "import chat_app.export as e; print(e.default_name('20261127-0400'))"
+    blocked = "import sys; sys.modules['pyarrow'] = sys.modules['pyarrow.parquet'] = None; " + name
+    assert subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True).stdout.strip() == \
+        "sds-chat-export-20261127-0400.jsonl"
+    assert subprocess.run([sys.executable, "-c", name], capture_output=True, text=True).stdout.strip() == \
+        "sds-chat-export-20261127-0400.parquet"
