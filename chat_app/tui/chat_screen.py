@@ -253,13 +253,18 @@ class ChatScreen(Screen):
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
         """Several lines pasted at once, or one too long for a message, go out
-        as messages only if the user says so; else the field keeps what it had."""
-        def answer(confirmed: bool | None) -> None:
-            if confirmed and all(self.send(Say(line)) for line in event.lines) and event.in_field:
+        as messages (or the paste as one multi-line message) only if the user
+        says so; else the field keeps what it had."""
+        def answer(how: str | None) -> None:
+            if how == "one" and event.one is not None:
+                sent = self.send(Say(event.one))
+            else:
+                sent = how == "lines" and all(self.send(Say(line)) for line in event.lines)
+            if sent and event.in_field:
                 self.input.value = ""
             self.input.focus()
 
-        self.app.push_screen(ConfirmPaste(event.lines, event.whole), answer)
+        self.app.push_screen(ConfirmPaste(event.lines, event.whole, event.one), answer)
 
     # ------------------------------------------------------- typed lines
 

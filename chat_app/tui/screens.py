@@ -86,19 +86,24 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class ConfirmPaste(ModalScreen[bool]):
+class ConfirmPaste(ModalScreen[str | None]):
+    """Asks how to send what was pasted: as separate messages ("lines"), as
+    one multi-line message ("one", when it fits in one) or not at all (None)."""
+
     DEFAULT_CSS = """
     ConfirmPaste { align: center middle; }
     ConfirmPaste > Vertical { width: 60; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
     ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmPaste Button { margin-left: 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send", "Send")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send('lines')", "Send"),
+                Binding("o", "send('one')", "One message")]
 
-    def __init__(self, lines: list[str], whole: str | None = None) -> None:
-        """``lines``: the messages to send; ``whole``: the one line they were cut from, if so."""
+    def __init__(self, lines: list[str], whole: str | None = None, one: str | None = None) -> None:
+        """``lines``: the messages to send; ``whole``: the one line they were cut
+        from, if so; ``one``: the paste as one message, if it may be sent so."""
         super().__init__()
-        self.lines, self.whole = lines, whole
+        self.lines, self.whole, self.one = lines, whole, one
 
     def compose(self) -> ComposeResult:
         preview = "\n".join(inert(line[:56]) for line in self.lines[:5])
@@ -106,17 +111,20 @@ class ConfirmPaste(ModalScreen[bool]):
         what = f"{len(self.lines)} lines" if self.whole is None else \
             f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
         with Vertical():
-            yield Label(f"Send {what} as {len(self.lines)} messages?")
+            ask = f"Send {what} as {len(self.lines)} messages" + (", or as one (o)?" if self.one else "?")
+            yield Label(ask)
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
-                yield Button("Send", id="send", variant="warning")
+                if self.one is not None:
+                    yield Button("One message", id="one")
+                yield Button(f"{len(self.lines)} messages", id="lines", variant="warning")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "send")
+        self.action_send(event.button.id)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)
 
-    def action_send(self) -> None:
-        self.dismiss(True)
+    def action_send(self, how: str) -> None:
+        self.dismiss(None if how == "cancel" or (how == "one" and self.one is None) else how)

@@ -188,6 +188,31 @@ async def test_a_multiline_paste_asks_before_sending(make_app):
 
 
 @pytest.mark.asyncio
+async def test_a_multiline_paste_may_go_as_one_message_kept_exact(make_app, bob_for):
+    pasted = "Traceback (most recent call last):\r\n  File \"x.py\", line 1\r\n\r\n\tboom\r\n"
+    exact = "Traceback (most recent call last):\n  File \"x.py\", line 1\n\n\tboom"
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = bob_for(app)
+        bob.say("hi alice")  # alice learns where bob is
+        await until(pilot, lambda: texts(app) == ["hi alice"])
+        app.query_one("#input").post_message(events.Paste(pasted))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.press("o")
+        got = bob.wait_for(lambda e: e["event"] == "delivered" and e.get("nick") == "alice")
+        assert got["text"] == exact  # the wire and the other side keep it exact
+        await until(pilot, lambda: len(texts(app)) == 2)  # one message; shown with its tab as spaces
+        await pilot.pause(0.2)
+        shown = screen_text(app).splitlines()
+        first = next(i for i, line in enumerate(shown) if "alice │ Traceback (most recent call last):" in line)
+        heads, bodies = zip(*(line.split("│", 1) for line in shown[first + 1:first + 4]))
+        assert not "".join(heads).strip()  # the following lines sit under the one nick
+        assert bodies[0].rstrip() == '   File "x.py", line 1' and not bodies[1].strip()
+        assert bodies[2].startswith("     boom  ")  # then the delivery mark
+
+
+@pytest.mark.asyncio
 async def test_search_finds_and_returns_you_where_you_were(make_app, bob_for):
     app = make_app()
     async with app.run_test(size=(110, 16)) as pilot:

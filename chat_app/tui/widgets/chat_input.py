@@ -71,11 +71,13 @@ class ChatInput(Field):
     class PastedLines(Message):
         """Several messages to send if the user says so: ``lines`` pasted, or
         (``whole``, the line as pasted or typed) one line cut into pieces;
-        ``in_field``: the line is in the field, to clear once sent."""
+        ``in_field``: the line is in the field, to clear once sent; ``one``:
+        the paste as one multi-line message, when it fits in one."""
 
-        def __init__(self, lines: list[str], whole: str | None = None, in_field: bool = False) -> None:
+        def __init__(self, lines: list[str], whole: str | None = None, in_field: bool = False,
+                     one: str | None = None) -> None:
             super().__init__()
-            self.lines, self.whole, self.in_field = lines, whole, in_field
+            self.lines, self.whole, self.in_field, self.one = lines, whole, in_field, one
 
     def __init__(self, candidates: Callable[[], tuple[list[str], list[str]]], **kwargs) -> None:
         super().__init__(placeholder="Message, or /help", **kwargs)
@@ -136,7 +138,9 @@ class ChatInput(Field):
         if problem is not None:
             self.post_message(self.Refused(f"not pasted: {problem}"))
         elif len(lines) > 1:
-            self.post_message(self.PastedLines([piece for line in lines for piece in pieces(line)]))
+            one = "\n".join(event.text.splitlines()).strip("\n")  # exact, but for the line ends
+            self.post_message(self.PastedLines([piece for line in lines for piece in pieces(line)],
+                                               one=one if len(one) <= MAX_TEXT else None))
         elif lines and too_long(lines[0]):
             self.post_message(self.PastedLines(pieces(lines[0]), whole=lines[0]))
         else:  # one line: Input's own handler (Textual calls it after this one) puts it in the field
