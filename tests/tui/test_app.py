@@ -206,7 +206,7 @@ async def test_a_multiline_paste_may_go_as_one_message_kept_exact(make_app, bob_
         await pilot.pause(0.2)
         shown = screen_text(app).splitlines()
         first = next(i for i, line in enumerate(shown) if "alice │ Traceback (most recent call last):" in line)
-        heads, bodies = zip(*(line.split("│", 1) for line in shown[first + 1:first + 4]))
+        heads, bodies = zip(*(line.split("│", 1) for line in shown[first + 1:first + 4]), strict=True)
         assert not "".join(heads).strip()  # the following lines sit under the one nick
         assert bodies[0].rstrip() == '   File "x.py", line 1' and not bodies[1].strip()
         assert bodies[2].startswith("     boom  ")  # then the delivery mark
