@@ -57,6 +57,7 @@ from .peers import (
 from .people import (
     Whois,
     Trusted,
+    Verified,
     KeyChanged,
 )
 from .direct import (
@@ -100,6 +101,7 @@ __all__ = [
     "ReplicationClosed",
     "TopicChanged",
     "Trusted",
+    "Verified",
     "Typing",
     "TypingStopped",
     "Whois",

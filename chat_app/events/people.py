@@ -30,6 +30,16 @@ class Trusted(AppEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class Verified(AppEvent):
+    """A person the user verified (``/trust``, this run or before) is here
+    with the key checked: told once a run, so the client can mark them."""
+
+    name: ClassVar[str] = "verified"
+    nick: str
+    sender_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class KeyChanged(AppEvent):
     """Someone speaks as a trusted nick with another key: not the person trusted."""
 

@@ -48,6 +48,7 @@ class People:
         self.store = store
         self._people: dict[str, Person] = {}
         self._flagged: set[str] = set()
+        self._verified: set[str] = set()  # told the client this run (ev.Verified)
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
         self._claimed: set[str] = set()
         self._trust: dict[str, str | None] = {}  # nick -> the checked fingerprint: read once, not per message
@@ -84,7 +85,12 @@ class People:
         if addresses:
             person.addresses = list(addresses)
         trusted = self._trusted(nick)
-        if trusted is None or trusted == _compact(person.fingerprint) or sender_id in self._flagged:
+        if trusted == _compact(person.fingerprint):
+            if sender_id in self._verified or len(self._verified) >= MAX_PEOPLE:
+                return []
+            self._verified.add(sender_id)
+            return [ev.Verified(nick, sender_id)]
+        if trusted is None or sender_id in self._flagged:
             return []
         self._flagged.add(sender_id)
         return [ev.KeyChanged(nick, sender_id, person.fingerprint, _spaced(trusted))]
@@ -145,6 +151,7 @@ class People:
         self.store.keys.set_trusted(nick, wanted)
         self._trust[nick] = wanted
         self._flagged.discard(match[0].sender_id)
+        self._verified.add(match[0].sender_id)  # the client learns it from Trusted
         return ev.Trusted(nick, match[0].fingerprint)
 
 

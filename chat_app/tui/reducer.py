@@ -147,6 +147,15 @@ def trusted(state: ClientState, event: ev.Trusted, now: int) -> list[Effect]:
     return [*notices.add(state, f"{event.nick} verified: {event.fingerprint}", now), Run(Whois(event.nick))]
 
 
+@reduces(ev.Verified)
+def verified(state: ClientState, event: ev.Verified, now: int) -> list[Effect]:
+    """Someone verified before is here with the checked key: marked, no line."""
+    if event.sender_id in state.trusted:
+        return []
+    state.trusted.add(event.sender_id)
+    return [Relayout(follow=state.following, relabel=True), Changed(Aspect.MEMBERS)] if state.current else []
+
+
 @reduces(ev.KeyChanged)
 def key_changed(state: ClientState, event: ev.KeyChanged, now: int) -> list[Effect]:
     warning = (f"{event.nick} speaks with ANOTHER KEY ({event.fingerprint}), not the one you verified "

@@ -91,6 +91,7 @@ PINNED = [
      '"short":"alice~3f2a","addresses":[["10.0.0.2",7000]],"first_seen":1,"last_seen":2,"trusted":false}]}' % A),
     (ev.Trusted("alice", "3f2a 9c01 77be d40e 5b19"),
      '{"event":"trusted","nick":"alice","fingerprint":"3f2a 9c01 77be d40e 5b19"}'),
+    (ev.Verified("alice", A), '{"event":"verified","nick":"alice","sender_id":"%s"}' % A),
     (ev.KeyChanged("alice", A, "0000 1111 2222 3333 4444", "3f2a 9c01 77be d40e 5b19"),
      '{"event":"key_changed","nick":"alice","sender_id":"%s","fingerprint":"0000 1111 2222 3333 4444",'
      '"trusted_fingerprint":"3f2a 9c01 77be d40e 5b19"}' % A),

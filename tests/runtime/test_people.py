@@ -52,3 +52,17 @@ def test_a_trusted_nick_with_another_key_is_flagged(net, tmp_path):
     (who,) = of(net, bob, ev.Whois)
     assert [p["trusted"] for p in who.people] == [True, False]
     assert bob.store.keys.trusted("alice") == fingerprint(alice.identity.public_key).replace(" ", "")
+
+
+def test_someone_verified_before_a_restart_is_told_verified_once_and_an_impostor_is_not(net, tmp_path):
+    alice = net.add("alice")
+    store = Store(tmp_path / "bob" / "db.sqlite3")  # bob checked alice's fingerprint in an earlier run
+    store.keys.set_trusted("alice", fingerprint(alice.identity.public_key).replace(" ", ""))
+    bob = net.add("bob", store=store)
+    mallory = net.add("alice", store=Store(tmp_path / "mallory" / "db.sqlite3"))
+    for text in ("hello", "again"):
+        alice.say("general", text, "text", net.now)
+        mallory.say("general", text, "text", net.now)
+        net.run(500)
+    assert of(net, bob, ev.Verified) == [ev.Verified("alice", alice.peer_id)]
+    assert [e.sender_id for e in of(net, bob, ev.KeyChanged)] == [mallory.peer_id]

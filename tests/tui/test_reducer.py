@@ -349,3 +349,11 @@ def test_typing_indicators_can_be_hidden():
                                   ev.PeerLeft, ev.DmOpened, ev.DmDelivered, ev.DmAcknowledged, ev.Peers])
 def test_every_event_the_client_shows_has_its_function(kind):
     assert kind in REDUCERS
+
+
+def test_someone_verified_in_an_earlier_run_is_marked_without_a_line():
+    state = started("general")
+    effects = reduce(state, ev.Verified("bob", BOB), NOW)
+    assert state.trusted == {BOB} and state.label(BOB, "bob") == "bob✓"
+    assert Relayout(follow=True, relabel=True) in effects and told(state) == []
+    assert reduce(state, ev.Verified("bob", BOB), NOW) == []  # told once is enough
