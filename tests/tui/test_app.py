@@ -29,6 +29,14 @@ def texts(app, channel="general"):
     return [e.text for e in app.chat.state.channels[channel].entries]
 
 
+async def bob_heard(app, pilot, bob_for):
+    """A second real node, bob, whose "hi alice" tells alice where he is (so hers reach him)."""
+    bob = bob_for(app)
+    bob.say("hi alice")
+    await until(pilot, lambda: texts(app) == ["hi alice"])
+    return bob
+
+
 def screen_text(app) -> str:
     view = app.query_one(ChannelView)
     return "\n".join(view.render_line(y).text for y in range(view.size.height))
@@ -194,9 +202,7 @@ async def test_a_multiline_paste_may_go_as_one_message_kept_exact(make_app, bob_
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        bob = bob_for(app)
-        bob.say("hi alice")  # alice learns where bob is
-        await until(pilot, lambda: texts(app) == ["hi alice"])
+        bob = await bob_heard(app, pilot, bob_for)
         app.query_one("#input").post_message(events.Paste(pasted))
         await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
         await pilot.press("o")

@@ -5,7 +5,7 @@ nodes, real SQLite)."""
 import pytest
 
 from .conftest import until
-from .test_app import SIZE, screen_text, started, texts, type_line
+from .test_app import SIZE, bob_heard, screen_text, started, texts, type_line
 
 
 def said(app) -> list[str]:
@@ -18,9 +18,7 @@ async def test_ignoring_twice_keeps_our_messages_acknowledged(make_app, bob_for)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
-        bob = bob_for(app)
-        bob.say("hi alice")  # alice learns where bob is
-        await until(pilot, lambda: texts(app) == ["hi alice"])
+        bob = await bob_heard(app, pilot, bob_for)
         await type_line(pilot, "hello bob")
         await until(pilot, lambda: texts(app) == ["hi alice", "hello bob"])
         mine = app.chat.state.channels["general"].entries[-1]
