@@ -6,8 +6,9 @@ envelope, or the key an announcement's id is the hash of) a public key.
 ``whois`` shows every key that used a nick, with the fingerprint people
 read to each other to compare, and a short suffix to tell two equal nicks
 apart. ``trust`` records that the user compared a nick's fingerprint (kept in
-the store); from then on a message under that nick from another key is
-reported loudly (``KeyChanged``), once per key.
+the store): the key is trusted, whatever nick it goes by later, and from then
+on a message under that nick - or under a new nick the trusted key took - from
+another key is reported loudly (``KeyChanged``), once per key.
 
 ``/ignore`` is of a person too: the keys seen under the nick given, kept in
 the store, shown by the nick each goes by now; a new nick does not bring an
@@ -52,6 +53,7 @@ class People:
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
         self._claimed: set[str] = set()
         self._trust: dict[str, str | None] = {}  # nick -> the checked fingerprint: read once, not per message
+        self._trusted_keys = store.keys.trusted_fingerprints()  # the user's own checks: a handful
         self.ignored: dict[str, str] = store.ignored()  # sender id -> the nick it goes by
 
     def _trusted(self, nick: str) -> str | None:
@@ -84,8 +86,10 @@ class People:
             self.store.set_ignored(sender_id, nick)
         if addresses:
             person.addresses = list(addresses)
-        trusted = self._trusted(nick)
-        if trusted == _compact(person.fingerprint):
+        trusted, key = self._trusted(nick), _compact(person.fingerprint)
+        if key in self._trusted_keys:
+            if trusted is None:  # a trusted person's new nick is theirs too: an impostor under it is flagged
+                self._remember_trust(nick, key)
             if sender_id in self._verified or len(self._verified) >= MAX_PEOPLE:
                 return []
             self._verified.add(sender_id)
@@ -129,13 +133,12 @@ class People:
         return isinstance(event, ev.Typing) and event.peer_id in self.ignored
 
     def whois(self, nick: str, addresses_of) -> ev.Whois:
-        trusted = self._trusted(nick)
         found = [p for p in self._people.values() if p.nick == nick]
         return ev.Whois(nick, tuple(
             {"sender_id": p.sender_id, "fingerprint": p.fingerprint, "short": f"{nick}~{p.fingerprint[:4]}",
              "addresses": [list(a) for a in (addresses_of(p.sender_id) or p.addresses)],
              "first_seen": p.first_seen, "last_seen": p.last_seen,
-             "trusted": trusted == _compact(p.fingerprint), "was": self._was.get(p.sender_id)}
+             "trusted": _compact(p.fingerprint) in self._trusted_keys, "was": self._was.get(p.sender_id)}
             for p in sorted(found, key=lambda p: p.first_seen)))
 
     def trust(self, argument: str) -> ev.AppEvent:
@@ -148,11 +151,15 @@ class People:
         match = [p for p in self._people.values() if p.nick == nick and _compact(p.fingerprint) == wanted]
         if not match:
             return ev.Error(f"nobody called {nick} has the fingerprint {fp}; see /whois {nick}")
-        self.store.keys.set_trusted(nick, wanted)
-        self._trust[nick] = wanted
+        self._remember_trust(nick, wanted)
         self._flagged.discard(match[0].sender_id)
         self._verified.add(match[0].sender_id)  # the client learns it from Trusted
         return ev.Trusted(nick, match[0].fingerprint)
+
+    def _remember_trust(self, nick: str, key: str) -> None:
+        self.store.keys.set_trusted(nick, key)
+        self._trust[nick] = key
+        self._trusted_keys.add(key)
 
 
 def _spaced(compact: str) -> str:

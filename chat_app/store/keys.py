@@ -72,5 +72,10 @@ class Keys:
     def set_trusted(self, nick: str, fingerprint: str) -> None:
         self._set_meta(f"trust:{nick}", fingerprint.encode())
 
+    def trusted_fingerprints(self) -> set[str]:
+        """Every fingerprint the user checked, whatever nick it goes by now (compact hex)."""
+        return {value.decode() for (value,) in self._conn.execute(
+            "SELECT value FROM meta WHERE key LIKE 'trust:%'")}
+
     def rekey_statement(self) -> bytes | None:
         return self._meta("rekey")

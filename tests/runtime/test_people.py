@@ -66,3 +66,23 @@ def test_someone_verified_before_a_restart_is_told_verified_once_and_an_impostor
         net.run(500)
     assert of(net, bob, ev.Verified) == [ev.Verified("alice", alice.peer_id)]
     assert [e.sender_id for e in of(net, bob, ev.KeyChanged)] == [mallory.peer_id]
+
+
+def test_trust_is_of_the_key_so_it_survives_a_nick_change_and_a_restart(net, tmp_path):
+    alice = net.add("alice")
+    store = Store(tmp_path / "bob" / "db.sqlite3")  # bob checked alice's fingerprint in an earlier run
+    store.keys.set_trusted("alice", fingerprint(alice.identity.public_key).replace(" ", ""))
+    bob = net.add("bob", store=store)
+    alice.profile.set_nick("alicia")
+    alice.say("general", "new name, same key", "text", net.now)
+    net.run(500)
+    assert of(net, bob, ev.Verified) == [ev.Verified("alicia", alice.peer_id)]
+    bob.profile.whois("alicia", net.now)
+    net.pump()
+    (who,) = of(net, bob, ev.Whois)
+    assert [p["trusted"] for p in who.people] == [True]
+    # the new name is now hers too: another key speaking as alicia is flagged
+    mallory = net.add("alicia", store=Store(tmp_path / "mallory" / "db.sqlite3"))
+    mallory.say("general", "it's me", "text", net.now)
+    net.run(500)
+    assert [e.sender_id for e in of(net, bob, ev.KeyChanged)] == [mallory.peer_id]
