@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chat_app.payload import Payload  # noqa: E402
 from chat_app.runtime.conversation import Conversation  # noqa: E402
+from chat_app.runtime.step import run_step  # noqa: E402
 from chat_app.runtime.translate import translate  # noqa: E402
 from chat_app.store import Store  # noqa: E402
 from sync.sds import Channel, Config  # noqa: E402
@@ -46,12 +47,12 @@ def changes_run(store: Store, backlog: int, measure: int) -> tuple[float, int]:
         for _ in range(min(FILL_BATCH, backlog - start)):
             now += 1
             conv.send("me", "x" * 40, "text", now)
-        conv.step(now)
+        run_step(conv, now)
     began = time.process_time()
     for _ in range(measure):
         now += 1
         conv.send("me", "x" * 40, "text", now)
-        conv.step(now)
+        run_step(conv, now)
     elapsed = time.process_time() - began
     assert len(conv.engine.unacknowledged()) == backlog + measure
     return elapsed, len(cbor2.dumps(conv.engine.export_state(include_log=False)))
@@ -105,7 +106,7 @@ def received_run(store: Store, backlog: int, measure: int) -> tuple[float, float
         began = time.process_time()
         for datagram in datagrams:
             me.engine.receive(datagram.data, now)
-        me.step(now)
+        run_step(me, now)
         if i >= backlog:
             elapsed += time.process_time() - began
     size = sum(len(cbor2.dumps(changes)) for changes in written) / measure

@@ -2,7 +2,8 @@
 that act on them, and the one step every channel takes.
 
 The step is where "commit before send" lives for every channel engine:
-``Conversation.step`` drains the engine, translates and commits; only then
+``run_step`` (``chat_app.runtime.step``) drains the engine, translates and
+commits; only then
 are its datagrams queued (``Outbox``), what is missing asked for
 (``Fetcher``, then catch-up with the peers of the channel), the authors,
 typists, leavers and away notices handed to the parts that track people, and
@@ -21,7 +22,7 @@ from chat_app.channel_names import BadChannelName, channel_spec
 from chat_app.address import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp
-from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.fetching import Fetcher
 from chat_app.runtime.outbox import Outbox
@@ -29,6 +30,7 @@ from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
 from chat_app.runtime.private import PrivateChannels
 from chat_app.runtime.protocols import ProtocolMismatch, open_conversation, protocol_for
+from chat_app.runtime.step import StepFailed, run_step
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
 from sync.sds import Config, LocalProtocolError
@@ -179,12 +181,13 @@ class Channels:
         conversation = self.conversations[channel]
         held = len(conversation.held)
         try:
-            step, datagrams = conversation.step(now, release_all)
+            drained = run_step(conversation, now, release_all)
         except StepFailed as exc:
             self.stats["step_failed"] += 1
             self._error(f"#{channel}: could not store a step ({exc}); it was undone")
             return False
-        self.outbox.engine(channel, conversation.seal, datagrams)
+        self.outbox.engine(channel, conversation.seal, drained.datagrams)
+        step = drained.translation
         self.stats["rejected"] += step.rejected
         if step.seq_gaps:
             self.stats["seq_gaps"] += len(step.seq_gaps)

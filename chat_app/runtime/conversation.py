@@ -1,17 +1,11 @@
-"""One channel's conversation: its engine, its slice of the store, and the
-one step every input ends with.
+"""One SDS channel's conversation: its engine, its slice of the store, and
+its part of the step every input ends with (``chat_app.runtime.step``).
 
-The step, the same for every input (a datagram, a command, a timer, a
-replicated entry): drain the engine's events, translate them (no side
-effects), commit the delivered messages and what changed in the engine
-state (``take_changes``: never the whole of it) to SQLite in one
-transaction, and hand back the datagrams - which the runtime sends only
-now, after the commit - and what to notify. So a crash at any moment loses
-nothing that was sent or delivered.
-
-A step commits whole or not at all: if the commit fails, the engine is put
-back to the state the store last committed (``StepFailed``), and nothing of
-the step leaves.
+Draining the engine translates its events (no side effects); the commit
+stores the delivered messages and what changed in the engine state
+(``take_changes``: never the whole of it) in one transaction; a rollback
+reloads the engine as the store has it and holds again what the step had
+released.
 
 Backpressure: past capacity, acknowledgements come back late and our own
 unacknowledged messages pile up, each one resent. So at most
@@ -43,9 +37,9 @@ from dataclasses import replace
 from chat_app import events as ev
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.envelopes import sds_bytes
-from chat_app.runtime.translate import Translation, translate
+from chat_app.runtime.step import Step
+from chat_app.runtime.translate import translate
 from chat_app.store import Store, retrieval_hint
-from sync.core import Outgoing
 from sync.sds import Channel, Config, LocalProtocolError
 
 log = logging.getLogger(__name__)
@@ -56,10 +50,6 @@ RETRY_MS = 1_000
 AUTHORS_REMEMBERED = 1024
 """Authors whose latest sequence number is kept in memory (anyone can make
 up authors: the least recently heard is read from the store again)."""
-
-
-class StepFailed(Exception):
-    """The store refused a step; the engine is back at its last committed state."""
 
 
 def retrieval_hint_of(message_id: str, sender_id: str, content: bytes, decoded: object) -> bytes | None:
@@ -75,6 +65,7 @@ class Conversation:
     def __init__(self, channel: str, store: Store, peer_id: str, config: Config, now: int,
                  stored_wire: Callable[[str, bytes, str], bytes] | None = None) -> None:
         self.channel = channel
+        self.name = f"#{channel}"
         self.stored_wire = stored_wire  # channel, SDS bytes, sender -> what the store keeps (the envelope)
         self.store = store
         self.peer_id = peer_id
@@ -144,26 +135,22 @@ class Conversation:
         """The datagram to send for what the engine produced (see ``Envelopes.seal_sds``)."""
         return envelopes.seal_sds(self.channel, data, wire_of)
 
-    def step(self, now: int, release_all: bool = False) -> tuple[Translation, list[Outgoing]]:
+    def drain(self, now: int, release_all: bool = False) -> Step:
         released = self._release(now, release_all)
         translation = translate(self.channel, self.engine.events(), now)
         if self.stored_wire is not None:
             translation.rows = [replace(row, wire=self.stored_wire(self.channel, row.wire, row.sender_id))
                                 for row in translation.rows]
-        datagrams = self.engine.datagrams_to_send(now)
-        try:
-            self.store.commit_step(self.channel, self.engine.take_changes(), translation.rows, now,
-                                   translation.acks)
-        except Exception as exc:
-            self.rollback(now)
-            self.held.extendleft(reversed(released))  # they go with a later step
-            log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
-                        self.channel, exc)
-            raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
+        return Step(translation, self.engine.datagrams_to_send(now), self.engine.take_changes(), released)
+
+    def commit(self, step: Step, now: int) -> None:
+        self.store.commit_step(self.channel, step.state, step.translation.rows, now, step.translation.acks)
+
+    def settle(self, step: Step) -> None:
+        translation = step.translation
         if any(row.kind == "topic" for row in translation.rows):
             translation.events += self.topic_changes()
         translation.seq_gaps = self._seq_gaps(translation.rows)
-        return translation, datagrams
 
     def _seq_gaps(self, rows) -> list[tuple[str, int, int]]:
         """(author, first, last): numbers skipped before the delivered ``rows``
@@ -190,10 +177,12 @@ class Conversation:
         self.topic_id = latest.message_id
         return [ev.TopicChanged(self.channel, latest.text or "", latest.nick, latest.message_id)]
 
-    def rollback(self, now: int) -> None:
+    def rollback(self, now: int, step: Step | None = None) -> None:
         self.engine = self._load(now)
         self.seq = self.store.last_seq(self.channel, self.peer_id)
         self._latest.clear()
+        if step is not None:
+            self.held.extendleft(reversed(step.released))  # they go with a later step
 
 
-__all__ = ["Conversation", "StepFailed", "PayloadError", "LocalProtocolError"]
+__all__ = ["Conversation", "PayloadError", "LocalProtocolError"]

@@ -23,11 +23,11 @@ Receiving. The envelope's signature was checked before we are called; the
 datagram is opened with the signer's exchange key (an unknown signer is
 counted and sent our statement), and only then does the engine see it.
 
-The step (as a channel's): drain the engine's events, turn them into rows
-and app events, commit the rows, the acknowledgements and the engine's
-exported state in one transaction, and only then send. So a restart
-resumes every retransmission where it stood, and a message delivered is
-stored exactly once.
+The step is a channel's (``chat_app.runtime.step``): drain the engine's
+events into rows and app events, commit the rows, the acknowledgements and
+the engine's exported state in one transaction, and only then send. So a
+restart resumes every retransmission where it stood, and a message
+delivered is stored exactly once.
 
 A peer that was silent for ``COMEBACK_MS`` and is heard from again (any
 datagram, or an mDNS announcement) has its backoff reset: what waits for it
@@ -62,6 +62,8 @@ from chat_app.address import Address
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
 from chat_app.runtime import mailbox
+from chat_app.runtime.step import Step, StepFailed, run_step
+from chat_app.runtime.translate import Translation
 from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
 from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
@@ -85,12 +87,16 @@ def channel_of(peer_id: str) -> str:
     return f"@{peer_id}"
 
 
-class Conversation:
-    def __init__(self, person: Person, engine: MvdsNode, group: bytes, seq: int) -> None:
+class DirectConversation:
+    """One direct conversation: its MVDS engine, and its part of the step."""
+
+    def __init__(self, person: Person, engine: MvdsNode, group: bytes, store: Store, our_id: str,
+                 config: Config, stats: Counter) -> None:
         self.person = person
         self.engine = engine
         self.group = group
-        self.seq = seq  # our last per-author sequence number here (0: we never wrote in it)
+        self.store, self.our_id, self.config, self.stats = store, our_id, config, stats
+        self.seq = store.last_seq(self.channel, our_id)  # our last per-author sequence number (0: we never wrote)
         self.sent: list[StoredMessage] = []  # our messages since the last step
         self.active_at = 0  # when it last took a step
         self.deposited = engine.letter(person.peer_id) is not None  # a mailbox may hold a letter of ours to them
@@ -98,6 +104,32 @@ class Conversation:
     @property
     def channel(self) -> str:
         return channel_of(self.person.peer_id)
+
+    @property
+    def name(self) -> str:
+        return self.channel
+
+    def drain(self, now: int, release_all: bool = False) -> Step:
+        translation = translate(self, self.engine.events(), now, self.stats)
+        translation.rows[:0], self.sent = self.sent, []
+        for row in translation.rows:
+            if not row.own:
+                self.person.nick = row.nick  # stored with the step
+        return Step(translation, self.engine.datagrams_to_send(now), self.engine.export_state())
+
+    def commit(self, step: Step, now: int) -> None:
+        person = self.person
+        self.store.direct.commit(person.peer_id, step.state, [r.row() for r in step.translation.rows],
+                                 step.translation.acks, person.address, person.nick, now)
+
+    def rollback(self, now: int, step: Step | None = None) -> None:
+        self.stats["dm_step_failed"] += 1
+        state = next((row.state for row in self.store.direct.peers() if row.peer_id == self.person.peer_id), None)
+        self.engine = MvdsNode(now, self.config) if state is None else MvdsNode.restore(state, self.config)
+        self.seq = self.store.last_seq(self.channel, self.our_id)
+
+    def settle(self, step: Step) -> None:
+        pass
 
 
 class Direct:
@@ -115,19 +147,15 @@ class Direct:
         self.stats: Counter[str] = Counter()
         self.persons = Correspondents(store, identity, send, people, self.stats)
         self.statement = self.persons.statement
-        self.conversations: dict[str, Conversation] = {}
+        self.conversations: dict[str, DirectConversation] = {}
         for row in store.direct.peers():
             person = self.persons.add(Person(row.peer_id, row.signing_key, row.exchange_key, row.nick, row.address))
             if row.state is not None:
                 self.conversations[row.peer_id] = self._conversation(person, MvdsNode.restore(row.state, self.config))
 
-    def _conversation(self, person: Person, engine: MvdsNode) -> Conversation:
-        seq = self.store.last_seq(channel_of(person.peer_id), self.peer_id)
-        return Conversation(person, engine, group_id(self.identity.public_key, person.signing_key), seq)
-
-    def _stored_engine(self, peer_id: str, now: int) -> MvdsNode:
-        state = next((row.state for row in self.store.direct.peers() if row.peer_id == peer_id), None)
-        return MvdsNode(now, self.config) if state is None else MvdsNode.restore(state, self.config)
+    def _conversation(self, person: Person, engine: MvdsNode) -> DirectConversation:
+        return DirectConversation(person, engine, group_id(self.identity.public_key, person.signing_key),
+                                  self.store, self.peer_id, self.config, self.stats)
 
     # ---------------------------------------------------------------- commands
 
@@ -136,7 +164,7 @@ class Direct:
         for conversation in self.conversations.values():
             self._step(conversation, now)
 
-    def open(self, target: str, now: int, announce: bool = True) -> Conversation | None:
+    def open(self, target: str, now: int, announce: bool = True) -> DirectConversation | None:
         """The conversation with ``target`` (a nick, ``@id`` or an id), opened
         if new; ``announce``: the user asked for it (``/query``), so say so."""
         person = self.persons.resolve(target.strip().lstrip("@"))
@@ -214,7 +242,7 @@ class Direct:
             self.stats["dm_unknown_type"] += 1
         return True
 
-    def _opened_by(self, person: Person, now: int) -> Conversation:
+    def _opened_by(self, person: Person, now: int) -> DirectConversation:
         """The conversation ``person`` opens with us. Past ``MAX_UNANSWERED``
         of those we never wrote in, the one idle longest is closed first."""
         unanswered = [c for c in self.conversations.values() if not c.seq]
@@ -297,30 +325,24 @@ class Direct:
 
     # ---------------------------------------------------------------- the step
 
-    def _step(self, conversation: Conversation, now: int) -> bool:
-        """Translate, commit, then send and notify; False if the commit failed (and the step was undone)."""
-        person, engine = conversation.person, conversation.engine
+    def _step(self, conversation: DirectConversation, now: int) -> bool:
+        """Drain, commit, then send and notify; False if the commit failed (and the step was undone)."""
+        person = conversation.person
         conversation.active_at = now
-        rows, acks, events = translate(conversation, engine.events(), now, self.stats)
         wrote = bool(conversation.sent)
-        rows[:0], conversation.sent = conversation.sent, []
+        try:
+            step = run_step(conversation, now)
+        except StepFailed as exc:  # a full disk, say: nothing of the step leaves
+            self._notify(ev.Error(f"direct message to {person.nick or person.peer_id}: could not store a step "
+                                  f"({exc}); it was undone"))
+            return False
+        rows, datagrams = step.translation.rows, step.datagrams
         for row in rows:
             if not row.own:
-                person.nick = row.nick
                 self.typing_state.message_from(conversation.channel, person.peer_id)
-        datagrams = engine.datagrams_to_send(now)
-        try:
-            self.store.direct.commit(person.peer_id, engine.export_state(), [r.row() for r in rows], acks,
-                                     person.address, person.nick, now)
-        except Exception as exc:  # a full disk, say: back to what the store holds, and nothing of the step leaves
-            self.stats["dm_step_failed"] += 1
-            conversation.engine = self._stored_engine(person.peer_id, now)
-            conversation.seq = self.store.last_seq(conversation.channel, self.peer_id)
-            self._notify(ev.Error(f"direct message to {person.nick or person.peer_id}: could not store a step "
-                                  f"({exc.__class__.__name__}: {exc}); it was undone"))
-            return False
         for out in datagrams:
             self._seal_and_send(conversation, bytes((MVDS_PAYLOAD,)) + out.data)
+        engine = conversation.engine
         if (datagrams or wrote) and engine.letter_due(person.peer_id, now):
             self._deposit(conversation)
         elif conversation.deposited and engine.letter(person.peer_id) is None:
@@ -328,17 +350,17 @@ class Direct:
         for row in rows:
             self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
                                         row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
-        for event in events:
+        for event in step.translation.events:
             self._notify(event)
         return True
 
     # --------------------------------------------------------------- sealing
 
-    def _seal_and_send(self, conversation: Conversation, plaintext: bytes) -> None:
+    def _seal_and_send(self, conversation: DirectConversation, plaintext: bytes) -> None:
         person = conversation.person
         self.persons.seal_and_send(person, plaintext, person.address or self._address_of(person.peer_id))
 
-    def _deposit(self, conversation: Conversation) -> None:
+    def _deposit(self, conversation: DirectConversation) -> None:
         """Hand every mailbox the other person's letter (``sync.mvds.letters``), if there is anything to carry."""
         mailboxes = self._mailboxes()
         held = conversation.engine.letter(conversation.person.peer_id) if mailboxes else None
@@ -346,7 +368,7 @@ class Direct:
             self.persons.deposit(conversation.person, bytes((LETTER,)) + held, mailboxes)
             conversation.deposited = True
 
-    def _withdraw(self, conversation: Conversation) -> None:
+    def _withdraw(self, conversation: DirectConversation) -> None:
         """They acknowledged everything our letter held: no mailbox need keep it."""
         request = mailbox.withdraw(self.identity, conversation.person.signing_key)
         for address in self._mailboxes():
@@ -369,11 +391,11 @@ def typing_from(typing_state: TypingIndicator, person: Person, body: bytes, now:
     return typing_state.seen(channel_of(person.peer_id), person.peer_id, payload.nick, now)
 
 
-def translate(conversation: Conversation, engine_events, now: int,
-              stats: Counter) -> tuple[list[StoredMessage], list[tuple[str, str, int]], list[ev.AppEvent]]:
+def translate(conversation: DirectConversation, engine_events, now: int, stats: Counter) -> Translation:
     """The engine's events as rows to store, acknowledgements to record and
     events to report (no side effects but counting what is refused)."""
-    rows, acks, events = [], [], []
+    out = Translation()
+    rows, acks, events = out.rows, out.acks, out.events
     peer_id = conversation.person.peer_id
     for event in engine_events:
         if isinstance(event, DmDelivered):
@@ -391,10 +413,10 @@ def translate(conversation: Conversation, engine_events, now: int,
             events.append(ev.DmAcknowledged(conversation.channel, peer_id, event.message_id.hex()))
         elif isinstance(event, Rejected):
             stats[f"dm_{event.kind}"] += 1
-    return rows, acks, events
+    return out
 
 
-def stored(conversation: Conversation, mid: bytes, sender: str, payload: Payload, stamp: int, now: int,
+def stored(conversation: DirectConversation, mid: bytes, sender: str, payload: Payload, stamp: int, now: int,
            own: bool) -> StoredMessage:
     """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
     return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,

@@ -46,15 +46,15 @@ from chat_app import events as ev
 from chat_app.crypto import Kind
 from chat_app.crypto.envelope import VERSION
 from chat_app.payload import Payload
-from chat_app.runtime.conversation import Conversation, StepFailed
+from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
 from chat_app.runtime.routing import Refused
 from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
+from chat_app.runtime.step import Step
 from chat_app.runtime.svs_routing import group_name, node_name, sender_of
 from chat_app.runtime.translate import Translation, translate
 from chat_app.store import Store, StoredMessage
 from proto.sds_pb2 import SdsMessage
-from sync.core import Outgoing
 from sync.sds.ids import compute_message_id
 from sync.sds.wire import Checked
 from sync.svs import Channel, DataWanted, Delivered, Known, Missing, Rejected
@@ -76,6 +76,7 @@ class SvsConversation:
 
     def __init__(self, channel: str, store: Store, envelopes: Envelopes, now: int) -> None:
         self.channel = channel
+        self.name = f"#{channel}"
         self.store = store
         self.envelopes = envelopes
         self.peer_id = envelopes.peer_id
@@ -134,7 +135,7 @@ class SvsConversation:
 
     # ---------------------------------------------------------------- step
 
-    def step(self, now: int, release_all: bool = False) -> tuple[Translation, list[Outgoing]]:
+    def drain(self, now: int, release_all: bool = False) -> Step:
         out = Translation()
         records, ephemeral = self.engine.take_inputs()
         other: list[object] = list(ephemeral)
@@ -160,25 +161,22 @@ class SvsConversation:
         side = translate(self.channel, other, now)
         out.typists, out.leavers, out.away, out.rejected = side.typists, side.leavers, side.away, side.rejected
         out.events += side.events
-        datagrams = self.engine.datagrams_to_send(now)
         member = self.engine.member
-        if not (out.rows or out.acks or member.vector_version != self._saved_version):
-            return self._finish(out), datagrams  # only timers, fetches in flight, holders: re-learned if lost
-        try:
-            self.store.commit_step(self.channel, {"parts": {"svs": _saved(member)}, "entries": {}},
-                                   out.rows, now, out.acks)
-            self._saved_version = member.vector_version
-        except Exception as exc:
-            self.rollback(now)
-            log.warning("#%s: a step could not be stored (%s); the engine is back where the store is",
-                        self.channel, exc)
-            raise StepFailed(f"{exc.__class__.__name__}: {exc}") from exc
-        return self._finish(out), datagrams
+        changed = out.rows or out.acks or member.vector_version != self._saved_version
+        # otherwise only timers, fetches in flight, holders changed: re-learned if lost
+        state = (member.vector_version, _saved(member)) if changed else None
+        return Step(out, self.engine.datagrams_to_send(now), state)
 
-    def _finish(self, out: Translation) -> Translation:
-        if any(row.kind == "topic" for row in out.rows):
-            out.events += self.topic_changes()
-        return out
+    def commit(self, step: Step, now: int) -> None:
+        if step.state is not None:
+            version, saved = step.state
+            self.store.commit_step(self.channel, {"parts": {"svs": saved}, "entries": {}},
+                                   step.translation.rows, now, step.translation.acks)
+            self._saved_version = version
+
+    def settle(self, step: Step) -> None:
+        if any(row.kind == "topic" for row in step.translation.rows):
+            step.translation.events += self.topic_changes()
 
     def _stored_form(self, content: bytes) -> bytes | None:
         """A publication's content as the store keeps it: the signed envelope
@@ -266,7 +264,7 @@ class SvsConversation:
 
     topic_changes = Conversation.topic_changes  # the same store, the same rule
 
-    def rollback(self, now: int) -> None:
+    def rollback(self, now: int, step: Step | None = None) -> None:
         self.engine = self._load(now)
         self._count_from_store()
 

@@ -12,6 +12,7 @@ import sync.sds.ids
 import sync.sds.validate
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.runtime.conversation import Conversation, retrieval_hint_of
+from chat_app.runtime.step import run_step
 from chat_app.runtime.envelopes import Envelopes
 from chat_app.runtime.routing import SdsDatagram
 from chat_app.runtime.translate import translate
@@ -55,7 +56,7 @@ def test_a_chat_message_is_hashed_parsed_and_decoded_once_from_datagram_to_row(t
     routed = envelopes.open(data, ("127.0.0.2", 7000), T0)
     assert isinstance(routed, SdsDatagram) and routed.payload.text == "hello"
     conversation.engine.receive_message(routed.parsed, T0)
-    translation, _ = conversation.step(T0)
+    translation = run_step(conversation, T0).translation
 
     assert [row.text for row in translation.rows] == ["hello"] and translation.rows[0].seq == 1
     assert (ids.calls, content_hash.calls, parses.calls, decodes.calls) == (1, 0, 1, 1)

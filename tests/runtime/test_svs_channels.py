@@ -15,6 +15,7 @@ from chat_app.tui.widgets.message_lines import MessageRenderer
 from sync.svs import Producer, packets
 
 from .conftest import Net, texts
+from .test_runtime import FlakyStore
 
 
 def of(events, kind):
@@ -40,6 +41,23 @@ def test_a_channel_marked_svs_runs_on_svs_and_its_datagrams_are_svs_envelopes(sv
     assert texts(bob.store) == ["hello over svs"]
     kinds = {data[1] for src, data, _ in svs_net.sent}
     assert Kind.SVS in kinds and Kind.SDS not in kinds  # no SDS sync or chat message: only SVS packets
+
+
+def test_a_failed_commit_on_an_svs_channel_sends_nothing_and_the_message_comes_again(svs_net, tmp_path):
+    store = FlakyStore(tmp_path / "alice.sqlite3")
+    alice = svs_net.add("alice", channels=("general+svs",), store=store)
+    bob = svs_net.add("bob", channels=("general+svs",))
+    bob.say("general", "first", "text", svs_net.now)
+    svs_net.run(1_000)
+    store.fail_next = True
+    bob.say("general", "second", "text", svs_net.now)
+    for data, _ in bob.datagrams_to_send():
+        alice.datagram_received(data, svs_net.address(bob), svs_net.now)
+    assert alice.datagrams_to_send() == []  # nothing of the failed step leaves
+    assert [e for e in alice.events() if isinstance(e, ev.Error)] and alice.stats["step_failed"] == 1
+    assert texts(store) == ["first"]
+    svs_net.run(10_000)  # the engine is back where the store is: it fetches "second" again
+    assert texts(store) == ["first", "second"] == texts(bob.store)
 
 
 @pytest.mark.slow
