@@ -4,7 +4,7 @@ dropping a share of the UDP datagrams it receives (nftables; replication
 runs over TCP, which the rule leaves alone), each peer sending M messages at
 r a second.
 
-    python benchmarks/lossy_lan.py --loss 10 30 50 [--peers 5 --messages 40 --rate 2]
+    python benchmarks/lossy_lan.py --loss 10 30 50 [--peers 5 --messages 40 --rate 2 --protocol sds]
 
 One row per loss: whether every stored log is identical and complete, the
 per-message convergence p50/p99/max (from the author storing a message to
@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -85,52 +86,84 @@ def send_paced(peer: HeadlessPeer, messages: int, rate: float) -> None:
         peer.send(f"{peer.nick} {k}")
 
 
-def run(loss: int, args) -> str:
+@dataclass(frozen=True)
+class Measured:
+    """One run on the test LAN: what every peer stored, and how fast."""
+
+    loss: int
+    peers: int
+    protocol: str
+    expected: int
+    fewest: int
+    most: int
+    identical: bool
+    convergence_ms: list[float]  # per message: from its author storing it to the last peer storing it
+    complete_after_ms: float  # from the last send to the last delivery anywhere
+    bytes_per_delivery: float
+    stderr_lines: int
+    load: tuple[float, float]
+    breakdown: str
+
+
+def measure(loss: int, peers: int, messages: int, rate: float, converge: float, protocol: str = "sds") -> Measured:
+    """``peers`` real peers, each on a host of its own dropping ``loss``% of the
+    UDP it receives, each sending ``messages`` at ``rate`` a second to one
+    channel on ``protocol`` (sds or svs)."""
     sweep()
+    channel = ("--channel", "general+svs") if protocol == "svs" else ()
     with Lan() as lan:
         data = Path(tempfile.mkdtemp(prefix="sds-lossy-"))
-        peers = [StampedPeer(data / f"p{i}", f"p{i}", host=lan.host(f"p{i}")) for i in range(args.peers)]
-        _introduced(*peers)
-        for peer in peers:
+        running = [StampedPeer(data / f"p{i}", f"p{i}", *channel, host=lan.host(f"p{i}")) for i in range(peers)]
+        _introduced(*running)
+        for peer in running:
             peer.host.drop(loss)
-        expected = args.messages * args.peers
+        expected = messages * peers
         load_at_start = load_average()
-        bytes_at_start = sent_bytes(peers)
-        senders = [threading.Thread(target=send_paced, args=(p, args.messages, args.rate)) for p in peers]
+        bytes_at_start = sent_bytes(running)
+        senders = [threading.Thread(target=send_paced, args=(p, messages, rate)) for p in running]
         for t in senders:
             t.start()
         for t in senders:
             t.join()
         last_send = time.time() * 1000
-        deadline = time.monotonic() + args.converge
-        while time.monotonic() < deadline and min(len(stored(p)) for p in peers) < expected:
-            for p in peers:
+        deadline = time.monotonic() + converge
+        while time.monotonic() < deadline and min(len(stored(p)) for p in running) < expected:
+            for p in running:
                 p.drain(0.05)
-        for p in peers:
+        for p in running:
             p.drain(0.2)
-        logs = [stored(p) for p in peers]
-        bytes_sent = sent_bytes(peers) - bytes_at_start
+        logs = [stored(p) for p in running]
+        bytes_sent = sent_bytes(running) - bytes_at_start
         load_at_end = load_average()
-        for p in peers:
+        for p in running:
             p.stop()
             p.drain()
             with open(data / f"{p.nick}.events.jsonl", "w") as out:  # for a closer look afterwards
                 out.writelines(json.dumps(e) + "\n" for e in p.previous_events + p.events)
-    own = {p.peer_id: i for i, p in enumerate(peers)}
+    own = {p.peer_id: i for i, p in enumerate(running)}
     authored = {mid: at for i, log in enumerate(logs) for mid, (sender, at) in log.items() if own.get(sender) == i}
     complete = all(len(log) == expected for log in logs)
-    identical = complete and all(log.keys() == logs[0].keys() for log in logs)
-    convergence = [max(log[mid][1] for log in logs if mid in log) - at for mid, at in authored.items()]
-    converged = max(at for log in logs for _, at in log.values()) - last_send
-    row = (f"{loss}% loss, {args.peers} peers x {args.messages} msgs at {args.rate:g}/s: "
-           f"{'identical' if identical else 'NOT identical'}, {min(map(len, logs))}-{max(map(len, logs))} of "
-           f"{expected}; convergence p50 {percentile(convergence, 50) / 1000:.2f} s / p99 "
-           f"{percentile(convergence, 99) / 1000:.2f} s / max {max(convergence) / 1000:.2f} s; complete "
-           f"{converged / 1000:.1f} s after the last send; "
-           f"{bytes_sent / (expected * (args.peers - 1)):,.0f} bytes sent per delivery; "
-           f"stderr lines {sum(stderr_lines(p) for p in peers)}; "
-           f"load {load_at_start:.1f} -> {load_at_end:.1f}")
-    return row + "\n" + breakdown(peers, logs, authored)
+    return Measured(
+        loss=loss, peers=peers, protocol=protocol, expected=expected,
+        fewest=min(map(len, logs)), most=max(map(len, logs)),
+        identical=complete and all(log.keys() == logs[0].keys() for log in logs),
+        convergence_ms=[max(log[mid][1] for log in logs if mid in log) - at for mid, at in authored.items()],
+        complete_after_ms=max(at for log in logs for _, at in log.values()) - last_send,
+        bytes_per_delivery=bytes_sent / (expected * (peers - 1)),
+        stderr_lines=sum(stderr_lines(p) for p in running),
+        load=(load_at_start, load_at_end),
+        breakdown=breakdown(running, logs, authored))
+
+
+def run(loss: int, args) -> str:
+    m = measure(loss, args.peers, args.messages, args.rate, args.converge, args.protocol)
+    return (f"{loss}% loss, {args.protocol}, {args.peers} peers x {args.messages} msgs at {args.rate:g}/s: "
+            f"{'identical' if m.identical else 'NOT identical'}, {m.fewest}-{m.most} of {m.expected}; "
+            f"convergence p50 {percentile(m.convergence_ms, 50) / 1000:.2f} s / p99 "
+            f"{percentile(m.convergence_ms, 99) / 1000:.2f} s / max {max(m.convergence_ms) / 1000:.2f} s; "
+            f"complete {m.complete_after_ms / 1000:.1f} s after the last send; "
+            f"{m.bytes_per_delivery:,.0f} bytes sent per delivery; stderr lines {m.stderr_lines}; "
+            f"load {m.load[0]:.1f} -> {m.load[1]:.1f}\n{m.breakdown}")
 
 
 def breakdown(peers: list[StampedPeer], logs, authored: dict[str, int]) -> str:
@@ -191,6 +224,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=40, help="per peer")
     parser.add_argument("--rate", type=float, default=2, help="messages a second, per peer")
     parser.add_argument("--converge", type=float, default=90, help="seconds allowed after sending stops")
+    parser.add_argument("--protocol", choices=("sds", "svs"), default="sds", help="what the channel runs on")
     args = parser.parse_args()
     for loss in args.loss:
         print(run(loss, args), flush=True)
