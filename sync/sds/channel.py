@@ -151,7 +151,8 @@ class Channel:
         """Broadcast ``content``; returns its message id. ``decoded``: what
         ``content`` encodes, handed back at its delivery (``Delivered.decoded``)."""
         message_id, msg, wire = self._composer.message(_checked_content(content), self._bloom.to_bytes(now), now)
-        self._sync.last_activity = self._sync.last_sent = now
+        self._sync.heard(now, content=True)
+        self._sync.last_sent = now
         self._out.transmit(wire)
         self._outgoing.add(message_id, wire, now)
         self._delivery.insert(msg, wire, now, own=True, decoded=decoded)
@@ -227,7 +228,7 @@ class Channel:
         if content and mid in self._log:
             self.stats["duplicate"] += 1
             return
-        self._sync.last_activity = now
+        self._sync.heard(now, content=bool(content))
         if msg.HasField("bloom_filter"):
             self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
             self._bloom.heard(msg.sender_id, msg.bloom_filter, now)
@@ -259,8 +260,8 @@ class Channel:
 
     def get_timer(self) -> int | None:
         """The next absolute time (ms) at which ``handle_timer`` has work."""
-        candidates = (self._sync.at, self._outgoing.next_due(), self._incoming.give_up_at.next_due(),
-                      self._repair.due.next_due(), self._peers.next_expiry())
+        candidates = (self._sync.at, self._sync.settle_at, self._outgoing.next_due(),
+                      self._incoming.give_up_at.next_due(), self._repair.due.next_due(), self._peers.next_expiry())
         return min(t for t in candidates if t is not None)
 
     def handle_timer(self, now: int) -> None:
@@ -272,6 +273,12 @@ class Channel:
             self._out.transmit(self._readable(wire, now))
             self.stats["repair_sent"] += 1
             self._out.emit(RepairSent(mid))
+        if self._sync.settle_at is not None and now >= self._sync.settle_at:
+            if self._sync.should_settle():
+                self._send_sync(now)
+                self.stats["sync_settle"] += 1
+            else:
+                self.stats["sync_suppressed"] += 1
         if now >= self._sync.at:
             if self._sync.should_send(now, repair_due=(self._incoming.requests.next_due() or now + 1) <= now):
                 self._send_sync(now)

@@ -132,6 +132,13 @@ class Config:
     sync_backoff_ms: int = 3 * SECOND
     """A sync is skipped if anyone broadcast in the channel during a random
     backoff of up to this long after it fell due."""
+    settle_sync_ms: int = 1 * SECOND
+    """A sync also falls due this long, plus a backoff of up to as long, after
+    the last content message sent or received, and is skipped if anyone
+    broadcast since (0: never). The last message of a burst names nothing
+    after it: lost to someone, it was otherwise named only by the next
+    periodic sync, up to ``sync_interval_ms`` later. In a busy channel the
+    next message comes first, so nothing more is sent."""
 
     # SDS-R repair
     repair_t_min_ms: int = 30 * SECOND

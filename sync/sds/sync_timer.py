@@ -9,6 +9,11 @@ broadcast in the channel since it fell due - someone else's message carries
 the same information - unless a repair request is due, or we have been
 silent for two intervals (a keep-alive, so a quiet reader stays counted as a
 participant).
+
+A burst's last content message gets a sync of its own (``settle_at``): one
+falls due ``settle_sync_ms`` plus a backoff of up to as long after it, and
+is skipped if anyone broadcast since - usually someone did, since everyone
+who heard the message schedules one.
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from .ids import hash64
 
 
 class SyncTimer:
-    __slots__ = ("_config", "_seed", "round", "due", "at", "last_activity", "last_sent")
+    __slots__ = ("_config", "_seed", "round", "due", "at", "last_activity", "last_sent", "settle_at",
+                 "last_content")
 
     def __init__(self, config: Config, sender_id: str, channel_id: str, now: int) -> None:
         self._config, self._seed = config, (sender_id, channel_id)
         self.round = self.due = self.at = 0
         self.last_activity = self.last_sent = now
+        self.settle_at: int | None = None
+        self.last_content = now
         self.schedule(now)
 
     def schedule(self, now: int) -> None:
@@ -32,6 +40,20 @@ class SyncTimer:
         self.due = now + self._config.sync_interval_ms
         self.at = self.due + backoff
 
+    def heard(self, now: int, content: bool) -> None:
+        """A message was broadcast in the channel (by us or anyone); ``content``:
+        a chat message, not a sync."""
+        self.last_activity = now
+        if content and (settle := self._config.settle_sync_ms):
+            self.last_content = now
+            self.settle_at = now + settle + hash64(*self._seed, "settle", str(now)) % (settle + 1)
+
+    def should_settle(self) -> bool:
+        """At ``settle_at``: send the sync that settles a burst? Only if nobody
+        broadcast since its last content message."""
+        self.settle_at = None
+        return self.last_activity <= self.last_content
+
     def should_send(self, now: int, repair_due: bool) -> bool:
         """At ``at``: send one now? (Either way, the next is scheduled.)"""
         quiet = self.last_activity < self.due
@@ -39,8 +61,10 @@ class SyncTimer:
         self.schedule(now)
         return quiet or repair_due or keepalive
 
-    def export(self) -> list[int]:
-        return [self.round, self.due, self.at, self.last_activity, self.last_sent]
+    def export(self) -> list[int | None]:
+        return [self.round, self.due, self.at, self.last_activity, self.last_sent, self.settle_at, self.last_content]
 
-    def restore(self, saved: list[int]) -> None:
-        self.round, self.due, self.at, self.last_activity, self.last_sent = saved
+    def restore(self, saved: list[int | None]) -> None:
+        """``saved`` by ``export``; one saved before settling syncs has five fields."""
+        self.round, self.due, self.at, self.last_activity, self.last_sent = saved[:5]
+        self.settle_at, self.last_content = saved[5:] or (None, self.last_activity)

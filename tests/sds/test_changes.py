@@ -29,7 +29,7 @@ def test_a_lone_message_is_resent_with_doubling_periods_up_to_the_cap():
 
 
 def test_resends_are_capped_in_rate_however_many_are_due():
-    a = make("alice", max_resends_per_s=50, sync_interval_ms=10**9, sync_backoff_ms=0)
+    a = make("alice", max_resends_per_s=50, sync_interval_ms=10**9, sync_backoff_ms=0, settle_sync_ms=0)
     for i in range(1_000):
         a.send(b"message %d" % i, T0)
     take(a)

@@ -43,7 +43,7 @@ def test_delivery_raises_the_clock():
 
 
 def test_sync_messages_increment_the_clock():
-    a = make("a", sync_interval_ms=1000, sync_backoff_ms=0)
+    a = make("a", sync_interval_ms=1000, sync_backoff_ms=0, settle_sync_ms=0)
     a.send(b"x", T0)
     take(a)
     a.handle_timer(T0 + 1000)
@@ -161,7 +161,7 @@ def test_send_refuses_empty_or_oversized_content():
 # --- outgoing buffer: three states -------------------------------------------
 
 def test_own_messages_start_unacknowledged_and_are_resent_on_their_period():
-    a = make("a")
+    a = make("a", settle_sync_ms=0)
     mid = a.send(b"x", T0)
     wire = take(a)[0]
     assert a.unacknowledged() == {mid: 0}
@@ -183,7 +183,7 @@ def _fill(ch, n: int) -> None:
 
 
 def test_a_full_peer_filter_makes_it_possibly_acknowledged_and_slows_resends():
-    a, b = make("a"), make("b")
+    a, b = make("a", settle_sync_ms=0), make("b")
     _fill(b, 400)  # a busy filter: a hit in it is only weak evidence
     mid = a.send(b"x", T0)
     deliver(take(a), b, now=T0 + 10)
@@ -455,3 +455,37 @@ def test_a_corrupt_bloom_filter_is_ignored_but_the_message_delivered():
     msg.bloom_filter = b"\x09garbage"
     b.receive(msg.SerializeToString(), T0 + 1)
     assert msg.message_id in list(b.log) and b.stats["bad_bloom"] == 1
+
+
+def test_the_last_message_of_a_burst_is_named_by_a_sync_soon_after():
+    """Nothing after the last message names it: a sync does, within
+    ``settle_sync_ms`` plus a backoff of as long - not at the next periodic sync."""
+    a, b, c = make("a"), make("b"), make("c")
+    mid = a.send(b"the last word", T0)
+    wire = take(a)[0]
+    deliver([wire], c, now=T0 + 10)  # b lost it
+    due = c.get_timer()
+    assert T0 + 1_010 <= due <= T0 + 2_010
+    c.handle_timer(due)
+    (sync,) = take(c)
+    assert not parse(sync).content and mid in [e.message_id for e in parse(sync).causal_history]
+    b.receive(sync, due + 5)
+    assert [e.message_id for m in of(b.events(), Missing) for e in m.entries] == [mid]
+
+
+def test_no_settling_sync_while_the_channel_is_busy_or_once_someone_spoke():
+    a, b = make("a"), make("b")
+    c = make("c", sync_interval_ms=5_000, sync_backoff_ms=0, settle_sync_ms=0)
+    now = T0
+    for i in range(10):  # a message every 500 ms: the next one always comes first
+        a.send(b"busy %d" % i, now)
+        deliver(take(a), b, now=now)
+        b.handle_timer(now)
+        assert take(b) == []
+        now += 500
+    settle_at = b.get_timer()
+    assert now - 500 + 1_000 <= settle_at <= now - 500 + 2_000
+    c.handle_timer(T0 + 5_000)
+    deliver(take(c), b, now=settle_at - 1)  # c's periodic sync: someone spoke since the last message
+    b.handle_timer(settle_at)
+    assert take(b) == [] and b.stats["sync_suppressed"] == 1
