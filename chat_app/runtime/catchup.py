@@ -35,6 +35,7 @@ from sync.replication import (
     Closed,
     Connection,
     EntriesWanted,
+    EntryArrived,
     EntryDropped,
     EntryKey,
     EntryReceived,
@@ -42,6 +43,7 @@ from sync.replication import (
     HeightsWanted,
     RemoteAnnounced,
     SessionFinished,
+    Verdict,
 )
 
 log = logging.getLogger(__name__)
@@ -115,8 +117,6 @@ class CatchUp:
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
-        # entries as validation routed them, until the link's step hands them on: parsed once
-        self._routed: dict[bytes, SdsDatagram] = {}
 
     def want(self, address: Address, now: int) -> bool:
         """Whether to dial ``address`` now (and if so, it counts as dialing)."""
@@ -152,28 +152,33 @@ class CatchUp:
         self._dialing.discard(address)
 
     def open(self, channels: tuple[str, ...], address: Address, *, initiator: bool, now: int) -> Connection:
-        conn = Connection(channels, self.validate, initiator=initiator, now=now, live=self.live, peer=address)
+        conn = Connection(channels, initiator=initiator, now=now, live=self.live, peer=address)
         self.links[conn] = address
         return conn
 
-    def validate(self, channels: tuple[str, ...], entry: bytes) -> EntryKey:
-        """The links' entry check (``sync.replication.Validate``): ``checked_entry``,
-        by the names channels go by on links. A public channel's entry is its
-        author's message with its sequence number. In a datagram set it is one
-        datagram, by its blind id: kept blind (``BlindStore``), a chat
-        message's datagram under the set's tag; read here, what it holds - and
-        what fails is dropped, not a reason to hang up, since a blind store
-        cannot tell a member's datagram from garbage sent under the tag."""
+    def check(self, channels: tuple[str, ...], entry: bytes) -> tuple[Verdict, SdsDatagram | None]:
+        """What an entry that arrived on a link is (``EntryArrived``, answered
+        with ``Connection.entry_checked``), by the names channels go by on
+        links, and the entry as routed - or why it is refused. A public
+        channel's entry is its author's message with its sequence number. In
+        a datagram set it is one datagram, by its blind id: kept blind
+        (``BlindStore``), a chat message's datagram under the set's tag; read
+        here, what it holds - and what fails is dropped, not a reason to hang
+        up, since a blind store cannot tell a member's datagram from garbage
+        sent under the tag."""
         tag = channel_tag_of(entry)
         in_set = tag is not None and datagram_set(tag) in channels
         if in_set and tag in self.blind.tags:
             if is_passing(entry):
-                raise EntryRefused("passing", "entry is not a chat message's datagram")
-            return EntryKey(datagram_set(tag), blind_id(entry), 1)
-        routed = self._routed[entry] = checked_entry(self.envelopes, channels, entry, fatal=not in_set)
+                return EntryRefused("passing", "entry is not a chat message's datagram"), None
+            return EntryKey(datagram_set(tag), blind_id(entry), 1), None
+        try:
+            routed = checked_entry(self.envelopes, channels, entry, fatal=not in_set)
+        except EntryRefused as refusal:
+            return refusal, None
         if in_set:
-            return EntryKey(datagram_set(tag), blind_id(entry), 1)
-        return EntryKey(routed.channel, routed.sender_id, routed.seq)
+            return EntryKey(datagram_set(tag), blind_id(entry), 1), routed
+        return EntryKey(routed.channel, routed.sender_id, routed.seq), routed
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
@@ -275,6 +280,9 @@ class CatchUp:
                     self._catching_up[conn] = common
                 else:
                     out.over = True  # nothing in common
+            elif isinstance(event, EntryArrived):
+                conn.entry_checked(event.session_id, event.entry, *self.check(event.channels, event.entry))
+                pending += conn.events()
             elif isinstance(event, EntryDropped):
                 out.refused.append(event.kind)
                 out.events.append(ev.DatagramRejected(event.kind, f"replication entry from {address[0]}:{address[1]}: "
@@ -282,8 +290,7 @@ class CatchUp:
             elif isinstance(event, EntryReceived) and (tag := datagram_set_tag(event.channel)) in self.blind.tags:
                 out.blind.append((tag, event.entry))
             elif isinstance(event, EntryReceived) and self.envelopes.channel_of(event.channel) in joined:
-                routed = self._routed.get(event.entry) or checked_entry(self.envelopes, (event.channel,), event.entry)
-                out.entries.append((self.envelopes.channel_of(event.channel), routed))
+                out.entries.append((self.envelopes.channel_of(event.channel), event.checked))
             elif isinstance(event, SessionFinished):
                 self._catching_up.pop(conn, None)
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
@@ -295,7 +302,6 @@ class CatchUp:
                 if event.reason != PEER_CLOSED:
                     log.debug("replication with %s:%s closed: %s", *address, event.reason)
                     out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
-        self._routed.clear()  # every entry validated so far was reported by now (or its link closed)
         return out
 
     def push(self, channel: str, wires: list[bytes]) -> None:

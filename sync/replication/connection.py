@@ -20,10 +20,11 @@ gives it, then ``SyncDone``. A request for a mode we do not start is
 answered in log-height mode (as the spec allows), and a ``Have`` answering
 our set reconciliation is served the same way.
 
-Every entry is checked twice before it is reported: by the runtime's
-``validate``, which reads what it is (its channel, author and sequence
-number: an ``EntryKey``) and may refuse it, and by its session, which holds
-it to what the other side said (spec 2.2, "is the data related to what was
+Every entry is checked twice before it is reported: by the runtime, which
+is asked (``EntryArrived``) and answers with ``entry_checked`` - what the
+entry is (its channel, author and sequence number: an ``EntryKey``, and
+the value its check made, handed back with ``EntryReceived``), or why it
+is refused - and by its session, which holds it to what the other side said (spec 2.2, "is the data related to what was
 requested"): until live mode an entry must be of a log the other side named
 - in its ``Have``, or in the items of the reconciliation - above the height
 we hold, and come before its ``SyncDone``. A refused entry is reported
@@ -67,20 +68,19 @@ from .messages import (
     decode,
     encode,
 )
-from .session import RECONCILIATION, EntryKey, Output, Session, Validate
+from .session import RECONCILIATION, EntryKey, Output, Session, Verdict
 
 STATE_VERSION = 1
 IDLE_TIMEOUT_MS = 60_000
 
-__all__ = ["Connection", "EntryKey", "Validate"]
+__all__ = ["Connection", "EntryKey", "Verdict"]
 
 
 class Connection:
-    def __init__(self, channels: Iterable[str], validate: Validate, *, initiator: bool, now: int,
+    def __init__(self, channels: Iterable[str], *, initiator: bool, now: int,
                  live: bool = False, mode: int = SET_RECONCILIATION, peer: Hashable = BROADCAST,
                  idle_timeout_ms: int = IDLE_TIMEOUT_MS) -> None:
         self.mode = mode
-        self.validate = validate
         self.initiator = initiator
         self.live = live
         self.peer = peer
@@ -169,6 +169,12 @@ class Connection:
         if (session := self._waiting(session_id, "wants_entries")) is not None:
             session.send_entries(entries, done, self._output)
 
+    def entry_checked(self, session_id: int, entry: bytes, verdict: Verdict, checked: object = None) -> None:
+        """Answer ``EntryArrived``: what ``entry`` is (an ``EntryKey``, with
+        ``checked``, the value the check made of it), or why it is refused."""
+        if (session := self._waiting(session_id, "unchecked")) is not None:
+            self._guarded(session.checked, entry, verdict, checked, self._output)
+
     def push(self, channel: str, entry: bytes) -> None:
         """A new entry: stream it to every live session for its channel."""
         for session in self._sessions.values():
@@ -186,6 +192,8 @@ class Connection:
         if self.closed:
             self.stats["after_close"] += 1
             return
+        if any(s.unchecked for s in self._sessions.values()):
+            raise LocalProtocolError("an entry is not checked yet: answer EntryArrived before the next frame")
         self._last_activity = now
         self._guarded(lambda: self._handle(decode(data)))
 
@@ -214,7 +222,7 @@ class Connection:
         elif isinstance(msg, Have):
             session.have(msg, self._output)
         elif isinstance(msg, EntryMessage):
-            session.entry(msg, self.validate, self._output)
+            session.entry(msg, self._output)
         elif isinstance(msg, SyncDone):
             session.done(msg, self._output)
         else:
@@ -273,10 +281,10 @@ class Connection:
         }
 
     @classmethod
-    def restore(cls, state: dict, validate: Validate, peer: Hashable = BROADCAST) -> Connection:
+    def restore(cls, state: dict, peer: Hashable = BROADCAST) -> Connection:
         if state.get("version") != STATE_VERSION:
             raise LocalProtocolError(f"unknown replication state version {state.get('version')!r}")
-        conn = cls(state["channels"], validate, initiator=state["initiator"], now=state["last_activity"],
+        conn = cls(state["channels"], initiator=state["initiator"], now=state["last_activity"],
                    live=state["live"], mode=state["mode"], peer=peer, idle_timeout_ms=state["idle_timeout_ms"])
         conn.remote_channels = None if state["remote_channels"] is None else tuple(state["remote_channels"])
         conn._remote_timestamp = state["remote_timestamp"]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from sync.core.events import Event
 
-__all__ = ["Closed", "EntriesWanted", "EntryDropped", "EntryReceived", "HeightsWanted", "RemoteAnnounced",
-           "SessionFinished"]
+__all__ = ["Closed", "EntriesWanted", "EntryArrived", "EntryDropped", "EntryReceived", "HeightsWanted",
+           "RemoteAnnounced", "SessionFinished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +51,26 @@ class EntriesWanted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class EntryArrived(Event):
+    """An entry arrived in session ``session_id`` (about ``channels``): the
+    runtime says what it is - ``Connection.entry_checked`` - before it hands
+    the connection its next frame."""
+
+    session_id: int
+    channels: tuple[str, ...]
+    entry: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class EntryReceived(Event):
-    """An entry for ``channel`` arrived and passed the session's validation."""
+    """An entry for ``channel`` arrived and passed the runtime's check and the
+    session's; ``checked`` is what the runtime's check made of it, handed
+    back so that the entry is read once."""
 
     session_id: int
     channel: str
     entry: bytes
+    checked: object = None
 
 
 @dataclass(frozen=True, slots=True)

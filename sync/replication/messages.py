@@ -57,7 +57,7 @@ class ReplicationError(RemoteProtocolError):
 class EntryRefused(ReplicationError):
     """One entry is refused (``kind`` names why, for counting). A ``fatal``
     refusal ends the stream; another drops the entry and the session goes on
-    (a peer that cannot read what it relays may hold garbage, see ``Validate``)."""
+    (a peer that cannot read what it relays may hold garbage)."""
 
     def __init__(self, kind: str, detail: str, *, fatal: bool = True) -> None:
         super().__init__(detail)

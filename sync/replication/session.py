@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 
 from sync.core import Event
 
-from .events import EntriesWanted, EntryDropped, EntryReceived, SessionFinished
+from .events import EntriesWanted, EntryArrived, EntryDropped, EntryReceived, SessionFinished
 from .messages import (
     LOG_HEIGHT,
     SET_RECONCILIATION,
@@ -53,11 +53,10 @@ class EntryKey:
     seq: int
 
 
-Validate = Callable[[tuple[str, ...], bytes], EntryKey]
-"""(channels of the session, entry) -> what the entry is. Raises
-``EntryRefused`` for an entry it refuses: a fatal refusal (or any other
-``ReplicationError``) closes the connection, another drops the entry and
-the session goes on."""
+Verdict = EntryKey | ReplicationError
+"""The runtime's answer to ``EntryArrived``: what the entry is, or why it is
+refused. An ``EntryRefused`` that is not fatal drops the entry and the
+session goes on; any other refusal closes the connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +90,11 @@ class Session:
     sent: int = 0
     received: int = 0
     finished: bool = False
+    unchecked: int = 0  # entries the runtime has yet to say what they are (``EntryArrived``)
 
     @property
     def waiting_on_runtime(self) -> bool:
-        return self.wants_heights or self.wants_entries
+        return self.wants_heights or self.wants_entries or bool(self.unchecked)
 
     def start_reconciler(self, items: list) -> None:
         self.reconciler = Reconciler(self.session_id, items)
@@ -163,20 +163,27 @@ class Session:
         if self.ours is not None:
             self.want_entries(self.log_height_wants(), out)
 
-    def entry(self, msg: EntryMessage, validate: Validate, out: Output) -> None:
+    def entry(self, msg: EntryMessage, out: Output) -> None:
         if self.finished:
             raise ReplicationError(f"entry after session {self.session_id} finished")
+        self.unchecked += 1
+        out.report(EntryArrived(self.session_id, self.channels, msg.entry))
+
+    def checked(self, entry: bytes, verdict: Verdict, checked: object, out: Output) -> None:
+        """The runtime said what ``entry`` is: held to what the other side said, then reported."""
+        self.unchecked -= 1
         try:
-            key = validate(self.channels, msg.entry)
+            if isinstance(verdict, ReplicationError):
+                raise verdict
             if not self.live:
-                self.expected(key)
+                self.expected(verdict)
         except EntryRefused as exc:
             out.report(EntryDropped(self.session_id, exc.kind, exc.detail))
             if exc.fatal:
                 raise
             return
         self.received += 1
-        out.report(EntryReceived(self.session_id, key.channel, msg.entry))
+        out.report(EntryReceived(self.session_id, verdict.channel, entry, checked))
 
     def expected(self, key: EntryKey) -> None:
         """Until live mode, a peer sends what it found we lack, and nothing

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from sync.core import Engine, Event
-from sync.replication import Connection, EntriesWanted, HeightsWanted
+from sync.replication import Connection, EntriesWanted, EntryArrived, HeightsWanted, ReplicationError
 from sync.sds import Channel, Config, Delivered
 from sync.sds.state import apply_changes
 from tests.replication.test_replication import validate_toy_entry
@@ -161,9 +161,6 @@ class Logs:
         return [seqs[s] for s in sorted(seqs) if s > seq]
 
 
-validate = validate_toy_entry
-
-
 @dataclass
 class ReplicationKind(EngineKind):
     name: str = "replication"
@@ -179,13 +176,13 @@ class ReplicationKind(EngineKind):
             for author, seqs in history.items():
                 for seq in seqs:
                     store.add(f"general|{author}|{seq}".encode())
-        a = Connection(("general", "random"), validate, initiator=True, now=now, live=self.live,
+        a = Connection(("general", "random"), initiator=True, now=now, live=self.live,
                        mode=self.mode, idle_timeout_ms=30_000)
-        b = Connection(("general",), validate, initiator=False, now=now, live=self.live, idle_timeout_ms=30_000)
+        b = Connection(("general",), initiator=False, now=now, live=self.live, idle_timeout_ms=30_000)
         return [a, b], stores
 
     def restore(self, state, world, index):
-        return Connection.restore(state, validate)
+        return Connection.restore(state)
 
     def main_path(self):
         d = ("deliver", 0, True, False)
@@ -223,6 +220,12 @@ class ReplicationKind(EngineKind):
     def on_event(self, engine, world, index, event):
         if isinstance(event, (HeightsWanted, EntriesWanted)):
             world[index].pending.append(event)  # answered by a later "answer" command
+        elif isinstance(event, EntryArrived):  # answered at once, as the runtime does
+            try:
+                verdict = validate_toy_entry(event.channels, event.entry)
+            except ReplicationError as refusal:
+                verdict = refusal
+            engine.entry_checked(event.session_id, event.entry, verdict)
         elif type(event).__name__ == "EntryReceived":
             world[index].add(event.entry)
 
@@ -240,7 +243,7 @@ class ReplicationKind(EngineKind):
 
 
 SDS_EVENTS = frozenset({"Delivered", "Acknowledged", "PossiblyAcknowledged"})
-REPLICATION_EVENTS = frozenset({"RemoteAnnounced", "HeightsWanted", "EntriesWanted", "EntryReceived",
+REPLICATION_EVENTS = frozenset({"RemoteAnnounced", "HeightsWanted", "EntriesWanted", "EntryArrived", "EntryReceived",
                                 "SessionFinished", "Closed"})
 
 from ..mvds.kind import MvdsKind  # noqa: E402  (it builds on EngineKind above)

@@ -105,10 +105,11 @@ def run(kind: EngineKind, script, restore: str = "never", parsed: bool = False) 
     def step(i: int) -> None:
         """What a runtime does after any input: drain, then (maybe) restart."""
         engine = engines[i]
-        for event in engine.events():
-            assert isinstance(event, Event)
-            trace.append(("event", i, event))
-            kind.on_event(engine, world, i, event)
+        while events := list(engine.events()):  # an answer given at once (on_event) may bring more
+            for event in events:
+                assert isinstance(event, Event)
+                trace.append(("event", i, event))
+                kind.on_event(engine, world, i, event)
         for out in engine.datagrams_to_send(now):
             assert isinstance(out, Outgoing) and isinstance(out.data, bytes)
             assert out.to is BROADCAST or out.to in range(n) or out.to is None, out.to

@@ -21,6 +21,7 @@ from sync.replication import (
     Connection, EntriesWanted, EntryRefused, HeightsWanted, RemoteAnnounced, SessionFinished,
 )
 from sync.replication.messages import SET_RECONCILIATION
+from tests.replication.checking import Checking
 from sync.sds.ids import compute_message_id
 
 
@@ -36,7 +37,7 @@ class Forger:
     def __init__(self, channels: tuple[str, ...], heights: dict[str, list[tuple[str, int]]], entries: list[bytes],
                  *, mode: int = SET_RECONCILIATION) -> None:
         self.heights, self.entries = heights, entries
-        self.conn = Connection(channels, _takes_nothing, initiator=True, now=0, mode=mode)
+        self.conn = Checking(Connection(channels, initiator=True, now=0, mode=mode), _takes_nothing)
         self.finished = False
 
     def frames(self) -> list[bytes]:

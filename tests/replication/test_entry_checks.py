@@ -1,8 +1,9 @@
-"""The replication engine takes its entry check from outside (``Validate``:
-the session's channels and an entry in, the entry's channel out, or
-``ReplicationError``). Two checks are plugged in: the runtime's
-(``CatchUp.validate``: a signed envelope holding an SDS chat message) and the
-toy one of the engine's own tests (``channel|author|seq``).
+"""The replication engine asks what an arrived entry is (``EntryArrived``:
+the session's channels and an entry; answered with ``entry_checked``: the
+entry's channel, author and sequence number, or a refusal). Two checks
+answer: the runtime's (``CatchUp.check``: a signed envelope holding an SDS
+chat message) and the toy one of the engine's own tests
+(``channel|author|seq``).
 
 They must differ in what an entry is, and only there. The engine's tests and
 the conformance suite need entries whose author and sequence number a toy store
@@ -21,8 +22,9 @@ import pytest
 
 from chat_app.runtime import Runtime
 from chat_app.store import Store
-from sync.replication import Connection, EntryReceived, ReplicationError, Validate, encode, log_id
+from sync.replication import EntryKey, EntryReceived, ReplicationError, encode, log_id
 from sync.replication import messages as m
+from tests.replication.checking import Check as Validate, Checking, checking
 from tests.replication.test_replication import validate_toy_entry
 
 T = 1_767_225_600_000
@@ -48,7 +50,13 @@ def _real_check(tmp_path) -> tuple[Check, Runtime]:
     reader = Runtime(Store(tmp_path / "reader.sqlite3"), nick="bob")
     (general,) = author.store.entries_after("general", author.peer_id, 0)
     (random_,) = author.store.entries_after("random", author.peer_id, 0)
-    return Check(reader.catchup.validate, author.peer_id, general, random_, b"\x00not an envelope"), author
+    def validate(channels: tuple[str, ...], entry: bytes) -> EntryKey:
+        verdict, _ = reader.catchup.check(channels, entry)
+        if isinstance(verdict, ReplicationError):
+            raise verdict
+        return verdict
+
+    return Check(validate, author.peer_id, general, random_, b"\x00not an envelope"), author
 
 
 @pytest.fixture(params=["toy", "real"])
@@ -58,11 +66,11 @@ def check(request, tmp_path) -> Check:
     return _real_check(tmp_path)[0]
 
 
-def session(check: Check, named: tuple[m.Item, ...] | None = None) -> tuple[Connection, int]:
+def session(check: Check, named: tuple[m.Item, ...] | None = None) -> tuple[Checking, int]:
     """A log-height session on "general" with nothing of ours, in which the
     other side (played here) has named the author's log at height 1 in its
     ``Have`` - or ``named`` - so it may send the author's first entry."""
-    a = Connection(("general",), check.validate, initiator=True, now=T, mode=m.LOG_HEIGHT)
+    a = checking(("general",), check.validate, initiator=True, now=T, mode=m.LOG_HEIGHT)
     a.receive(encode(m.Announce(T, ("general", "random"))), T)
     sid = a.sync()
     a.provide_heights(sid, {})

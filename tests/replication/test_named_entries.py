@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from sync.replication import Closed, Connection, EntryDropped, EntryReceived, EntryRefused, SessionFinished, encode
+from sync.core import LocalProtocolError
+from sync.replication import (
+    Closed, Connection, EntryArrived, EntryDropped, EntryReceived, EntryRefused, SessionFinished, encode,
+)
 from sync.replication import messages as m
+from tests.replication.checking import checking
 from tests.replication.test_replication import Logs, T, pair, pump, sent, serve, validate_toy_entry
 
 MODES = pytest.mark.parametrize("mode", [m.LOG_HEIGHT, m.SET_RECONCILIATION], ids=["log-height", "set"])
@@ -63,7 +67,7 @@ def test_the_entries_it_named_above_our_height_are_taken(mode):
 
 
 def test_an_entry_after_the_peers_sync_done_closes_the_link():
-    a = Connection(("general",), validate_toy_entry, initiator=True, now=T, mode=m.LOG_HEIGHT)
+    a = checking(("general",), validate_toy_entry, initiator=True, now=T, mode=m.LOG_HEIGHT)
     a.receive(encode(m.Announce(T, ("general",))), T)
     sid = a.sync()
     a.provide_heights(sid, {"general": [("alice", 1)]})
@@ -134,8 +138,8 @@ def test_an_entry_the_check_refuses_without_closing_is_dropped_alone():
     sa, sb = Logs(), Logs()
     for s in (1, 2, 3):
         sa.add("general", "alice", s)
-    a = Connection(("general",), sa.validate, initiator=True, now=1, mode=m.LOG_HEIGHT)
-    b = Connection(("general",), check, initiator=False, now=1)
+    a = checking(("general",), sa.validate, initiator=True, now=1, mode=m.LOG_HEIGHT)
+    b = checking(("general",), check, initiator=False, now=1)
     pump(a, b)
     a.sync()
     _, eb = pump(a, b, {id(a): sa, id(b): sb})
@@ -143,3 +147,25 @@ def test_an_entry_the_check_refuses_without_closing_is_dropped_alone():
     assert (dropped.kind, dropped.reason) == ("garbage", "not an entry")
     assert sorted(sb.data["general"]["alice"]) == [1, 3] and b.closed is None
     assert [(e.received, e.live) for e in eb if isinstance(e, SessionFinished)] == [(2, False)]
+
+
+def test_the_runtime_says_what_an_entry_is_before_the_next_frame():
+    """The connection asks (``EntryArrived``) and never calls back: the answer
+    comes with ``entry_checked``, carrying the value the check made, which
+    ``EntryReceived`` hands back; a frame before the answer is the caller's bug."""
+    a = Connection(("general",), initiator=True, now=T, mode=m.LOG_HEIGHT)
+    a.receive(encode(m.Announce(T, ("general",))), T)
+    sid = a.sync()
+    a.provide_heights(sid, {})
+    a.receive(encode(m.Have(sid, (("alice", m.log_id("general"), 1),))), T)
+    list(a.events())
+    a.receive(encode(m.EntryMessage(sid, b"general|alice|1")), T)
+    (arrived,) = [e for e in a.events() if isinstance(e, EntryArrived)]
+    assert (arrived.channels, arrived.entry) == (("general",), b"general|alice|1")
+    assert a.get_timer() is None  # waiting on us: no idle timeout meanwhile
+    with pytest.raises(LocalProtocolError):
+        a.receive(encode(m.SyncDone(sid, False)), T)
+    parsed = object()
+    a.entry_checked(sid, arrived.entry, validate_toy_entry(arrived.channels, arrived.entry), parsed)
+    (received,) = [e for e in a.events() if isinstance(e, EntryReceived)]
+    assert received.checked is parsed and received.channel == "general"

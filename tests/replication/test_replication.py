@@ -21,11 +21,12 @@ from sync.replication import (
     encode,
 )
 from sync.replication import messages as m
+from tests.replication.checking import checking
 
 
 def validate_toy_entry(channels: tuple[str, ...], entry: bytes) -> EntryKey:
     """A toy entry is b"channel|author|seq" for one of ``channels``. It stands
-    for the runtime's check (``CatchUp.validate``); test_entry_checks.py holds
+    for the runtime's check (``CatchUp.check``); test_entry_checks.py holds
     both to the same contract and says why the entries differ."""
     try:
         channel, author, seq = entry.decode().split("|")
@@ -107,8 +108,8 @@ def pump(a: Connection, b: Connection, stores=None, rounds=20):
 
 
 def pair(store_a, store_b, channels_a=("general",), channels_b=("general",), live=False, mode=1):
-    a = Connection(channels_a, store_a.validate, initiator=True, now=1, live=live, mode=mode)
-    b = Connection(channels_b, store_b.validate, initiator=False, now=1, live=live)
+    a = checking(channels_a, store_a.validate, initiator=True, now=1, live=live, mode=mode)
+    b = checking(channels_b, store_b.validate, initiator=False, now=1, live=live)
     pump(a, b)  # exchange announcements
     return a, b
 
@@ -356,8 +357,8 @@ def test_a_conversation_silent_both_ways_closes_after_the_idle_timeout():
 
 
 def test_sending_counts_as_activity_and_live_mode_has_no_idle_timeout():
-    b = Connection(("general",), Logs().validate, initiator=False, now=T, idle_timeout_ms=10_000)
+    b = Connection(("general",), initiator=False, now=T, idle_timeout_ms=10_000)
     b.datagrams_to_send(T + 7_000)  # the Announce leaves at T + 7 s
     assert b.get_timer() == T + 17_000
-    live = Connection(("general",), Logs().validate, initiator=False, now=T, live=True)
+    live = Connection(("general",), initiator=False, now=T, live=True)
     assert live.get_timer() is None
