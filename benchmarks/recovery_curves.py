@@ -2,7 +2,7 @@
 loss, for SDS and SVS channels, real peers on the test LAN beside the
 simulator on the same workload.
 
-    python benchmarks/recovery_curves.py [--peers 5 20] [--loss 0 10 20 30 40 50]
+    python benchmarks/recovery_curves.py [--peers 5 20] [--real-peers 5] [--loss 0 10 20 30 40 50]
         [--protocols sds svs] [--seconds 20 --rate 2] [--seeds 2] [--sim-only]
         [--svg docs/recovery-curves.svg]
 
@@ -96,9 +96,12 @@ def main() -> None:
     parser.add_argument("--converge", type=float, default=90, help="seconds allowed after sending stops")
     parser.add_argument("--seeds", type=int, default=2, help="simulator runs per point")
     parser.add_argument("--sim-only", action="store_true", help="leave out the real peers (no root needed)")
+    parser.add_argument("--real-peers", type=int, nargs="+",
+                        help="channel sizes run with real peers too (default: every --peers); 20 real "
+                             "peers need a machine of their own")
     parser.add_argument("--svg", type=Path, help="draw the curves here")
     args = parser.parse_args()
-    sides = (simulated,) if args.sim_only else (real, simulated)
+    real_sizes = () if args.sim_only else set(args.real_peers or args.peers)
     print(f"every peer sends {args.rate:g} messages a second for {args.seconds:g} s\n")
     print("| protocol | peers | loss | side | identical | to every peer p50 / p99 | bytes per delivery | load |")
     print("|---|---:|---:|---|:---:|---:|---:|---:|")
@@ -106,7 +109,7 @@ def main() -> None:
     for protocol in args.protocols:
         for peers in args.peers:
             for loss in args.loss:
-                for side in sides:
+                for side in (real, simulated) if peers in real_sizes else (simulated,):
                     p = side(protocol, peers, loss, args)
                     points.append(p)
                     print(f"| {protocol} | {peers} | {loss}% | {p.side} | {'yes' if p.complete else 'NO'} "
