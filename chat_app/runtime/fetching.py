@@ -41,7 +41,7 @@ of a lost message's delay at 30% loss, where half the requests or their
 answers are lost."""
 FETCH_RETRY_MAX_MS = 4_000
 """Each request not answered doubles the wait before the next, up to this:
-a fetch that did not help also replicates with everyone in the channel,
+the first that did not help also replicates with everyone in the channel,
 and asking less often than that slowed an overloaded channel's catching up."""
 MAX_WANTED = 16_384
 """Missing ids followed for retries (a few channels' worth of the engine's
@@ -61,6 +61,7 @@ class Due:
 
     ids: dict[Address | None, list[str]]
     again: int = 0
+    first_again: int = 0  # of ``again``, asked for a second time now
 
     def sends(self, channel: str) -> list[Send]:
         return [(encode_fetch(channel, ids[i:i + MAX_IDS]), target) for target, ids in self.ids.items()
@@ -113,6 +114,7 @@ class Fetcher:
                 continue
             due = by_channel.setdefault(wanted.channel, Due({}))
             due.again += wanted.asked > 0
+            due.first_again += wanted.asked == 1
             self._due.set(mid, now + min(FETCH_RETRY_MS << wanted.asked, FETCH_RETRY_MAX_MS))
             wanted.asked += 1
             author = peers.get(wanted.author or "")

@@ -90,3 +90,35 @@ class TimedNet(Net):
         before = len(self.sent)
         super().pump(rounds)
         self.sent_at += [(self.now, sent) for sent in self.sent[before:]]
+
+
+def test_only_the_first_fetch_that_did_not_help_replicates_with_everyone(tmp_path):
+    """Replicating with every peer brings whatever they hold; asking them all
+    again at every retry (every 4 s, for minutes) only repeats it."""
+    net = Net(tmp_path)
+    alice, bob, carol = net.add("alice"), net.add("bob"), net.add("carol")
+    for rt in (alice, carol):  # found by mDNS
+        host, port = net.address(rt)
+        bob.peer_announced(rt.peer_id, rt.nick, [host], port, ("general",), net.now)
+    net.run(REPLICATE_EVERY_MS)  # the catch-up on meeting them is over
+    for who, address in net.dialed:
+        net.nodes[who].catchup.dial_ended(address)
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)  # lost to everyone
+    net.pump()
+    alice.say("general", "two", "text", net.now)  # it names "one"; then alice is gone
+    net.loss = 0.0
+    gone = net.address(alice)
+    del net.nodes[gone]
+    for data, dst in alice.datagrams_to_send():
+        if dst in (net.address(bob), net.address(carol)):
+            net.nodes[dst].datagram_received(data, gone, net.now)
+    before = len(net.dialed)
+    for _ in range(80):  # 20 s: retries at 0.5, 1.5, 3.5, 7.5, 11.5, 15.5 and 19.5 s
+        net.run(250)
+        for who, address in net.dialed:
+            if who in net.nodes:
+                net.nodes[who].catchup.dial_ended(address)  # this network never connects: each dial is over at once
+    assert bob.stats["fetch_sent"] >= 7
+    ours = [whom for who, whom in net.dialed[before:] if who == net.address(bob)]
+    assert sorted(ours) == sorted([gone, net.address(carol)])  # the first retry's, with each peer once
