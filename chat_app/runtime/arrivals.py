@@ -5,7 +5,7 @@ thread - on a pool of workers, all of a batch at once - while the runtime
 itself stays free of threads:
 
     arrivals = runtime.admit(batch, now)             # budget, repeats, every check but the signature
-    verdicts = [e.verify() for e in arrivals.to_verify]   # the signature math: anywhere, any order
+    verdicts = verify_all(arrivals.to_verify)        # the signature math: on any thread
     runtime.datagrams_verified(arrivals, verdicts, now)   # engines, one step, in arrival order
 
 ``admit`` spends each source's verification budget and answers repeats and
@@ -15,6 +15,7 @@ known-bad bytes from memory, so nothing is asked of a verifier for them;
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chat_app.address import Address
@@ -44,3 +45,8 @@ class Arrivals:
     arrivals: list[Arrival]
     to_verify: list[Unverified]
     """The signatures left to check, in arrival order: one verdict each for ``datagrams_verified``."""
+
+
+def verify_all(envelopes: Sequence[Unverified]) -> list[bool]:
+    """The verdicts on ``envelopes``' signatures, in their order: pure, for any thread."""
+    return [envelope.verify() for envelope in envelopes]

@@ -46,7 +46,7 @@ from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.direct import Direct
-from chat_app.runtime.arrivals import Arrival, Arrivals
+from chat_app.runtime.arrivals import Arrival, Arrivals, verify_all
 from chat_app.runtime.envelopes import Admitted, Envelopes, Routed
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import BEHIND, Fetcher
@@ -217,7 +217,7 @@ class Runtime:
     def datagrams_received(self, batch: Iterable[tuple[bytes, Address]], now: int) -> None:
         """Datagrams that arrived together, their signatures checked here, one after another."""
         arrivals = self.admit(batch, now)
-        self.datagrams_verified(arrivals, [envelope.verify() for envelope in arrivals.to_verify], now)
+        self.datagrams_verified(arrivals, verify_all(arrivals.to_verify), now)
 
     def admit(self, batch: Iterable[tuple[bytes, Address]], now: int) -> Arrivals:
         """The first step of receiving datagrams that arrived together: each
