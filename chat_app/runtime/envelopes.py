@@ -270,11 +270,7 @@ class Envelopes:
             if not verdict:
                 self._bad.put(admitted.digest, refused, _BAD_BYTES)
             return refused
-        routed = self._route(opened)
-        kept = None
-        if isinstance(routed, SdsDatagram) and routed.chat:
-            key = _digest(routed.data)
-            kept = (key, self._envelopes.get(key))
+        routed, kept = self._route_keeping(opened)
         self._routed.put(admitted.digest, (routed, kept), 2 * admitted.size)  # the bytes, and their parse
         return routed
 
@@ -288,7 +284,7 @@ class Envelopes:
             except EnvelopeError as exc:
                 self.stats[f"entry_{exc.reason}"] += 1
                 return Refused(exc.reason, str(exc))
-            routed = self._route(opened)
+            routed, _ = self._route_keeping(opened)
             self._entries.put(digest, routed, 2 * len(entry))
         if not isinstance(routed, (SdsDatagram, Refused)):
             return Refused("kind", "a replication entry must be an SDS message")
@@ -326,6 +322,14 @@ class Envelopes:
             self.stats["wrong_channel"] += 1
             where = "a private channel's key" if opened.context else "the open"
             return Refused("wrong_channel", f"a datagram for #{routed.channel[:40]} came under {where}")
-        if isinstance(routed, SdsDatagram) and routed.chat:
-            self._envelopes.put(_digest(opened.payload), (opened.signer, opened.signature), _SEAL_BYTES)
         return routed
+
+    def _route_keeping(self, opened: Opened) -> tuple[Routed, tuple[bytes, tuple] | None]:
+        """Route ``opened``; a chat message's signer and signature are kept
+        (``_envelopes``) until it is delivered: what was kept, under which digest."""
+        routed = self._route(opened)
+        if not (isinstance(routed, SdsDatagram) and routed.chat):
+            return routed, None
+        kept = (_digest(opened.payload), (opened.signer, opened.signature))
+        self._envelopes.put(*kept, _SEAL_BYTES)
+        return routed, kept
