@@ -23,8 +23,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from chat_app.runtime.arrivals import Arrivals, verify_all
 
 WORKERS = 2
-"""One per core of a small machine: the event loop needs little of a core while they verify."""
+"""One per core of a small machine. The workers need the GIL for the Python
+around each libsodium call, which the event loop's thread holds while it runs
+the runtime: they verify side by side while it waits or is in SQLite."""
 IN_FLIGHT = 4
+"""Batches waiting at most (up to 512 datagrams each, ``net.udp.MAX_BATCH``)."""
 
 Verified = Callable[[Arrivals, list[bool]], None]
 
