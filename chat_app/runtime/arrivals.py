@@ -4,9 +4,9 @@ Receiving is two steps, so that signatures can be checked off the runtime's
 thread - on a pool of workers, all of a batch at once - while the runtime
 itself stays free of threads:
 
-    arrivals = runtime.admit(batch, now)             # budget, repeats, every check but the signature
-    verdicts = verify_all(arrivals.to_verify)        # the signature math: on any thread
-    runtime.datagrams_verified(arrivals, verdicts, now)   # engines, one step, in arrival order
+    arrivals = runtime.admit(batch, now)                 # budget, repeats, every check but the signature
+    verdicts = verify_all(arrivals.to_verify)            # the signature math: on any thread
+    runtime.datagrams_verified(arrivals, verdicts, now)  # engines, one step, in arrival order
 
 ``admit`` spends each source's verification budget and answers repeats and
 known-bad bytes from memory, so nothing is asked of a verifier for them;

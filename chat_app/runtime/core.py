@@ -2,7 +2,9 @@
 
 Theory of operation. The I/O adapter reads the clock once per input and
 calls one of the entry points - datagrams that arrived together
-(``datagrams_received``; ``datagram_received`` for one), a user
+(``datagrams_received``; ``datagram_received`` for one; or in two steps,
+``admit`` then ``datagrams_verified``, when the adapter checks the
+signatures elsewhere: see arrivals.py), a user
 command (``say``, ``join``...), a discovery report (``peer_announced``), a
 replication link's frame (through ``links``, see links.py), or the timer
 (``handle_timer``). Each entry point
