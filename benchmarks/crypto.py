@@ -17,6 +17,11 @@ opening each datagram a second time (a resend, a relayed copy). Figures are mess
 CPU time of this process (``time.process_time``), so they mean "on one core"
 even on a busy machine; wall-clock figures are printed beside them.
 
+The verifier section checks the same signatures with libsodium (PyNaCl, what
+``Signer.verify`` uses) and with OpenSSL (``cryptography``), one thread and
+then two threads sharing the work: whether a library releases the GIL while
+it verifies decides whether the verify pool (``chat_app.io.verifying``) gains.
+
 The flood section sends datagrams with bad signatures: what each one costs
 to refuse after a full check, what it costs once the source is over its
 verification budget (``Gate``), and how many real messages per second still
@@ -28,13 +33,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cryptography.exceptions import InvalidSignature  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey  # noqa: E402
+from nacl.bindings import crypto_sign_open  # noqa: E402
+
 from chat_app.crypto import (  # noqa: E402
     ChannelKey, EnvelopeError, Identity, Keyring, Kind, KnownKeys, check_sds, open_envelope, seal,
 )
+from chat_app.crypto.envelope import _signed_bytes  # noqa: E402
 from chat_app.crypto.gate import Gate, VerifyBudget  # noqa: E402
 from chat_app.payload import Payload  # noqa: E402
 from chat_app.runtime.envelopes import Envelopes  # noqa: E402
@@ -201,12 +213,42 @@ def flood(n: int) -> None:
           f"(all {delivered} delivered; {gate.stats['over_budget']} bad dropped unchecked)")
 
 
+def verifiers(n: int) -> None:
+    """Signatures per second of wall time, one thread and two, per library."""
+    envelopes = [seal(ALICE, Kind.SDS, w) for w in conversation(n)]
+    signed = [(e[-64:], _signed_bytes(Kind.SDS, ALICE.public_key, b"", e[35:-64])) for e in envelopes]
+    key = Ed25519PublicKey.from_public_bytes(ALICE.public_key)
+
+    def sodium(pairs):
+        for signature, data in pairs:
+            crypto_sign_open(signature + data, ALICE.public_key)
+
+    def openssl(pairs):
+        for signature, data in pairs:
+            try:
+                key.verify(signature, data)
+            except InvalidSignature:
+                raise AssertionError("every signature here is good") from None
+
+    halves = (signed[:n // 2], signed[n // 2:])
+    with ThreadPoolExecutor(2) as pool:
+        for name, verify in (("libsodium (PyNaCl)", sodium), ("OpenSSL (cryptography)", openssl)):
+            one_cpu, one_wall = timed(partial(verify, signed))
+            two_cpu, two_wall = timed(partial(lambda v: list(pool.map(v, halves)), verify))
+            print(f"  {name:24} one thread {n / one_wall:7,.0f}/s ({n / one_cpu:7,.0f}/CPU-s)   "
+                  f"two threads {n / two_wall:7,.0f}/s ({two_cpu / two_wall:.2f} cores busy)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--history", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--measure", type=int, default=5_000, help="messages per timed batch")
     parser.add_argument("--flood", type=int, default=2_000, help="bad datagrams in the flood section")
+    parser.add_argument("--verifiers-only", action="store_true", help="only the verifier section")
     args = parser.parse_args()
+    if args.verifiers_only:
+        verifiers(args.measure)
+        return
     names = ["unsigned", "signed", "encrypted", "runtime", "verify only", "decrypt+verify only", "duplicate"]
     print("msg/s on one core (CPU time); wall clock in brackets")
     print(f"{'history':>9}  " + "  ".join(f"{n:>22}" for n in names))
@@ -214,6 +256,8 @@ def main() -> None:
         r = measure(history, args.measure)
         cells = [f"{args.measure / r[n][0]:>9,.0f} ({args.measure / r[n][1]:>9,.0f})" for n in names]
         print(f"{history:>9,}  " + "  ".join(f"{c:>22}" for c in cells))
+    print(f"verifying {args.measure:,} signatures:")
+    verifiers(args.measure)
     print(f"flood of {args.flood:,} bad signatures:")
     flood(args.flood)
 

@@ -20,14 +20,14 @@ formats, ``gate.py`` for the flood budget.
 
 from .channel import ChannelKey, Keyring, blind_id, channel_tag_of, derive_channel_key, open_datagram
 from .direct import direct_key, exchange_key_statement, read_exchange_key
-from .envelope import EnvelopeError, Kind, KnownKeys, Opened, Signer, check_sds, open_envelope, seal
+from .envelope import EnvelopeError, Kind, KnownKeys, Opened, Signer, Unverified, check_sds, open_envelope, seal
 from .gate import Gate, VerifyBudget
 from .keys import Identity, KeyFileError, fingerprint, load_or_create_identity, sender_id_of
 from .migration import Rekey, RekeyError, legacy_sender_id, migrate_identity, verify_rekey
 
 __all__ = [
     "ChannelKey", "EnvelopeError", "Gate", "Identity", "KeyFileError", "Keyring", "Kind", "KnownKeys", "Opened",
-    "Rekey", "RekeyError", "Signer", "VerifyBudget", "blind_id", "channel_tag_of", "check_sds",
+    "Rekey", "RekeyError", "Signer", "Unverified", "VerifyBudget", "blind_id", "channel_tag_of", "check_sds",
     "derive_channel_key", "direct_key", "exchange_key_statement", "fingerprint", "legacy_sender_id",
     "load_or_create_identity", "migrate_identity",
     "open_datagram", "open_envelope", "read_exchange_key", "seal", "sender_id_of", "verify_rekey",

@@ -81,7 +81,9 @@ from google.protobuf.message import DecodeError
 
 from proto.sds_pb2 import SdsMessage
 
-from .envelope import MAX_ENVELOPE_BYTES, VERSION, EnvelopeError, Kind, KnownKeys, Opened, open_envelope, seal
+from .envelope import (
+    MAX_ENVELOPE_BYTES, VERSION, EnvelopeError, Kind, KnownKeys, Opened, Unverified, read_envelope, seal,
+)
 from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
@@ -153,6 +155,11 @@ class ChannelKey:
 
     def open(self, data: bytes, known_keys: KnownKeys) -> Opened:
         """Decrypt and verify one datagram of this channel. Raises ``EnvelopeError`` only."""
+        envelope = self.read(data, known_keys)
+        return envelope.accept(envelope.verify(), known_keys)
+
+    def read(self, data: bytes, known_keys: KnownKeys) -> Unverified:
+        """Decrypt one datagram of this channel and check all but its signature. Raises ``EnvelopeError`` only."""
         _check_private_header(data)
         if data[2:_HEADER] != self.tag:
             raise EnvelopeError("other_channel", "datagram of another private channel")
@@ -162,7 +169,7 @@ class ChannelKey:
         except InvalidTag:
             raise EnvelopeError("undecryptable", "private datagram fails authentication (wrong key or altered)") \
                 from None
-        return open_envelope(inner, known_keys, context=self.tag)
+        return read_envelope(inner, known_keys, context=self.tag)
 
 
 class Keyring:
@@ -255,11 +262,17 @@ def open_datagram(data: bytes, known_keys: KnownKeys, keyring: Keyring | None = 
     envelope, the channel tag for a private one. Route by it, so a private
     channel only ever receives what was encrypted for it.
     """
+    envelope = read_datagram(data, known_keys, keyring)
+    return envelope.accept(envelope.verify(), known_keys)
+
+
+def read_datagram(data: bytes, known_keys: KnownKeys, keyring: Keyring | None = None) -> Unverified:
+    """``open_datagram`` but for the signature: decrypted if private, every other check made."""
     if len(data) > 1 and data[1] in _PRIVATE_KINDS:
         tag = channel_tag_of(data)
         key = keyring.by_tag(tag) if keyring is not None and tag is not None else None
         if key is None:
             _check_private_header(data)  # a malformed one says why; a well-formed one is not ours
             raise EnvelopeError("unknown_channel", "private datagram of a channel not joined here")
-        return key.open(data, known_keys)
-    return open_envelope(data, known_keys)
+        return key.read(data, known_keys)
+    return read_envelope(data, known_keys)

@@ -9,6 +9,10 @@ to verify, and the gate spends its verifications where they pay:
   so a source sending garbage runs dry at once, while a real peer - whose
   datagrams verify - never notices. Over budget, a datagram is dropped before
   any cryptography and counted ``over_budget``.
+- Opening is two steps, so the signature math can run elsewhere (on worker
+  threads, a batch at a time): ``admit`` spends the budget and makes every
+  check but the signature, ``accept`` takes the signature's verdict and
+  finishes; ``open`` is both at once.
 - An SDS message inside is parsed and checked here, once (``check_sds``),
   against the ``sds`` bounds the engines use, and travels on in the
   ``Opened`` it returns.
@@ -37,8 +41,8 @@ from dataclasses import dataclass
 
 from sync.sds import Config
 
-from .channel import ChannelKey, Keyring, open_datagram
-from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, check_sds, seal
+from .channel import ChannelKey, Keyring, open_datagram, read_datagram
+from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, Unverified, check_sds, seal
 from .keys import Identity
 
 __all__ = ["Gate", "VerifyBudget"]
@@ -110,20 +114,41 @@ class Gate:
 
     def open(self, data: bytes, source: Hashable, now: int) -> Opened:
         """Verify one datagram from ``source``. Raises ``EnvelopeError`` only, after counting it."""
+        envelope = self.admit(data, source, now)
+        return self.accept(envelope, envelope.verify(), source, now)
+
+    def admit(self, data: bytes, source: Hashable, now: int) -> Unverified:
+        """Spend one of ``source``'s verifications on ``data`` and check all but
+        its signature: what is left to verify. Raises ``EnvelopeError`` only, after counting it."""
         if not self.budget.spend(source, now):
             self.stats["over_budget"] += 1
             raise EnvelopeError("over_budget", f"{source} has used its verification budget")
         try:
-            opened = self.open_unbudgeted(data)
+            return read_datagram(data, self.known_keys, self.keyring)
         except EnvelopeError as exc:
-            self.stats[exc.reason] += 1
-            self.budget.punish(source, now)
+            self._refused(exc, source, now)
+            raise
+
+    def accept(self, envelope: Unverified, verified: bool, source: Hashable, now: int) -> Opened:
+        """An admitted envelope, given its signature's verdict (``Unverified.verify``),
+        with the SDS message inside checked. Raises ``EnvelopeError`` only, after counting it."""
+        try:
+            opened = self._checked(envelope.accept(verified, self.known_keys))
+        except EnvelopeError as exc:
+            self._refused(exc, source, now)
             raise
         self.stats["verified"] += 1
         return opened
 
+    def _refused(self, exc: EnvelopeError, source: Hashable, now: int) -> None:
+        self.stats[exc.reason] += 1
+        self.budget.punish(source, now)
+
     def open_unbudgeted(self, data: bytes) -> Opened:
         """Verify ``data`` (and check the SDS message inside) without spending
         anyone's budget: for what a link we chose brings. Raises ``EnvelopeError``."""
-        opened = open_datagram(data, self.known_keys, self.keyring)
+        return self._checked(open_datagram(data, self.known_keys, self.keyring))
+
+    def _checked(self, opened: Opened) -> Opened:
+        """``opened``, with the SDS message inside checked (once) if it holds one."""
         return opened.with_sds(check_sds(opened, self.sds)) if opened.kind is Kind.SDS else opened

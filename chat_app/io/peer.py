@@ -5,7 +5,11 @@ command, the timer - reads the clock once, calls the runtime, then
 ``_flush`` sends what the runtime queued, hands its events to ``emit``,
 starts the dials and store reads it asked for, and re-arms the timer at the
 runtime's earliest deadline. Replication's reads of SQLite run on one worker
-thread with a connection of its own, never on the event loop.
+thread with a connection of its own, never on the event loop. Datagrams go
+in in two steps: the runtime admits a batch (``Runtime.admit``), its
+signatures are checked on worker threads (``chat_app.io.verifying``), and
+the runtime takes it back verified (``Runtime.datagrams_verified``), batches
+in the order they arrived.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from chat_app.events import Emit
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.io.listen import listen
+from chat_app.io.verifying import VerifyPipeline
 from chat_app.net.addresses import advertised_addresses
 from chat_app.address import Address
 from chat_app.net.udp import Datagrams, UdpEndpoint
 from chat_app.runtime import Runtime
+from chat_app.runtime.arrivals import Arrivals
 from chat_app.runtime.catchup import PEER_CLOSED, Read
 from chat_app.store import Store
 from sync.replication import Connection
@@ -48,8 +54,12 @@ class AsyncPeer:
         self._stopping = False
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="sds-chat-reads")
         self._reader: Store | None = None  # opened on the reads thread
+        self._verifying: VerifyPipeline | None = None  # made in start: it wakes the running loop
 
     async def start(self, channels: list[str]) -> None:
+        loop = asyncio.get_running_loop()
+        self._verifying = VerifyPipeline(
+            self._on_verified, wake=lambda: loop.call_soon_threadsafe(self._verifying.deliver_ready))
         self._udp, self._tcp = await listen(self.host, self.port, self._on_datagrams, self._accept)
         self.port = self._udp.port
         # a host with no usable interface still talks to peers on itself
@@ -93,6 +103,8 @@ class AsyncPeer:
                 log.debug("discovery did not stop within %s s", STOP_DISCOVERY_S)
         if self._udp is not None:
             self._udp.close()
+        if self._verifying is not None:
+            self._verifying.close()
         self._reads.submit(lambda: self._reader and self._reader.close())
         self._reads.shutdown(wait=True)
 
@@ -111,7 +123,11 @@ class AsyncPeer:
 
     def _on_datagrams(self, batch: Datagrams) -> None:
         if not self._stopping:  # a flood must not hold up leaving
-            self.call(self.runtime.datagrams_received, batch)
+            self._verifying.put(self.runtime.admit(batch, self._now()))
+
+    def _on_verified(self, arrivals: Arrivals, verdicts: list[bool]) -> None:
+        if not self._stopping:
+            self.call(self.runtime.datagrams_verified, arrivals, verdicts)
 
     def _on_peer_seen(self, info: PeerInfo) -> None:
         self.call(self.runtime.peer_announced, info.peer_id, info.nick, list(info.addresses), info.port,

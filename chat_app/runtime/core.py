@@ -2,7 +2,9 @@
 
 Theory of operation. The I/O adapter reads the clock once per input and
 calls one of the entry points - datagrams that arrived together
-(``datagrams_received``; ``datagram_received`` for one), a user
+(``datagrams_received``; ``datagram_received`` for one; or in two steps,
+``admit`` then ``datagrams_verified``, when the adapter checks the
+signatures elsewhere: see arrivals.py), a user
 command (``say``, ``join``...), a discovery report (``peer_announced``), a
 replication link's frame (through ``links``, see links.py), or the timer
 (``handle_timer``). Each entry point
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from chat_app import events as ev
@@ -46,7 +48,8 @@ from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.direct import Direct
-from chat_app.runtime.envelopes import Envelopes
+from chat_app.runtime.arrivals import Arrival, Arrivals, verify_all
+from chat_app.runtime.envelopes import Admitted, Envelopes, Routed
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import BEHIND, Fetcher
 from chat_app.runtime.links import Links
@@ -214,29 +217,55 @@ class Runtime:
         self.datagrams_received([(data, addr)], now)
 
     def datagrams_received(self, batch: Iterable[tuple[bytes, Address]], now: int) -> None:
-        """Datagrams that arrived together: each is fed to its channel's engine,
-        then every channel touched takes one step - one commit for the batch,
-        however many duplicates and acknowledgements it held."""
-        batch = list(batch)
-        touched: dict[str, None] = {}
+        """Datagrams that arrived together, their signatures checked here, one after another."""
+        arrivals = self.admit(batch, now)
+        self.datagrams_verified(arrivals, verify_all(arrivals.to_verify), now)
+
+    def admit(self, batch: Iterable[tuple[bytes, Address]], now: int) -> Arrivals:
+        """The first step of receiving datagrams that arrived together: each
+        source's verification budget spent, repeats and known-bad bytes
+        answered from memory; ``to_verify`` is the signatures left to check."""
+        arrivals = []
         for data, addr in batch:
-            if (channel := self._take(data, addr, now)) is not None:
+            self.stats["datagrams_in"] += 1
+            if (envelope := self.direct.letter_for_us(data)) is not None:  # a mailbox hands us our mail
+                arrival = Arrival(data, addr, self.envelopes.admit(envelope, addr, now), letter=True)
+            elif (tag := self.private.blind_tag(data)) is not None:
+                arrival = Arrival(data, addr, None, blind=tag)
+            else:
+                arrival = Arrival(data, addr, self.envelopes.admit(data, addr, now))
+            arrivals.append(arrival)
+        return Arrivals(arrivals, [a.admitted.envelope for a in arrivals if isinstance(a.admitted, Admitted)])
+
+    def datagrams_verified(self, arrivals: Arrivals, verdicts: Sequence[bool], now: int) -> None:
+        """The second step: ``verdicts`` on ``arrivals.to_verify``, in its order.
+        Each datagram is fed to its channel's engine if it verified, in the
+        order they arrived; then every channel touched takes one step - one
+        commit for the batch, however many duplicates and acknowledgements it held."""
+        if len(verdicts) != len(arrivals.to_verify):
+            raise ValueError(f"{len(verdicts)} verdicts for {len(arrivals.to_verify)} signatures")
+        verdict = iter(verdicts)
+        touched: dict[str, None] = {}
+        for arrival in arrivals.arrivals:
+            admitted = arrival.admitted
+            if isinstance(admitted, Admitted):
+                admitted = self.envelopes.verified(admitted, next(verdict), now)
+            if (channel := self._take(arrival, admitted, now)) is not None:
                 touched[channel] = None
         self.stats["batches_in"] += 1
-        self.joined.behind = len(batch) >= BEHIND  # what is missing is then most likely in the queue
+        self.joined.behind = len(arrivals.arrivals) >= BEHIND  # what is missing is then most likely in the queue
         for channel in touched:
             self.joined.step(channel, now)
 
-    def _take(self, data: bytes, addr: Address, now: int) -> str | None:
-        """Feed one datagram to its engine; the channel that needs a step, if any."""
-        self.stats["datagrams_in"] += 1
-        if (envelope := self.direct.letter_for_us(data)) is not None:  # a mailbox hands us our mail
-            return self.direct.from_mailbox(self.envelopes.open(envelope, addr, now), now)
-        if (kept := self.private.keep_blind_datagram(data, addr, now)) is not None:
-            self.stats[kept] += 1
+    def _take(self, arrival: Arrival, routed: Routed | None, now: int) -> str | None:
+        """Feed one datagram, opened, to its engine; the channel that needs a step, if any."""
+        addr = arrival.addr
+        if arrival.letter:
+            return self.direct.from_mailbox(routed, now)
+        if arrival.blind is not None:
+            self.stats[self.private.blind.received(arrival.blind, arrival.data, addr, now)] += 1
             self.outbox.extend(self.private.blind.due(now))
-            return
-        routed = self.envelopes.open(data, addr, now)
+            return None
         if isinstance(routed, Refused):
             self.stats[routed.kind] += 1
             self._events.append(ev.DatagramRejected(routed.kind, routed.reason))

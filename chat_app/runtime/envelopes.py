@@ -42,6 +42,11 @@ by message id. Parsed once: opening a datagram gives one value
 payload; ``SvsDatagram``: the decoded packet), made by the gate's one
 check of the message (``check_sds``) and routing's one read of the payload,
 and every later stage - the engine, the conversation - takes that value.
+``_bad`` remembers datagrams whose signature failed, so the same bad bytes
+sent again cost a hash, never a second verification.
+Opening is two steps (``admit``, then ``verified`` with the signature's
+verdict) so the signatures of a batch can be checked elsewhere, together;
+``open`` is both at once.
 Every cache here is bounded in bytes as well as in entries (``chat_app.crypto.bounded``):
 a datagram may be 64 KB, and a bound on entries alone let 9,000 valid ones
 keep 475 MiB alive.
@@ -55,10 +60,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 from chat_app.crypto.bounded import OVERHEAD, ByteLru
 from chat_app.crypto import (
-    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, seal, verify_rekey,
+    ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, Unverified, seal, verify_rekey,
 )
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
 from chat_app.crypto.envelope import VERSION, Signer
@@ -74,6 +80,7 @@ _REMEMBERED = 8192
 _ROUTED_BYTES = 16 * 1024 * 1024  # 8,192 of a busy channel's ~900-byte datagrams, each charged twice, fit
 _ENTRIES_BYTES = 16 * 1024 * 1024  # a catch-up's entries are opened by the link, then again when fed
 _SEAL_BYTES = 100  # a signer and a signature: ``_envelopes`` is bounded by its entries
+_BAD_BYTES = 200  # a refusal's one line: ``_bad`` is bounded by its entries
 
 
 def is_envelope(wire: bytes) -> bool:
@@ -89,6 +96,20 @@ def sds_bytes(wire: bytes) -> bytes:
 
 def _digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
+
+
+Routed = SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A datagram the gate let through, its signature not yet checked."""
+
+    envelope: Unverified
+    """What is left to verify: ``envelope.verify()``, on any thread."""
+    source: Hashable
+    digest: bytes
+    size: int
 
 
 class Envelopes:
@@ -108,6 +129,7 @@ class Envelopes:
         self._envelopes = ByteLru(_REMEMBERED, _REMEMBERED * (_SEAL_BYTES + OVERHEAD))
         self._entries = ByteLru(_REMEMBERED, _ENTRIES_BYTES)
         self._routed = ByteLru(_REMEMBERED, _ROUTED_BYTES)
+        self._bad = ByteLru(_REMEMBERED, _REMEMBERED * (_BAD_BYTES + OVERHEAD))  # digest -> its refusal
 
     def key_of(self, sender_id: str) -> bytes | None:
         """The public key behind ``sender_id``, if one of its envelopes verified lately."""
@@ -213,9 +235,16 @@ class Envelopes:
 
     # --------------------------------------------------------------- receiving
 
-    def open(self, data: bytes, source: Hashable, now: int
-             ) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
+    def open(self, data: bytes, source: Hashable, now: int) -> Routed:
         """Verify and route one datagram."""
+        admitted = self.admit(data, source, now)
+        if not isinstance(admitted, Admitted):
+            return admitted
+        return self.verified(admitted, admitted.envelope.verify(), now)
+
+    def admit(self, data: bytes, source: Hashable, now: int) -> Admitted | Routed:
+        """The first step of opening: what is left to verify, or - for bytes
+        seen lately, or refused before any signature - where they go."""
         digest = _digest(data)
         known = self._routed.get(digest)
         if known is not None:
@@ -224,16 +253,25 @@ class Envelopes:
             if kept is not None:  # kept for the store until the message is delivered, as on first sight
                 self._envelopes.put(*kept, _SEAL_BYTES)
             return routed
+        if (refused := self._bad.get(digest)) is not None:
+            self.stats["repeated_bad"] += 1
+            return refused
         try:
-            opened = self.gate.open(data, source, now)
+            return Admitted(self.gate.admit(data, source, now), source, digest, len(data))
         except EnvelopeError as exc:
             return Refused(exc.reason, str(exc))
-        routed = self._route(opened)
-        kept = None
-        if isinstance(routed, SdsDatagram) and routed.chat:
-            key = _digest(routed.data)
-            kept = (key, self._envelopes.get(key))
-        self._routed.put(digest, (routed, kept), 2 * len(data))  # the bytes, and their parse
+
+    def verified(self, admitted: Admitted, verdict: bool, now: int) -> Routed:
+        """The second step: an admitted datagram, given its signature's verdict, routed."""
+        try:
+            opened = self.gate.accept(admitted.envelope, verdict, admitted.source, now)
+        except EnvelopeError as exc:
+            refused = Refused(exc.reason, str(exc))
+            if not verdict:
+                self._bad.put(admitted.digest, refused, _BAD_BYTES)
+            return refused
+        routed, kept = self._route_keeping(opened)
+        self._routed.put(admitted.digest, (routed, kept), 2 * admitted.size)  # the bytes, and their parse
         return routed
 
     def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
@@ -246,7 +284,7 @@ class Envelopes:
             except EnvelopeError as exc:
                 self.stats[f"entry_{exc.reason}"] += 1
                 return Refused(exc.reason, str(exc))
-            routed = self._route(opened)
+            routed, _ = self._route_keeping(opened)
             self._entries.put(digest, routed, 2 * len(entry))
         if not isinstance(routed, (SdsDatagram, Refused)):
             return Refused("kind", "a replication entry must be an SDS message")
@@ -259,7 +297,7 @@ class Envelopes:
             return Refused("malformed", "not a signed SDS envelope in full form")
         return self.open_entry(envelope)
 
-    def _route(self, opened: Opened) -> SdsDatagram | SvsDatagram | FetchRequest | Rekey | Opened | Refused:
+    def _route(self, opened: Opened) -> Routed:
         if opened.kind is Kind.REKEY and not opened.context:  # a legacy id moving to this key
             try:
                 return verify_rekey(opened.payload, opened.signer.public_key)
@@ -284,6 +322,14 @@ class Envelopes:
             self.stats["wrong_channel"] += 1
             where = "a private channel's key" if opened.context else "the open"
             return Refused("wrong_channel", f"a datagram for #{routed.channel[:40]} came under {where}")
-        if isinstance(routed, SdsDatagram) and routed.chat:
-            self._envelopes.put(_digest(opened.payload), (opened.signer, opened.signature), _SEAL_BYTES)
         return routed
+
+    def _route_keeping(self, opened: Opened) -> tuple[Routed, tuple[bytes, tuple] | None]:
+        """Route ``opened``; a chat message's signer and signature are kept
+        (``_envelopes``) until it is delivered: what was kept, under which digest."""
+        routed = self._route(opened)
+        if not (isinstance(routed, SdsDatagram) and routed.chat):
+            return routed, None
+        kept = (_digest(opened.payload), (opened.signer, opened.signature))
+        self._envelopes.put(*kept, _SEAL_BYTES)
+        return routed, kept

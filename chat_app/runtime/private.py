@@ -130,11 +130,11 @@ class PrivateChannels:
             return False
         return True
 
-    def keep_blind_datagram(self, data: bytes, addr: Address, now: int) -> str | None:
-        """Keep a datagram of a channel kept blind (unopened): what to count, or None if it is no such datagram."""
+    def blind_tag(self, data: bytes) -> bytes | None:
+        """The tag of the channel kept blind (unopened) that ``data`` belongs to; None if it is no such datagram."""
         if self.blind.tags and self.blind.keeps(tag := channel_tag_of(data),
                                                 {k.tag for k in self.envelopes.private.values()}):
-            return self.blind.received(tag, data, addr, now)
+            return tag
         return None
 
     def link_names(self, channels: Iterable[str]) -> tuple[str, ...]:
