@@ -31,6 +31,7 @@ class FileOffered(AppEvent):
 class FileProgress(AppEvent):
     name: ClassVar[str] = "file_progress"
     number: int
+    channel: str
     file_name: str
     done: int
     size: int
@@ -43,6 +44,7 @@ class FileReceived(AppEvent):
 
     name: ClassVar[str] = "file_received"
     number: int
+    channel: str
     file_name: str
     path: str
     size: int

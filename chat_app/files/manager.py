@@ -157,7 +157,7 @@ class Files:
             if now - state["shown"] >= PROGRESS_EVERY_S or state["done"] == offer.size:
                 state["shown"] = now
                 speed = int(state["fresh"] / max(now - state["started"], 1e-3))
-                self._emit(FileProgress(number, offer.name, state["done"], offer.size, speed))
+                self._emit(FileProgress(number, row.channel, offer.name, state["done"], offer.size, speed))
 
         fd = os.open(partial, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -190,4 +190,4 @@ class Files:
         manifest = self.ledger.offer(row.number).manifest or b""
         self.ledger.hold(offer.root, saved, offer.size, offer.chunk_size, offer.key, manifest)
         self.ledger.update(row.number, state="done", saved=str(saved), verified=None, partial=None)
-        self._emit(FileReceived(row.number, offer.name, str(saved), offer.size, offer.sha256))
+        self._emit(FileReceived(row.number, row.channel, offer.name, str(saved), offer.size, offer.sha256))

@@ -72,6 +72,19 @@ class FileOffer:
                    bytes.fromhex(key) if key else None)
 
 
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size} bytes"
+
+
+def shown(text: str) -> str:
+    """How a ``file`` message reads in a history: its name and size, not its facts line."""
+    try:
+        offer = FileOffer.parse(text)
+    except OfferError:
+        return text
+    return f"[file] {offer.name} ({megabytes(offer.size)}, {offer.media}): /files to fetch it"
+
+
 def offer_problem(text: str) -> str | None:
     """Why ``text`` is not a file offer (one line), or None."""
     try:
