@@ -46,3 +46,40 @@ def test_a_late_joiner_fetches_a_file_from_a_third_peer_after_the_sender_quit(sp
     assert open(saved["path"], "rb").read() == original.read_bytes()
     progress = [e for e in dave.events if e["event"] == "file_progress"]
     assert progress and progress[-1]["done"] == SIZE
+
+
+def test_a_private_channels_file_crosses_the_switch_sealed(spawn, lan, tmp_path):
+    from .test_lan_crypto import PASS, ROOM, Capture
+
+    marker = b"LAUNCH-CODES-IN-THE-CLEAR:"
+    original = tmp_path / "secret-plans.txt"
+    original.write_bytes(marker * 40_000)  # a megabyte of it: any chunk in the clear would show it
+    capture = Capture(lan.switch)
+    alice = spawn("alice", "--channel", f"{ROOM}:{PASS}")
+    bob = spawn("bob", "--channel", f"{ROOM}:{PASS}")
+    _introduced(alice, bob)
+    alice.send(f"/send {original}")
+    offer = _offer(bob)
+    assert offer["channel"] == ROOM
+    bob.send(f"/accept {offer['number']}")
+    assert open(_received(bob)["path"], "rb").read() == original.read_bytes()
+    wire = capture.stop()
+    assert len(wire) > original.stat().st_size  # the capture saw the transfer
+    assert marker[:16] not in wire and b"secret-plans" not in wire
+
+
+def test_a_file_in_a_direct_conversation(spawn):
+    alice, bob = spawn("alice"), spawn("bob")
+    _introduced(alice, bob)
+    original = alice.data_dir.parent / "for-bob.bin"
+    original.write_bytes(os.urandom(300_000))
+    alice.send("/query bob")
+    alice.wait_for(lambda e: e["event"] == "dm_open")
+    alice.send(f"/send {original}")
+    offer = _offer(bob)
+    assert offer["channel"] == f"@{alice.peer_id}"
+    bob.send("/accept")  # alone: the latest offer
+    assert open(_received(bob)["path"], "rb").read() == original.read_bytes()
+    bob.send("/files")
+    listed = bob.wait_for(lambda e: e["event"] == "files", fresh=True)["files"]
+    assert [(f["name"], f["state"]) for f in listed] == [("for-bob.bin", "done")]
