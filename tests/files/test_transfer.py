@@ -206,3 +206,49 @@ def test_a_download_cut_off_resumes_after_a_restart_asking_only_for_what_is_miss
 
     asyncio.run(scenario())
 
+
+
+@pytest.mark.parametrize("limit, fetched", [("1", True), ("0.5", False)])
+def test_offers_under_the_size_limit_in_the_settings_are_fetched_without_asking(tmp_path, limit, fetched):
+    source = tmp_path / "data.bin"
+    source.write_bytes(os.urandom(600_000))
+
+    async def scenario():
+        holder, offer = await _holder(tmp_path, source)
+
+        async def honest(reader, writer):
+            await holder.serve(reader, writer, await read_frame(reader))
+
+        server, address = await _listener(honest)
+        (tmp_path / "me").mkdir()
+        (tmp_path / "me" / "files.toml").write_text(f'auto_accept_mb = {limit}\ndownloads = "{tmp_path / "dl"}"\n')
+        events = []
+        me = Files(tmp_path / "me", events.append, lambda sender: [address])
+        _offered(me, offer)
+        assert [e.auto for e in events if isinstance(e, FileOffered)] == [fetched]
+        if fetched:
+            received = await _until(events, FileReceived)
+            assert received.path == str(tmp_path / "dl" / "data.bin")
+        else:
+            await asyncio.sleep(0.3)
+            assert not [e for e in events if isinstance(e, FileProgress | FileReceived)]
+            me.accept(None)  # asked, then fetched
+            await _until(events, FileReceived)
+        await me.stop()
+        server.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_settings_file_that_does_not_fit_is_said_in_one_line(tmp_path):
+    (tmp_path / "files.toml").write_text("auto_accept_mb = 'lots'\n")
+    events = []
+
+    async def scenario():
+        files = Files(tmp_path, events.append, lambda sender: [])
+        await files.stop()
+        return files.settings
+
+    settings = asyncio.run(scenario())
+    assert settings.auto_accept_bytes == 0 and settings.downloads == tmp_path / "downloads"
+    assert [e.reason for e in events] == ["files.toml: auto_accept_mb should be a number of megabytes, not 'lots'"]
