@@ -44,6 +44,8 @@ def test_a_late_joiner_fetches_a_file_from_a_third_peer_after_the_sender_quit(sp
     saved = _received(dave, 120)
     assert saved["path"].startswith(str(dave.data_dir / "downloads"))
     assert open(saved["path"], "rb").read() == original.read_bytes()
+    left = [e["reason"] for e in dave.events if e["event"] == "file_source_left"]
+    assert set(left) <= {"does not hold it (not held here)"}, left  # carol, if asked before bob
     progress = [e for e in dave.events if e["event"] == "file_progress"]
     assert progress and progress[-1]["done"] == SIZE
 

@@ -252,3 +252,31 @@ def test_a_settings_file_that_does_not_fit_is_said_in_one_line(tmp_path):
     settings = asyncio.run(scenario())
     assert settings.auto_accept_bytes == 0 and settings.downloads == tmp_path / "downloads"
     assert [e.reason for e in events] == ["files.toml: auto_accept_mb should be a number of megabytes, not 'lots'"]
+
+
+def test_a_file_whose_chunks_match_but_whole_does_not_is_not_saved(tmp_path):
+    source = tmp_path / "data.bin"
+    source.write_bytes(os.urandom(300_000))
+
+    async def scenario():
+        holder, offer = await _holder(tmp_path, source)
+
+        async def honest(reader, writer):
+            await holder.serve(reader, writer, await read_frame(reader))
+
+        server, address = await _listener(honest)
+        (tmp_path / "me").mkdir()
+        events = []
+        me = Files(tmp_path / "me", events.append, lambda sender: [address])
+        lying = FileOffer(offer.name, offer.size, offer.chunk_size, "0" * 64, offer.root, offer.media)
+        _offered(me, lying)
+        me.accept(None)
+        error = await _until(events, ev.Error)
+        await me.stop()
+        server.close()
+        assert "does not match the offer's SHA-256" in error.reason
+        assert not [e for e in events if isinstance(e, FileReceived)]
+        assert not list((tmp_path / "me" / "files-partial").iterdir())
+        assert not (tmp_path / "me" / "downloads").exists()
+
+    asyncio.run(scenario())
