@@ -36,12 +36,14 @@ class Node:
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
                  config: Config | None = None, clock: Callable[[], int] = wall_ms,
-                 identity: Identity | None = None, passphrases: dict[str, str] | None = None) -> None:
+                 identity: Identity | None = None, passphrases: dict[str, str] | None = None,
+                 keep_files: bool = False) -> None:
+        """``keep_files``: fetch every file offered, whatever its size (a store peer)."""
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
                                config=config, identity=identity, passphrases=passphrases)
         self._emit = emit
-        self.files = Files(Path(store.path).parent, emit, self._holders)
+        self.files = Files(Path(store.path).parent, emit, self._holders, keep_all=keep_files)
         self.io = AsyncPeer(self.runtime, self._observed, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self.io.serve_files = self.files.serve

@@ -45,8 +45,9 @@ Holders = Callable[[str], list[Address]]
 
 
 class Files:
-    def __init__(self, data_dir: Path, emit: ev.Emit, holders: Holders) -> None:
-        self._emit, self._holders = emit, holders
+    def __init__(self, data_dir: Path, emit: ev.Emit, holders: Holders, keep_all: bool = False) -> None:
+        """``keep_all``: fetch every offer, whatever its size - a store peer keeps files as it keeps history."""
+        self._emit, self._holders, self.keep_all = emit, holders, keep_all
         self.settings, problem = load_settings(data_dir)
         if problem is not None:
             emit(ev.Error(problem))
@@ -100,7 +101,7 @@ class Files:
                                   "sent" if own else "offered")
         if row is None:
             return
-        auto = not own and offer.size <= self.settings.auto_accept_bytes
+        auto = not own and (self.keep_all or offer.size <= self.settings.auto_accept_bytes)
         self._emit(FileOffered(row.number, row.channel, row.nick, offer.name, offer.size, offer.media, offer.sha256,
                                own, auto))
         if auto:

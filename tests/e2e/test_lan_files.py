@@ -106,3 +106,18 @@ def test_a_download_killed_midway_resumes_after_a_restart(spawn, tmp_path):
     assert hashlib.sha256(open(got["path"], "rb").read()).hexdigest() == hashlib.sha256(
         original.read_bytes()).hexdigest()
     assert not any(p.name.endswith(".part") for p in (bob.data_dir / "files-partial").iterdir())
+
+
+def test_a_store_peer_keeps_a_file_and_serves_it_when_the_sender_is_gone(spawn, tmp_path):
+    original = tmp_path / "minutes.odt"
+    original.write_bytes(os.urandom(2_000_000))
+    alice, store = spawn("alice"), spawn("store", "serve", "--channel", "general")
+    _introduced(alice, store)
+    alice.send(f"/send {original}")
+    assert _offer(store)["auto"] is True  # nothing asked: a store keeps every file
+    kept = _received(store)
+    assert open(kept["path"], "rb").read() == original.read_bytes()
+    alice.stop()
+    bob = spawn("bob")
+    bob.send(f"/accept {_offer(bob, 90)['number']}")
+    assert open(_received(bob, 120)["path"], "rb").read() == original.read_bytes()
