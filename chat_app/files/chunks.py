@@ -65,11 +65,6 @@ def read_chunk(path: Path, index: int, chunk_size: int, key: bytes | None) -> by
         return seal(key, index, f.read(chunk_size))
 
 
-def travelling_size(size: int, index: int, chunk_size: int, key: bytes | None) -> int:
-    plain = min(chunk_size, size - index * chunk_size)
-    return plain + (16 if key is not None else 0)
-
-
 def check_and_write(fd: int, manifest: bytes, index: int, data: bytes, chunk_size: int,
                     key: bytes | None) -> None:
     """Check a received chunk against the manifest, open it and write it in

@@ -18,7 +18,6 @@ import logging
 import mimetypes
 import os
 import secrets
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,8 +25,9 @@ from pathlib import Path
 from chat_app import events as ev
 from chat_app.address import Address
 
-from .chunks import describe, file_sha256, travelling_size
-from .events import FileList, FileOffered, FileProgress, FileReceived, FileSourceLeft
+from .chunks import describe, file_sha256
+from .download import Download
+from .events import FileList, FileOffered, FileReceived, FileSourceLeft
 from .fetch import SourceFailed, fetch_from
 from .ledger import Ledger, OfferRow
 from .names import unused_path
@@ -38,7 +38,6 @@ from .settings import load_settings
 log = logging.getLogger(__name__)
 
 RETRY_S = 3.0
-PROGRESS_EVERY_S = 0.5
 
 Holders = Callable[[str], list[Address]]
 """The addresses to ask for a file, the sender's (by id) first."""
@@ -136,47 +135,25 @@ class Files:
         task.add_done_callback(lambda _: self._downloads.pop(row.number, None))
 
     async def _fetch(self, row: OfferRow) -> None:
-        offer, number = row.offer, row.number
         self.partials.mkdir(parents=True, exist_ok=True)
-        partial = self.partials / f"{offer.root}.part"
-        verified = bytearray(row.verified or bytes(-(-offer.chunks // 8)))
-        state = {"manifest": row.manifest, "done": 0, "started": time.monotonic(), "shown": 0.0, "fresh": 0}
-        missing = [i for i in range(offer.chunks) if not verified[i // 8] >> (i % 8) & 1]
-        state["done"] = offer.size - sum(travelling_size(offer.size, i, offer.chunk_size, None) for i in missing)
-
-        def got_manifest(manifest: bytes) -> None:
-            state["manifest"] = manifest
-            self.ledger.update(number, manifest=manifest, partial=str(partial))
-
-        def chunk_verified(index: int) -> None:
-            verified[index // 8] |= 1 << (index % 8)
-            self.ledger.update(number, verified=bytes(verified))
-            plain = travelling_size(offer.size, index, offer.chunk_size, None)
-            state["done"] += plain
-            state["fresh"] += plain
-            now = time.monotonic()
-            if now - state["shown"] >= PROGRESS_EVERY_S or state["done"] == offer.size:
-                state["shown"] = now
-                speed = int(state["fresh"] / max(now - state["started"], 1e-3))
-                self._emit(FileProgress(number, row.channel, offer.name, state["done"], offer.size, speed))
-
-        fd = os.open(partial, os.O_RDWR | os.O_CREAT, 0o600)
+        download = Download(row, self.partials / f"{row.offer.root}.part", self.ledger, self._emit)
+        missing = download.missing()
+        fd = os.open(download.partial, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             while missing:
                 for address in self._holders(row.sender_id):
                     try:
-                        await fetch_from(address, offer, state["manifest"], missing, fd, self.pool, got_manifest,
-                                         chunk_verified)
+                        await fetch_from(address, row.offer, download.manifest, missing, fd, self.pool,
+                                         download.got_manifest, download.chunk_verified)
                     except SourceFailed as exc:
-                        self._emit(FileSourceLeft(number, f"{address[0]}:{address[1]}", str(exc)))
-                    missing = [i for i in missing if not verified[i // 8] >> (i % 8) & 1]
-                    if not missing:
+                        self._emit(FileSourceLeft(row.number, f"{address[0]}:{address[1]}", str(exc)))
+                    if not (missing := download.missing()):
                         break
-                else:
+                else:  # nobody would do: try them all again in a while
                     await asyncio.sleep(RETRY_S)
         finally:
             os.close(fd)
-        await self._finish(row, partial)
+        await self._finish(row, download.partial)
 
     async def _finish(self, row: OfferRow, partial: Path) -> None:
         offer = row.offer

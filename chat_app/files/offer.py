@@ -55,6 +55,10 @@ class FileOffer:
     def chunks(self) -> int:
         return -(-self.size // self.chunk_size)
 
+    def plain_length(self, index: int) -> int:
+        """The bytes of the file in chunk ``index`` (the last one is shorter)."""
+        return min(self.chunk_size, self.size - index * self.chunk_size)
+
     @property
     def text(self) -> str:
         key = f" {self.key.hex()}" if self.key is not None else ""
