@@ -30,7 +30,7 @@ from .download import Download
 from .events import FileList, FileOffered, FileReceived, FileSourceLeft
 from .fetch import SourceFailed, fetch_from
 from .ledger import Ledger, OfferRow
-from .names import unused_path
+from .names import safe_name, unused_path
 from .offer import CHUNK_SIZE, FileOffer, OfferError
 from .serve import serve
 from .settings import load_settings
@@ -77,7 +77,7 @@ class Files:
         key = secrets.token_bytes(32) if encrypted else None
         try:
             described = await asyncio.get_running_loop().run_in_executor(self.pool, describe, file, CHUNK_SIZE, key)
-            offer = FileOffer(file.name, described.size, CHUNK_SIZE, described.sha256, described.root,
+            offer = FileOffer(safe_name(file.name), described.size, CHUNK_SIZE, described.sha256, described.root,
                               mimetypes.guess_type(file.name)[0] or "application/octet-stream", key)
         except (OSError, OfferError) as exc:
             self._emit(ev.Error(f"cannot offer {path}: {getattr(exc, 'strerror', None) or exc}"))

@@ -21,6 +21,7 @@ from chat_app.files.offer import FileOffer
 from chat_app.files.wire import decode_request, encode_chunk, encode_none, encode_request
 from chat_app.net.tcp import frame, read_frame
 from chat_app.node import Node
+from chat_app.payload import Payload
 from chat_app.store import Store
 
 PASSPHRASE = "a passphrase long enough for a private room"
@@ -280,3 +281,17 @@ def test_a_file_whose_chunks_match_but_whole_does_not_is_not_saved(tmp_path):
         assert not (tmp_path / "me" / "downloads").exists()
 
     asyncio.run(scenario())
+
+
+def test_a_local_name_the_wire_rule_refuses_is_offered_safe(tmp_path):
+    source = tmp_path / "evil\x1b[2J\x07.txt"
+    source.write_bytes(b"data")
+
+    async def scenario():
+        holder, offer = await _holder(tmp_path, source)
+        await holder.stop()
+        return offer
+
+    offer = asyncio.run(scenario())
+    assert offer.name == "evil_[2J_.txt"
+    Payload("file", "alice", offer.text, 1, 0)  # travels
