@@ -86,7 +86,7 @@ def shown(text: str) -> str:
         offer = FileOffer.parse(text)
     except OfferError:
         return text
-    return f"[file] {offer.name} ({megabytes(offer.size)}, {offer.media}): /files to fetch it"
+    return f"[file] {offer.name} ({megabytes(offer.size)}, {offer.media})"
 
 
 def offer_problem(text: str) -> str | None:

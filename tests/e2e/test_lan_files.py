@@ -3,10 +3,12 @@ chunks over the replication port from whoever holds them."""
 
 import hashlib
 import os
+import shutil
 
 import pytest
 
 from .test_headless import _introduced
+from .test_tmux import clients, tmux, wait_screen  # noqa: F401  (clients: a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -121,3 +123,21 @@ def test_a_store_peer_keeps_a_file_and_serves_it_when_the_sender_is_gone(spawn, 
     bob = spawn("bob")
     bob.send(f"/accept {_offer(bob, 90)['number']}")
     assert open(_received(bob, 120)["path"], "rb").read() == original.read_bytes()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_the_client_asks_then_draws_the_progress_and_says_where_it_saved(spawn, clients, tmp_path):  # noqa: F811
+
+    alice = clients("alice")
+    bob = spawn("bob")
+    wait_screen(alice, "● bob")
+    original = tmp_path / "slides.pdf"
+    original.write_bytes(os.urandom(4_000_000))
+    bob.send(f"/send {original}")
+    shown = wait_screen(alice, "/accept 1 to fetch it")  # the screen is narrow: the line wraps
+    assert "bob offers slides.pdf (4.0 MB):" in shown
+    assert "[file] slides.pdf (4.0 MB," in shown and "sds-file" not in shown, shown  # not the facts line
+    tmux("send-keys", "-t", alice, "/accept 1", "Enter")
+    shown = wait_screen(alice, "slides.pdf saved as", 60)
+    assert "] 100%" in shown and "MB/s" in shown, shown
+    assert (tmp_path / "alice" / "downloads" / "slides.pdf").read_bytes() == original.read_bytes()

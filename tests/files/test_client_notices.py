@@ -39,4 +39,4 @@ def test_a_file_message_reads_as_its_name_and_size_not_its_facts():
     state = _state()
     reduce(state, ev.MessageDelivered("general", 1, "f" * 32, "b" * 16, NOW, "bob", "file", offer.text, 1, False),
            NOW)
-    assert _texts(state)[-1] == "[file] photo.jpg (3.5 MB, image/jpeg): /files to fetch it"
+    assert _texts(state)[-1] == "[file] photo.jpg (3.5 MB, image/jpeg)"
