@@ -53,5 +53,7 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, firs
         writer.write(frame(encode_none("the file is gone here")))
     except (TimeoutError, FrameError, OSError, ConnectionError) as exc:
         log.debug("file stream ended: %s", exc.__class__.__name__)
+    except RuntimeError:  # the worker threads are shut down: we are leaving
+        log.debug("file stream ended at quit")
     finally:
         writer.close()
