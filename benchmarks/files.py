@@ -7,7 +7,8 @@ Four real headless peers, each on a host of its own on the test LAN
 (``/send``), the others accept it at once, so all fetch from it at the same
 time. Printed: how long hashing the offer took, each receiver's time from
 ``/accept`` to ``file_received`` and its MB/s (1 MB = 10^6 bytes), and each
-process's peak resident memory (VmHWM), with the load average (1 minute).
+process's peak resident memory (VmHWM; and before the file, for comparison), with the load
+average (1 minute).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def main() -> None:
         try:
             _introduced(*peers)
             sender, receivers = peers[0], peers[1:]
+            before = {p.nick: peak_rss_mb(p) for p in peers}  # a running peer, before any file
             start = time.monotonic()
             sender.send(f"/send {source}")
             sender.wait_for(lambda e: e["event"] == "file_offer", 300)
@@ -69,8 +71,9 @@ def main() -> None:
                 took = time.monotonic() - accepted[peer.nick]
                 assert Path(got["path"]).stat().st_size == size
                 print(f"  {peer.nick}: {took:.1f} s, {size / 1e6 / took:.1f} MB/s, peak RSS {peak_rss_mb(peer):.0f} MB "
-                      f"(load average {load_average():.2f})")
-            print(f"  {sender.nick} (serving): peak RSS {peak_rss_mb(sender):.0f} MB")
+                      f"({before[peer.nick]:.0f} MB before) (load average {load_average():.2f})")
+            print(f"  {sender.nick} (hashing, then serving): peak RSS {peak_rss_mb(sender):.0f} MB "
+                  f"({before[sender.nick]:.0f} MB before)")
         finally:
             for peer in peers:
                 peer.stop()
