@@ -53,11 +53,11 @@ class Files:
         self.ledger = Ledger(data_dir)
         self.partials = data_dir / "files-partial"
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="sds-chat-files")
-        self._downloads: dict[int, asyncio.Task] = {}
+        self._downloads: dict[str, asyncio.Task] = {}  # by root
 
     def start(self) -> None:
         for row in self.ledger.offers("accepted"):  # interrupted by a restart: carry on
-            self._download(row)
+            self._begin(row)
 
     async def stop(self) -> None:
         for task in self._downloads.values():
@@ -120,19 +120,26 @@ class Files:
             return self._emit(ev.Error(f"no file offer {number}; /files lists them"))
         if row.state == "done":
             return self._emit(ev.Error(f"file {number} is already saved as {row.saved}"))
-        if number not in self._downloads:
-            self.ledger.update(number, state="accepted")
-            self._download(row)
+        self.ledger.update(number, state="accepted")
+        self._begin(row)
 
     def listing(self) -> FileList:
         return FileList(tuple({"number": r.number, "channel": r.channel, "nick": r.nick, "name": r.offer.name,
                                "size": r.offer.size, "state": r.state, "saved": r.saved}
                               for r in self.ledger.offers()))
 
-    def _download(self, row: OfferRow) -> None:
-        task = asyncio.ensure_future(self._fetch(row))
-        self._downloads[row.number] = task
-        task.add_done_callback(lambda _: self._downloads.pop(row.number, None))
+    def _begin(self, row: OfferRow) -> None:
+        """Fetch an accepted offer's file - unless these very bytes are here
+        (offered twice), or being fetched already (one partial file a root)."""
+        root = row.offer.root
+        if (held := self.ledger.held(root)) is not None:
+            self.ledger.update(row.number, state="done", saved=str(held.path))
+            self._emit(FileReceived(row.number, row.channel, row.offer.name, str(held.path), row.offer.size,
+                                    row.offer.sha256))
+        elif root not in self._downloads:
+            task = asyncio.ensure_future(self._fetch(row))
+            self._downloads[root] = task
+            task.add_done_callback(lambda _: self._downloads.pop(root, None))
 
     async def _fetch(self, row: OfferRow) -> None:
         self.partials.mkdir(parents=True, exist_ok=True)
@@ -169,3 +176,6 @@ class Files:
         self.ledger.hold(offer.root, saved, offer.size, offer.chunk_size, offer.key, manifest)
         self.ledger.update(row.number, state="done", saved=str(saved), verified=None, partial=None)
         self._emit(FileReceived(row.number, row.channel, offer.name, str(saved), offer.size, offer.sha256))
+        for other in self.ledger.offers("accepted"):  # the same file, offered again and accepted meanwhile
+            if other.offer.root == offer.root:
+                self._begin(other)

@@ -295,3 +295,43 @@ def test_a_local_name_the_wire_rule_refuses_is_offered_safe(tmp_path):
     offer = asyncio.run(scenario())
     assert offer.name == "evil_[2J_.txt"
     Payload("file", "alice", offer.text, 1, 0)  # travels
+
+
+def test_a_file_offered_twice_is_fetched_and_saved_once(tmp_path, monkeypatch):
+    source = tmp_path / "data.bin"
+    source.write_bytes(os.urandom(900_000))
+    asked: list[int] = []
+    real_read_chunk = serve.read_chunk
+    monkeypatch.setattr(serve, "read_chunk", lambda path, index, *args: asked.append(index) or real_read_chunk(
+        path, index, *args))
+
+    async def scenario():
+        holder, offer = await _holder(tmp_path, source)
+
+        async def honest(reader, writer):
+            await holder.serve(reader, writer, await read_frame(reader))
+
+        server, address = await _listener(honest)
+        (tmp_path / "me").mkdir()
+        events = []
+        me = Files(tmp_path / "me", events.append, lambda sender: [address])
+        for message_id, channel in (("m1", "general"), ("m2", "random")):
+            me.observe(ev.MessageDelivered(channel, 1, message_id, "s", 1, "alice", "file", offer.text, 1, False))
+        me.accept(1)
+        me.accept(2)  # while the first is under way
+        for _ in range(500):
+            if len([e for e in events if isinstance(e, FileReceived)]) == 2:
+                break
+            await asyncio.sleep(0.02)
+        me.accept(2)
+        await me.stop()
+        server.close()
+        return events
+
+    events = asyncio.run(scenario())
+    received = [e for e in events if isinstance(e, FileReceived)]
+    assert [(e.number, e.channel) for e in received] == [(1, "general"), (2, "random")]
+    assert received[0].path == received[1].path and sorted(asked) == [0, 1, 2, 3]
+    assert list((tmp_path / "me" / "downloads").iterdir()) == [tmp_path / "me" / "downloads" / "data.bin"]
+    assert [e.reason for e in events if isinstance(e, ev.Error)] == [
+        f"file 2 is already saved as {received[0].path}"]
