@@ -91,6 +91,15 @@ async def _listener(handle) -> tuple[asyncio.AbstractServer, tuple[str, int]]:
     return server, server.sockets[0].getsockname()[:2]
 
 
+async def _serving(holder: Files) -> tuple[asyncio.AbstractServer, tuple[str, int]]:
+    """A listener where ``holder`` answers file requests, as a node's replication port does."""
+
+    async def honest(reader, writer):
+        await holder.serve(reader, writer, await read_frame(reader))
+
+    return await _listener(honest)
+
+
 def _offered(files: Files, offer: FileOffer) -> None:
     files.observe(ev.MessageDelivered("general", 1, "m1", "sender", 1, "alice", "file", offer.text, 1, False))
 
@@ -123,10 +132,7 @@ def test_bad_holders_are_left_for_a_good_one(tmp_path, monkeypatch):
         async def silent(reader, writer):
             await asyncio.sleep(5)
 
-        async def honest(reader, writer):
-            await holder.serve(reader, writer, await read_frame(reader))
-
-        servers = [await _listener(h) for h in (wrong_chunks, not_holding, silent, honest)]
+        servers = [await _listener(h) for h in (wrong_chunks, not_holding, silent)] + [await _serving(holder)]
         closed = socket.socket()
         closed.bind(("127.0.0.1", 0))  # bound, never listening: a refused connection
         addresses = [closed.getsockname()] + [address for _, address in servers]
@@ -180,11 +186,8 @@ def test_a_download_cut_off_resumes_after_a_restart_asking_only_for_what_is_miss
                     writer.write(frame(encode_chunk(index, real_read_chunk(source, index, offer.chunk_size, None))))
             writer.close()
 
-        async def recording(reader, writer):
-            await holder.serve(reader, writer, await read_frame(reader))
-
         first, first_address = await _listener(hangs_up)
-        second, second_address = await _listener(recording)
+        second, second_address = await _serving(holder)
         (tmp_path / "me").mkdir()
         events = []
         me = Files(tmp_path / "me", events.append, lambda sender: [first_address])
@@ -208,7 +211,6 @@ def test_a_download_cut_off_resumes_after_a_restart_asking_only_for_what_is_miss
     asyncio.run(scenario())
 
 
-
 @pytest.mark.parametrize("limit, fetched", [("1", True), ("0.5", False)])
 def test_offers_under_the_size_limit_in_the_settings_are_fetched_without_asking(tmp_path, limit, fetched):
     source = tmp_path / "data.bin"
@@ -216,11 +218,7 @@ def test_offers_under_the_size_limit_in_the_settings_are_fetched_without_asking(
 
     async def scenario():
         holder, offer = await _holder(tmp_path, source)
-
-        async def honest(reader, writer):
-            await holder.serve(reader, writer, await read_frame(reader))
-
-        server, address = await _listener(honest)
+        server, address = await _serving(holder)
         (tmp_path / "me").mkdir()
         (tmp_path / "me" / "files.toml").write_text(f'auto_accept_mb = {limit}\ndownloads = "{tmp_path / "dl"}"\n')
         events = []
@@ -261,11 +259,7 @@ def test_a_file_whose_chunks_match_but_whole_does_not_is_not_saved(tmp_path):
 
     async def scenario():
         holder, offer = await _holder(tmp_path, source)
-
-        async def honest(reader, writer):
-            await holder.serve(reader, writer, await read_frame(reader))
-
-        server, address = await _listener(honest)
+        server, address = await _serving(holder)
         (tmp_path / "me").mkdir()
         events = []
         me = Files(tmp_path / "me", events.append, lambda sender: [address])
@@ -307,11 +301,7 @@ def test_a_file_offered_twice_is_fetched_and_saved_once(tmp_path, monkeypatch):
 
     async def scenario():
         holder, offer = await _holder(tmp_path, source)
-
-        async def honest(reader, writer):
-            await holder.serve(reader, writer, await read_frame(reader))
-
-        server, address = await _listener(honest)
+        server, address = await _serving(holder)
         (tmp_path / "me").mkdir()
         events = []
         me = Files(tmp_path / "me", events.append, lambda sender: [address])
