@@ -261,7 +261,7 @@ def run_peer(args: argparse.Namespace) -> int:
         return Node(store, nick=nick, channels=channels, emit=emit, host=args.bind, port=args.port,
                     static_peers=args.peers, discovery=not args.no_discovery, discovery_interface=interface,
                     send_typing=not args.no_typing, live=args.live, identity=identity,
-                    passphrases=passphrases)
+                    passphrases=passphrases, keep_files=args.command == "serve")
 
     try:
         if args.headless or args.command == "serve":

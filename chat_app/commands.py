@@ -84,6 +84,10 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("close", "/close", "leave this channel, or close this conversation", surfaces=("tui",)),
     Entry("export", "/export [file]", "write this peer's history (Parquet, or `.jsonl`)", "optional",
           surfaces=("tui",), palette="Export history"),
+    Entry("send", "/send PATH", "offer a file to this channel or conversation (its bytes stay here)", "required",
+          palette="Send a file"),
+    Entry("accept", "/accept [N]", "fetch file offer N (alone: the latest)", "optional", palette="Accept a file"),
+    Entry("files", "/files", "the files offered, and how their transfers stand", palette="Files"),
     Entry("help", "/help", "this screen", surfaces=("tui",), palette="Help"),
     Entry("quit", "/quit", "leave"),
 )
@@ -390,12 +394,48 @@ class Quit(Command):
     word: ClassVar[str] = "quit"
 
 
-VALUES: dict[str, type[Command]] = {c.word: c for c in (
+@dataclass(frozen=True, slots=True)
+class Send(Command):
+    """Offer the file at ``path`` to the current channel or conversation."""
+
+    word: ClassVar[str] = "send"
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Accept(Command):
+    """Fetch file offer ``number`` (None: the latest waiting)."""
+
+    word: ClassVar[str] = "accept"
+    number: int | None = None
+
+    @classmethod
+    def parsed(cls, argument: str) -> Accept | Invalid:
+        if not argument:
+            return cls()
+        if not (argument.isascii() and argument.isdigit() and int(argument) > 0):
+            return _needs(cls.word, "an offer's number, from 1 (/files lists them)")
+        return cls(int(argument))
+
+    @property
+    def line(self) -> str:
+        return f"/accept {self.number}" if self.number else "/accept"
+
+
+@dataclass(frozen=True, slots=True)
+class Files(Command):
+    word: ClassVar[str] = "files"
+
+
+FILE_COMMANDS = (Send, Accept, Files)
+
+VALUES: dict[str, type[Command]] = {c.word: c for c in (*FILE_COMMANDS,
     Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust,
     Names, ListChannels, Window, Buffer, Lastlog, Clear, Close, Export, Help, Quit)}
 """The value each entry of ``COMMANDS`` parses to, by name."""
 
 NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust
+NodeCommand |= Send | Accept | Files
 """The commands that act on the node (``Node.execute``); the rest are each surface's own."""
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from chat_app import commands as cmd
 from chat_app import events as ev
 from chat_app.crypto import Identity
 from chat_app.events import Emit
+from chat_app.files.manager import Files
 from chat_app.io.peer import AsyncPeer
 from chat_app.address import Address
 from chat_app.net.udp import ANY_INTERFACE
@@ -34,13 +36,17 @@ class Node:
                  port: int = 0, static_peers: list[Address] = (), discovery: bool = True,
                  discovery_interface: str | None = None, send_typing: bool = True, live: bool = False,
                  config: Config | None = None, clock: Callable[[], int] = wall_ms,
-                 identity: Identity | None = None, passphrases: dict[str, str] | None = None) -> None:
+                 identity: Identity | None = None, passphrases: dict[str, str] | None = None,
+                 keep_files: bool = False) -> None:
+        """``keep_files``: fetch every file offered, whatever its size (a store peer)."""
         self.store = store
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
                                config=config, identity=identity, passphrases=passphrases)
         self._emit = emit
-        self.io = AsyncPeer(self.runtime, emit, host=host, port=port, discovery=discovery,
+        self.files = Files(Path(store.path).parent, emit, self._holders, keep_all=keep_files)
+        self.io = AsyncPeer(self.runtime, self._observed, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
+        self.io.serve_files = self.files.serve
         self._channels = list(channels)
 
     @property
@@ -71,12 +77,14 @@ class Node:
 
     async def start(self) -> None:
         await self.io.start(self._channels)
+        self.files.start()
 
     def quitting(self) -> None:
         self.io.quitting()
 
     async def stop(self) -> None:
         await self.io.stop()
+        await self.files.stop()
 
     async def execute(self, command: cmd.NodeCommand, current: str | None) -> None:
         """Run a command the user typed, in either surface. ``current``: the
@@ -110,10 +118,16 @@ class Node:
             case cmd.Typing():
                 if current is not None:
                     self.typing(current)
-            case cmd.Say() | cmd.Topic() if current is None:
+            case cmd.Accept(number=number):
+                self.files.accept(number)
+            case cmd.Files():
+                self._emit(self.files.listing())
+            case cmd.Say() | cmd.Topic() | cmd.Send() if current is None:
                 self._emit(ev.Error("join a channel first: /join #name"))
             case cmd.Say(text=text, kind=kind):
                 self.say(current, text, kind)
+            case cmd.Send(path=path):
+                await self.send_file(current, path)
             case cmd.Topic(text=None):
                 self.topic(current)
             case cmd.Topic(text=text):
@@ -125,6 +139,23 @@ class Node:
         if channel.startswith("@"):  # a direct conversation
             return self.msg(channel, text, kind)
         return self.io.call(self.runtime.say, channel, text, kind)
+
+    async def send_file(self, channel: str, path: str) -> str | None:
+        """Offer the file at ``path`` in ``channel``: the offer message's id, or None (an error said why).
+        In a private channel or a direct conversation its chunks travel sealed with a key of its own."""
+        encrypted = channel.startswith("@") or channel in self.runtime.envelopes.private
+        if (offer := await self.files.offer(path, encrypted)) is not None:
+            return self.say(channel, offer.text, "file")
+        return None
+
+    def _observed(self, event: ev.AppEvent) -> None:
+        self._emit(event)
+        self.files.observe(event)
+
+    def _holders(self, sender_id: str) -> list[Address]:
+        """Whom to ask for a file: its sender first, then every peer we know."""
+        peers = sorted(self.runtime.peer_snapshot().peers, key=lambda p: p["peer_id"] != sender_id)
+        return [tuple(p["address"]) for p in peers if p["address"]]
 
     def typing(self, channel: str) -> None:
         if not channel.startswith("@"):

@@ -3,6 +3,9 @@
     {"kind": "text" | "me" | "topic" | "typing", "nick": str, "text": str,
      "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
 
+A ``file`` message offers a file: its text is the offer
+(``chat_app.files.offer``), checked as strictly as the rest.
+
 A ``topic`` is a chat message like any other (stored, synced, replicated):
 the channel's topic is the text of the latest one in log order.
 
@@ -38,6 +41,8 @@ from dataclasses import dataclass
 
 import cbor2
 
+from chat_app.files.offer import offer_problem
+
 
 KINDS = ("text", "me", "topic", "typing", "leave", "away")
 EPHEMERAL_KINDS = ("typing", "leave", "away")
@@ -45,6 +50,7 @@ MAX_NICK = 32
 MAX_TEXT = 4000
 MAX_INT64 = 2**63 - 1
 """The largest ``seq`` or ``sent_at`` we accept: what an SQLite INTEGER holds."""
+KINDS += ("file",)  # an offer, whose text ``chat_app.files.offer`` reads
 
 
 ONE_LINE_KINDS = ("away",)
@@ -128,6 +134,8 @@ class Payload:
             raise PayloadError("seq and sent_at must be between 0 and 2^63 - 1")
         if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text):
             raise PayloadError("a chat message needs text and a sequence number >= 1")
+        if self.kind == "file" and (problem := offer_problem(self.text)) is not None:
+            raise PayloadError(problem)
 
     def encode(self) -> bytes:
         data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}

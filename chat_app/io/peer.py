@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from chat_app.events import Emit
+from chat_app.files.wire import is_request as is_file_request
 from chat_app.net.discovery import Discovery, PeerInfo
 from chat_app.net.tcp import FrameError, frame, read_frame
 from chat_app.io.listen import listen
@@ -36,6 +37,7 @@ from sync.replication import Connection
 log = logging.getLogger(__name__)
 
 STOP_DISCOVERY_S = 2.0
+FIRST_FRAME_S = 30.0
 
 class AsyncPeer:
     def __init__(self, runtime: Runtime, emit: Emit, *, host: str, port: int, discovery: bool,
@@ -55,6 +57,7 @@ class AsyncPeer:
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="sds-chat-reads")
         self._reader: Store | None = None  # opened on the reads thread
         self._verifying: VerifyPipeline | None = None  # made in start: it wakes the running loop
+        self.serve_files = None  # answers a stream that asks for file chunks (``chat_app.files``)
 
     async def start(self, channels: list[str]) -> None:
         loop = asyncio.get_running_loop()
@@ -211,9 +214,15 @@ class AsyncPeer:
             self.runtime.catchup.dial_ended(address)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False)
+        # the first frame says what the stream is for: file chunks, or else replication
+        first = asyncio.ensure_future(read_frame(reader))
+        await asyncio.wait([first], timeout=FIRST_FRAME_S)
+        if self.serve_files and first.done() and not first.exception() and is_file_request(first.result() or b""):
+            return await self.serve_files(reader, writer, first.result())
+        await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False, first=first)
 
-    async def _run_link(self, address: Address, reader, writer, initiator: bool) -> None:
+    async def _run_link(self, address: Address, reader, writer, initiator: bool,
+                        first: asyncio.Future | None = None) -> None:
         if self._stopping:  # connected just as we quit: asyncio.wait_for can swallow the cancellation
             writer.close()
             return
@@ -225,7 +234,7 @@ class AsyncPeer:
                 deadline = conn.get_timer()
                 timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
                 try:
-                    data = await asyncio.wait_for(read_frame(reader), timeout)
+                    data, first = (await first if first else await asyncio.wait_for(read_frame(reader), timeout)), None
                 except TimeoutError:
                     self.call(self.runtime.links.timer, conn)  # the link's own idle timeout
                     continue

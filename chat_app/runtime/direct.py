@@ -402,7 +402,7 @@ def translate(conversation: DirectConversation, engine_events, now: int, stats: 
             payload = Payload.try_decode(event.body)
             if event.group_id != conversation.group:
                 stats["dm_wrong_group"] += 1
-            elif payload is None or payload.kind not in ("text", "me"):
+            elif payload is None or payload.kind not in ("text", "me", "file"):
                 stats["dm_undecodable"] += 1
                 events.append(ev.DatagramRejected("payload", f"a direct message from {peer_id[:12]} is no valid text "
                                                              "(undecodable, or a nick or text the wire rule refuses)"))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from sortedcontainers import SortedKeyList
 
+from chat_app.files.offer import shown as offer_shown
 from chat_app.inert_text import inert
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
@@ -80,6 +81,8 @@ class MessageRow:
     version: int = field(default_factory=lambda: next(_VERSIONS))  # new on every change: the renderer's cache key
 
     def __post_init__(self) -> None:
+        if self.kind == "file":
+            self.text = offer_shown(self.text)
         self.nick, self.text = inert(self.nick), inert(self.text, lines=True)
 
     @property

@@ -337,3 +337,5 @@ def dm_delivered(state: ClientState, event: ev.DmDelivered, now: int) -> list[Ef
 @reduces(ev.DmAcknowledged)
 def dm_acknowledged(state: ClientState, event: ev.DmAcknowledged, now: int) -> list[Effect]:
     return acknowledged(state, ev.MessageAcknowledged(event.channel, event.message_id, "acknowledged", 1), now)
+
+from chat_app.tui import file_notices  # noqa: E402,F401  (the file events' reducers register themselves)

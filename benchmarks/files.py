@@ -1,0 +1,83 @@
+"""A file to three peers on the test LAN: throughput and memory.
+
+    python benchmarks/files.py [--size-mb 200 --receivers 3]
+
+Four real headless peers, each on a host of its own on the test LAN
+(``tests/lan``, root needed). The first offers a file of random bytes
+(``/send``), the others accept it at once, so all fetch from it at the same
+time. Printed: how long hashing the offer took, each receiver's time from
+``/accept`` to ``file_received`` and its MB/s (1 MB = 10^6 bytes), and each
+process's peak resident memory (VmHWM; and before the file, for comparison), with the load
+average (1 minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.load import load_average  # noqa: E402
+from tests.e2e.harness import HeadlessPeer  # noqa: E402
+from tests.e2e.test_headless import _introduced  # noqa: E402
+from tests.lan import Lan, sweep  # noqa: E402
+
+
+def peak_rss_mb(peer: HeadlessPeer) -> float:
+    for line in Path(f"/proc/{peer.proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=200)
+    parser.add_argument("--receivers", type=int, default=3)
+    args = parser.parse_args()
+    sweep()
+    with tempfile.TemporaryDirectory(prefix="sds-files-") as tmp, Lan() as lan:
+        data = Path(tmp)
+        source = data / "big.bin"
+        with open(source, "wb") as f:
+            for _ in range(args.size_mb):
+                f.write(os.urandom(1_000_000))
+        size = source.stat().st_size
+        names = ["sender", *(f"r{i}" for i in range(args.receivers))]
+        peers = [HeadlessPeer(data / n, n, host=lan.host(n)) for n in names]
+        try:
+            _introduced(*peers)
+            sender, receivers = peers[0], peers[1:]
+            before = {p.nick: peak_rss_mb(p) for p in peers}  # a running peer, before any file
+            start = time.monotonic()
+            sender.send(f"/send {source}")
+            sender.wait_for(lambda e: e["event"] == "file_offer", 300)
+            hashed = time.monotonic() - start
+            accepted = {}
+            for peer in receivers:
+                offer = peer.wait_for(lambda e: e["event"] == "file_offer", 60)
+                peer.send(f"/accept {offer['number']}")
+                accepted[peer.nick] = time.monotonic()
+            print(f"{size / 1e6:.0f} MB from {sender.nick} to {len(receivers)} peers at once "
+                  f"(load average {load_average():.2f})")
+            print(f"  offer hashed in {hashed:.1f} s ({size / 1e6 / hashed:.0f} MB/s)")
+            for peer in receivers:
+                got = peer.wait_for(lambda e: e["event"] == "file_received", 1200)
+                took = time.monotonic() - accepted[peer.nick]
+                assert Path(got["path"]).stat().st_size == size
+                print(f"  {peer.nick}: {took:.1f} s, {size / 1e6 / took:.1f} MB/s, peak RSS {peak_rss_mb(peer):.0f} MB "
+                      f"({before[peer.nick]:.0f} MB before) (load average {load_average():.2f})")
+            print(f"  {sender.nick} (hashing, then serving): peak RSS {peak_rss_mb(sender):.0f} MB "
+                  f"({before[sender.nick]:.0f} MB before)")
+        finally:
+            for peer in peers:
+                peer.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Fetching a file's chunks from one holder, checking each as it arrives.
+
+``fetch_from`` asks one address for the manifest (once per download: it is
+checked against the offer's root and kept), then for the chunks not yet
+verified, a window at a time. Every chunk is checked against its hash,
+opened (private files) and written in place on a worker thread; each one
+verified is reported to ``verified`` at once, so a dropped link or a
+restart loses at most the chunks in flight. Whatever goes wrong with this
+holder - it cannot be reached, does not hold the file, sends a chunk that
+does not match, or is slower than ``SLOW_S`` a chunk - is ``SourceFailed``
+with a one-line reason, and the caller tries another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Executor
+
+from chat_app.address import Address
+from chat_app.net.tcp import FrameError, frame, read_frame
+
+from .chunks import HASH, ChunkError, check_and_write, manifest_root
+from .offer import FileOffer
+from .wire import WireError, decode_answer, encode_request
+
+CONNECT_S = 5.0
+SLOW_S = 10.0
+WINDOW = 32
+
+
+class SourceFailed(Exception):
+    """This holder will not do; the message says why, in one line."""
+
+
+async def fetch_from(address: Address, offer: FileOffer, manifest: bytes | None, missing: list[int], fd: int,
+                     pool: Executor, got_manifest: Callable[[bytes], None],
+                     verified: Callable[[int], None]) -> None:
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), CONNECT_S)
+    except (TimeoutError, OSError) as exc:
+        raise SourceFailed(f"cannot connect ({exc.__class__.__name__})") from None
+    try:
+        if manifest is None:
+            manifest = await _manifest(reader, writer, offer)
+            got_manifest(manifest)
+        loop = asyncio.get_running_loop()
+        for start in range(0, len(missing), WINDOW):
+            window = missing[start:start + WINDOW]
+            for part in range(0, len(window), 64):
+                writer.write(frame(encode_request(offer.root, window[part:part + 64])))
+            expected = set(window)
+            while expected:
+                kind, index, data = await _answer(reader)
+                if kind == "none":
+                    raise SourceFailed(f"does not hold it ({index})")
+                if kind != "chunk" or index not in expected:
+                    raise SourceFailed("answered with something not asked")
+                try:
+                    await loop.run_in_executor(pool, check_and_write, fd, manifest, index, data,
+                                               offer.chunk_size, offer.key)
+                except ChunkError as exc:
+                    raise SourceFailed(f"sent a bad chunk, refused: {exc}") from None
+                expected.discard(index)
+                verified(index)
+    finally:
+        writer.close()
+
+
+async def _manifest(reader, writer, offer: FileOffer) -> bytes:
+    writer.write(frame(encode_request(offer.root, None)))
+    kind, manifest, _ = await _answer(reader)
+    if kind == "none":
+        raise SourceFailed(f"does not hold it ({manifest})")
+    if kind != "manifest" or len(manifest) != offer.chunks * HASH or manifest_root(manifest) != offer.root:
+        raise SourceFailed("sent a manifest that does not match the offer, refused")
+    return manifest
+
+
+async def _answer(reader) -> tuple[str, object, object]:
+    try:
+        data = await asyncio.wait_for(read_frame(reader), SLOW_S)
+    except TimeoutError:
+        raise SourceFailed(f"too slow (nothing for {SLOW_S:.0f} s)") from None
+    except (FrameError, OSError, ConnectionError) as exc:
+        raise SourceFailed(f"stream failed ({exc.__class__.__name__})") from None
+    if data is None:
+        raise SourceFailed("hung up")
+    try:
+        return decode_answer(data)
+    except WireError as exc:
+        raise SourceFailed(str(exc)) from None
