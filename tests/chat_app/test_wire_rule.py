@@ -109,9 +109,9 @@ def test_a_direct_message_with_a_hostile_nick_is_refused_and_counted():
     stats = {"dm_undecodable": 0}
     delivered = [DmDelivered(("10.0.0.66", 6666), b"g", bytes(32), T0, content(nick="\x1b]2;owned\x07")),
                  DmDelivered(("10.0.0.66", 6666), b"g", bytes([1]) * 32, T0, content(nick="bob\u2066"))]
-    rows, _, events = translate(conversation, delivered, T0, stats)
-    assert rows == [] and stats["dm_undecodable"] == 2
-    assert [e.kind for e in events] == ["payload", "payload"]
+    translation = translate(conversation, delivered, T0, stats)
+    assert translation.rows == [] and stats["dm_undecodable"] == 2
+    assert [e.kind for e in translation.events] == ["payload", "payload"]
 
 
 def test_an_announced_hostile_nick_is_dropped_and_counted():
