@@ -52,8 +52,9 @@ a datagram may be 64 KB, and a bound on entries alone let 9,000 valid ones
 keep 475 MiB alive.
 Replication entries arrive over a TCP link we accepted or dialled,
 one per frame by the thousand; they are verified without the per-source
-budget but through a cache of their own, since the link validates an entry
-and the runtime then feeds it.
+budget but through a cache of their own: the same entry comes from every
+peer that holds it, and an SVS publication's record is opened again when
+the member delivers it.
 """
 
 from __future__ import annotations
