@@ -399,4 +399,4 @@ def stored(conversation: Conversation, mid: bytes, sender: str, payload: Payload
     """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
     return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
                          payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
-                         ack="unacknowledged" if own else None)
+                         ack="unacknowledged" if own else None, about=payload.about or None)

@@ -39,6 +39,15 @@ PINNED = [
      '{"event":"delivered","channel":"general","position":0,"message_id":"%s","sender_id":"%s",'
      '"lamport":1,"nick":null,"kind":null,"text":null,"seq":null,"own":true,"gaps":["x","y"],'
      '"undecodable":"content is not CBOR"}' % (M, A)),
+    (ev.MessageDelivered("general", 4, M, A, 1701, "bob", "react", "👍", 3, False, about=A),
+     '{"event":"delivered","channel":"general","position":4,"message_id":"%s","sender_id":"%s",'
+     '"lamport":1701,"nick":"bob","kind":"react","text":"\\ud83d\\udc4d","seq":3,"own":false,"about":"%s"}' % (M, A, A)),
+    (ev.MessageChanged("general", M, "hello", True, False, (("👍", 2), ("+1", 1))),
+     '{"event":"changed","channel":"general","message_id":"%s","text":"hello","edited":true,"deleted":false,'
+     '"reactions":[["\\ud83d\\udc4d",2],["+1",1]]}' % M),
+    (ev.AboutRejected("general", M, A, "an edit of someone else's message"),
+     '{"event":"about_rejected","channel":"general","message_id":"%s","about":"%s",'
+     '"reason":"an edit of someone else\'s message"}' % (M, A)),
     (ev.MessageWaiting("general", M, A, 5, "bob", "me", "waves", 2),
      '{"event":"waiting","channel":"general","message_id":"%s","sender_id":"%s","lamport":5,"nick":"bob",'
      '"kind":"me","text":"waves","waiting_for":2}' % (M, A)),
