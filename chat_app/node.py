@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from chat_app import commands as cmd
 from chat_app import events as ev
-from chat_app.annotations import CHANGING_KINDS, SHOWN_KINDS, derive, refusal
+from chat_app.annotations import SHOWN_KINDS
+from chat_app.changes import Changes
 from chat_app.crypto import Identity
 from chat_app.events import Emit
 from chat_app.io.peer import AsyncPeer
@@ -40,7 +41,8 @@ class Node:
         self.runtime = Runtime(store, nick=nick, static_peers=static_peers, send_typing=send_typing, live=live,
                                config=config, identity=identity, passphrases=passphrases)
         self._emit = emit
-        self.io = AsyncPeer(self.runtime, self._event, host=host, port=port, discovery=discovery,
+        changes = Changes(store, emit, self.runtime.stats)  # what reactions, edits... make of a message
+        self.io = AsyncPeer(self.runtime, changes, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self._channels = list(channels)
 
@@ -143,32 +145,6 @@ class Node:
             return self._emit(ev.Error(f"/{command.word} works in channels; direct conversations carry text only"))
         return self.io.call(lambda now: self.runtime.say(channel, command.text, command.word, now,
                                                          target.message_id))
-
-    def _event(self, event: ev.AppEvent) -> None:
-        """An event of the runtime, on its way to the user interface: a
-        message delivered that changes another (or that others changed
-        before it arrived) is followed by what that message has become."""
-        self._emit(event)
-        if isinstance(event, ev.MessageDelivered) and event.kind is not None:
-            if event.kind in CHANGING_KINDS:
-                self._changed(event.channel, event.about, event.message_id)
-            elif event.kind in SHOWN_KINDS:
-                self._changed(event.channel, event.message_id, None)
-
-    def _changed(self, channel: str, message_id: str, by: str | None) -> None:
-        """Say what ``message_id`` has become after the message ``by`` (None:
-        it arrived itself), or, when ``by`` changes nothing, why not."""
-        about = self.store.about(channel, [message_id])
-        if by is None and not any(m.kind in CHANGING_KINDS for m in about):
-            return
-        target = self.store.message(channel, message_id)
-        note = next((m for m in about if m.message_id == by), None)
-        if note is not None and (reason := refusal(target, note)) is not None:
-            self.runtime.stats["about_rejected"] += 1
-            return self._emit(ev.AboutRejected(channel, by, message_id, reason))
-        derived, _ = derive(target, about)
-        self._emit(ev.MessageChanged(channel, message_id, derived.text, derived.edited, derived.deleted,
-                                     derived.reactions))
 
     def typing(self, channel: str) -> None:
         if not channel.startswith("@"):
