@@ -55,8 +55,12 @@ class Derived:
 
     @property
     def reaction_line(self) -> str:
-        """The reactions as shown under the message: "👍 2  +1 1"."""
-        return "  ".join(f"{emoji} {count}" for emoji, count in self.reactions)
+        return reaction_line(self.reactions)
+
+
+def reaction_line(reactions: Iterable[tuple[str, int]]) -> str:
+    """Reactions as shown under the message: "👍 2  +1 1"."""
+    return "  ".join(f"{emoji} {count}" for emoji, count in reactions)
 
 
 def refusal(target: Logged | None, annotation: Logged) -> str | None:
