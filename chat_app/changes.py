@@ -28,7 +28,7 @@ class Changes:
 
     def __call__(self, event: ev.AppEvent) -> None:
         self._emit(event)
-        if isinstance(event, ev.MessageDelivered) and event.kind is not None:
+        if isinstance(event, ev.MessageDelivered | ev.DmDelivered) and event.kind is not None:
             if event.kind in CHANGING_KINDS:
                 self._changed(event.channel, event.about, event.message_id)
             elif event.kind in SHOWN_KINDS:

@@ -141,8 +141,9 @@ class Node:
             return self._emit(ev.Error(f"no message {command.which} in {channel} to {command.word}"))
         if command.word in ("edit", "delete") and target.sender_id != self.peer_id:
             return self._emit(ev.Error(f"only its author may {command.word} a message"))
-        if channel.startswith("@"):
-            return self._emit(ev.Error(f"/{command.word} works in channels; direct conversations carry text only"))
+        if channel.startswith("@"):  # a direct conversation
+            return self.io.call(lambda now: self.runtime.direct.send(channel, command.text, command.word,
+                                                                     self.runtime.nick, now, target.message_id))
         return self.io.call(lambda now: self.runtime.say(channel, command.text, command.word, now,
                                                          target.message_id))
 

@@ -340,7 +340,8 @@ def dm_delivered(state: ClientState, event: ev.DmDelivered, now: int) -> list[Ef
     model = state.channels[channel]
     unread_before = model.unread
     effects += message(state, ev.MessageDelivered(channel, 0, event.message_id, event.sender_id, event.timestamp,
-                                                  event.nick, event.kind, event.text, None, event.own), now)
+                                                  event.nick, event.kind, event.text, None, event.own,
+                                                  about=event.about), now)
     if model.unread > unread_before:
         model.mentions = model.unread
         if channel != state.current:

@@ -93,6 +93,10 @@ PINNED = [
      '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
      '"timestamp":1701,'
      '"nick":"bob","kind":"text","text":"hi","sent_at":1700,"own":false}' % (A, A, M, A)),
+    (ev.DmDelivered("@" + A, A, "bob", M, A, 1702, "bob", "edit", "hello", 1701, False, A),
+     '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
+     '"timestamp":1702,"nick":"bob","kind":"edit","text":"hello","sent_at":1701,"own":false,"about":"%s"}'
+     % (A, A, M, A, A)),
     (ev.DmAcknowledged("@" + A, A, M), '{"event":"dm_ack","channel":"@%s","peer_id":"%s","message_id":"%s"}' % (A, A, M)),
     (ev.Whois("alice", ({"sender_id": A, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "alice~3f2a",
                          "addresses": [["10.0.0.2", 7000]], "first_seen": 1, "last_seen": 2, "trusted": False},)),

@@ -13,6 +13,8 @@ from chat_app.changes import Changes
 from chat_app.runtime import Runtime
 from chat_app.store import Store, StoredMessage
 
+from .test_direct import introduce
+
 
 def changes_seen(net, rt: Runtime) -> list[ev.AppEvent]:
     """What a user interface of ``rt`` is told of the events so far."""
@@ -81,3 +83,20 @@ def test_a_message_that_arrives_after_an_edit_of_it_is_told_what_it_became(tmp_p
     assert told[-1] == ev.MessageChanged("general", target, "hello", True, False, ())
     deliver("b" * 32, 3, "text", "unrelated")
     assert isinstance(told[-1], ev.MessageDelivered)  # nothing about it: nothing more said
+
+
+def test_a_direct_conversation_carries_reactions_edits_and_refusals_as_a_channel_does(net):
+    alice, bob = net.add("alice"), net.add("bob")
+    introduce(net, alice, bob)
+    mid = alice.direct.send("bob", "helo", "text", alice.nick, net.now)
+    net.run(2_000)
+    to_alice = f"@{alice.peer_id}"
+    bob.direct.send(to_alice, "👍", "react", bob.nick, net.now, mid)
+    bob.direct.send(to_alice, "pwned", "edit", bob.nick, net.now, mid)
+    alice.direct.send("bob", "hello", "edit", alice.nick, net.now, mid)
+    net.run(4_000)
+    for rt in (alice, bob):
+        told = changes_seen(net, rt)
+        last = [e for e in told if isinstance(e, ev.MessageChanged)][-1]
+        assert (last.message_id, last.text, last.edited, last.reactions) == (mid, "hello", True, (("👍", 1),))
+        assert [e.reason for e in told if isinstance(e, ev.AboutRejected)] == ["an edit of someone else's message"]
