@@ -446,12 +446,12 @@ class Quit(Command):
 VALUES: dict[str, type[Command]] = {c.word: c for c in (
     Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust,
     Names, ListChannels, Window, Buffer, Lastlog, Clear, Close, Export, Help, Quit)}
-VALUES |= {c.word: c for c in (Reply, React, Edit, Delete)}
 """The value each entry of ``COMMANDS`` parses to, by name."""
+VALUES |= {c.word: c for c in (Reply, React, Edit, Delete)}  # the commands about a message
 
 NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust
-NodeCommand |= Reply | React | Edit | Delete
 """The commands that act on the node (``Node.execute``); the rest are each surface's own."""
+NodeCommand |= Reply | React | Edit | Delete
 
 
 def parse(line: str, surface: Surface) -> Command | Invalid:
