@@ -27,7 +27,7 @@ with the same messages in the same order. **Esc** (or `F1`, `q`) closes this hel
 | Key | |
 |---|---|
 | `Enter` / `Up` / `Down` | send; recall the lines sent before |
-| `Alt+Enter` (`Shift+Enter`) | a new line in the message (shown as ⏎); `Enter` sends them as one |
+| `Ctrl+J`, `Alt+Enter` | a new line in the message (shown as ⏎); `Enter` sends them as one |
 | `Tab` | complete commands, channels and nicks |
 | `Alt+1`…`Alt+9` | the sidebar's first to ninth channel |
 | `Ctrl+PgUp` / `Ctrl+PgDn`, `Alt+Left` / `Alt+Right` | the previous / next channel in the sidebar |

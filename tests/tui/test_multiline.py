@@ -53,3 +53,17 @@ async def test_a_multi_line_message_survives_the_wire_export_and_verify_exactly(
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert json.loads(report.read_text())["verdict"] == "consistent"
+
+
+@pytest.mark.asyncio
+async def test_ctrl_j_starts_a_new_line_where_the_terminal_reads_alt_enter_as_enter(make_app):
+    """Most terminals send Alt+Enter as Escape and CR, which Textual reads as
+    Enter; a line feed (Ctrl+J) is a key of its own on every terminal."""
+    from textual._xterm_parser import XTermParser
+
+    assert [e.key for e in XTermParser().feed("\n")] == ["ctrl+j"]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await pilot.press(*"one", "ctrl+j", *"two")
+        assert app.chat.input.value == "one\ntwo"

@@ -1,6 +1,7 @@
-"""The message line: Enter sends, Alt+Enter (Shift+Enter where the terminal
-tells it apart) starts a new line of the same message - shown in the field
-as ⏎ - Tab completes commands, channels and
+"""The message line: Enter sends, Alt+Enter or Shift+Enter (where the
+terminal tells them from Enter: most send Alt+Enter as Escape and Enter,
+which reads as Enter) or Ctrl+J (a line feed, on every terminal) starts a
+new line of the same message - shown in the field as ⏎ - Tab completes commands, channels and
 nicks, Up and Down recall what was sent before, and a paste of several
 lines asks before it sends anything. So does a line longer than a message
 may be (pasted, or in the field at Enter): it is offered as several
@@ -58,6 +59,7 @@ class ChatInput(Field):
         Binding("down", "recall(1)", "Next line", show=False),
         Binding("alt+enter", "newline", "New line", show=False),
         Binding("shift+enter", "newline", "New line", show=False),
+        Binding("ctrl+j", "newline", "New line", show=False),
     ]
 
     class Line(Message):
