@@ -68,6 +68,11 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("query", "/query nick", "open a direct conversation with nick (and switch to it)", "required",
           palette="Direct conversation"),
     Entry("typing", "/typing", "tell the channel you are typing", surfaces=("headless",)),
+    Entry("reply", "/reply N text", "answer message N, quoting it (N counts back from the newest: 1 or -1 is the "
+          "last)", "required"),
+    Entry("react", "/react N emoji", "react to message N (again: take it back)", "required"),
+    Entry("edit", "/edit N text", "change the text of your message N, for everyone", "required"),
+    Entry("delete", "/delete N", "delete your message N, for everyone", "required"),
     Entry("peers", "/peers", "who is on the network", palette="Peers"),
     Entry("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
           palette="Who is…"),
@@ -390,6 +395,54 @@ class Close(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class About(Command):
+    """A reply, reaction, edit or deletion of the message ``which`` picks in
+    the current channel: how many back from the newest, as typed (``1`` or
+    ``-1`` is the last), or its id (what the client's selection sends)."""
+
+    which: str
+    text: str = ""
+
+    @classmethod
+    def parsed(cls, argument: str) -> About | Invalid:
+        which, text = _first(argument)
+        if not (_BACK.fullmatch(which) and int(which) != 0 or _MESSAGE_ID.fullmatch(which)):
+            return _needs(cls.word, "a message: how many back from the newest (1 is the last), or its id")
+        if not text and cls.word != "delete":
+            return _needs(cls.word, "text" if cls.word != "react" else "an emoji")
+        return cls(which, text)
+
+    @property
+    def back(self) -> int | None:
+        """How many messages back from the newest (1: the last); None when ``which`` is an id."""
+        return abs(int(self.which)) if _BACK.fullmatch(self.which) else None
+
+
+_BACK = re.compile(r"-?[0-9]{1,9}")
+_MESSAGE_ID = re.compile(r"[0-9a-f]{32}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply(About):
+    word: ClassVar[str] = "reply"
+
+
+@dataclass(frozen=True, slots=True)
+class React(About):
+    word: ClassVar[str] = "react"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit(About):
+    word: ClassVar[str] = "edit"
+
+
+@dataclass(frozen=True, slots=True)
+class Delete(About):
+    word: ClassVar[str] = "delete"
+
+
+@dataclass(frozen=True, slots=True)
 class Quit(Command):
     word: ClassVar[str] = "quit"
 
@@ -433,10 +486,12 @@ VALUES: dict[str, type[Command]] = {c.word: c for c in (*FILE_COMMANDS,
     Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust,
     Names, ListChannels, Window, Buffer, Lastlog, Clear, Close, Export, Help, Quit)}
 """The value each entry of ``COMMANDS`` parses to, by name."""
+VALUES |= {c.word: c for c in (Reply, React, Edit, Delete)}  # the commands about a message
 
 NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust
 NodeCommand |= Send | Accept | Files
 """The commands that act on the node (``Node.execute``); the rest are each surface's own."""
+NodeCommand |= Reply | React | Edit | Delete
 
 
 def parse(line: str, surface: Surface) -> Command | Invalid:

@@ -14,6 +14,8 @@ Columns (the schema ``sds-chat verify`` reads):
     delivered_at_ms    int64
     seq                int64          the author's sequence number in the channel (null if undecodable)
     nick               string         the nick the message carries (null if undecodable)
+    kind               string         text, me, topic, reply, react, edit, delete (null if undecodable)
+    about              string         a reply, reaction, edit or deletion: the id of the message it names
 
 Direct conversations are exported too, ordered by their MVDS timestamps, with
 no causal history, under one name both sides give them: ``@``, the two
@@ -56,6 +58,8 @@ SCHEMA = None if pa is None else pa.schema([
     ("delivered_at_ms", pa.int64()),
     ("seq", pa.int64()),
     ("nick", pa.string()),
+    ("kind", pa.string()),
+    ("about", pa.string()),
 ])
 FORMATS = ("parquet", "jsonl")
 
@@ -102,7 +106,7 @@ def rows(store: Store, peer_id: str, channels: list[str]) -> Iterator[dict]:
                 "peer_id": peer_id, "channel_id": exported, "pos": pos, "message_id": m.message_id,
                 "sender_id": m.sender_id, "lamport_timestamp": m.lamport, "causal_history": history,
                 "content": m.text, "received_at_ms": m.received_at, "delivered_at_ms": m.delivered_at,
-                "seq": m.seq, "nick": m.nick,
+                "seq": m.seq, "nick": m.nick, "kind": m.kind, "about": m.about,
             }
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from chat_app import commands as cmd
 from chat_app import events as ev
+from chat_app.annotations import SHOWN_KINDS
+from chat_app.changes import Changes
 from chat_app.crypto import Identity
 from chat_app.events import Emit
 from chat_app.files.manager import Files
@@ -44,7 +46,8 @@ class Node:
                                config=config, identity=identity, passphrases=passphrases)
         self._emit = emit
         self.files = Files(Path(store.path).parent, emit, self._holders, keep_all=keep_files)
-        self.io = AsyncPeer(self.runtime, self._observed, host=host, port=port, discovery=discovery,
+        changes = Changes(store, self._observed, self.runtime.stats)  # what reactions, edits... make of a message
+        self.io = AsyncPeer(self.runtime, changes, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self.io.serve_files = self.files.serve
         self._channels = list(channels)
@@ -122,7 +125,7 @@ class Node:
                 self.files.accept(number)
             case cmd.Files():
                 self._emit(self.files.listing())
-            case cmd.Say() | cmd.Topic() | cmd.Send() if current is None:
+            case cmd.Say() | cmd.Topic() | cmd.Send() | cmd.About() if current is None:
                 self._emit(ev.Error("join a channel first: /join #name"))
             case cmd.Say(text=text, kind=kind):
                 self.say(current, text, kind)
@@ -132,6 +135,8 @@ class Node:
                 self.topic(current)
             case cmd.Topic(text=text):
                 self.say(current, text, "topic")
+            case cmd.About() as about:
+                self.annotate(current, about)
             case _:
                 raise TypeError(f"{command!r} is not run on the node")
 
@@ -156,6 +161,22 @@ class Node:
         """Whom to ask for a file: its sender first, then every peer we know."""
         peers = sorted(self.runtime.peer_snapshot().peers, key=lambda p: p["peer_id"] != sender_id)
         return [tuple(p["address"]) for p in peers if p["address"]]
+
+    def annotate(self, channel: str, command: cmd.About) -> str | None:
+        """Reply to, react to, edit or delete the message ``command`` picks in
+        ``channel``: the new message's id, or None (an error event said why)."""
+        back = command.back
+        target = (self.store.shown_back(channel, back) if back is not None
+                  else self.store.message(channel, command.which))
+        if target is None or target.kind not in SHOWN_KINDS:
+            return self._emit(ev.Error(f"no message {command.which} in {channel} to {command.word}"))
+        if command.word in ("edit", "delete") and target.sender_id != self.peer_id:
+            return self._emit(ev.Error(f"only its author may {command.word} a message"))
+        if channel.startswith("@"):  # a direct conversation
+            return self.io.call(lambda now: self.runtime.direct.send(channel, command.text, command.word,
+                                                                     self.runtime.nick, now, target.message_id))
+        return self.io.call(lambda now: self.runtime.say(channel, command.text, command.word, now,
+                                                         target.message_id))
 
     def typing(self, channel: str) -> None:
         if not channel.startswith("@"):

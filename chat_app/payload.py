@@ -27,7 +27,16 @@ is made - to send, or decoded from a datagram - and nowhere else:
 - the text of a message (``text``, ``me``, ``topic``): no control character
   but newline and tab. Overrides and isolates may be there: right-to-left
   writers use them, and every display removes them (``chat_app.inert_text``);
-- an away reason: no control character at all (it is shown on one line).
+- an away reason: no control character at all (it is shown on one line);
+- a reaction: 1 to ``MAX_REACTION`` characters, no whitespace and no
+  control character (it is shown beside others on one line).
+
+A ``reply``, ``react``, ``edit`` or ``delete`` is about another message of
+the same log, named by its id in ``about``: lowercase hex of a channel's
+message id (32) or a direct message's (64), checked on decode like every
+field. They are chat messages (stored, synced, replicated) so that every
+peer derives the same thing from the same log (``chat_app.annotations``).
+A ``delete`` carries no text.
 
 Text is data: even what this rule lets through is shown only after
 ``inert_text.inert``, and so is what was stored before the rule existed.
@@ -44,14 +53,20 @@ import cbor2
 from chat_app.files.offer import offer_problem
 
 
-KINDS = ("text", "me", "topic", "typing", "leave", "away")
+KINDS = ("text", "me", "topic", "typing", "leave", "away", "reply", "react", "edit", "delete", "file")
 EPHEMERAL_KINDS = ("typing", "leave", "away")
 MAX_NICK = 32
 MAX_TEXT = 4000
 MAX_INT64 = 2**63 - 1
 """The largest ``seq`` or ``sent_at`` we accept: what an SQLite INTEGER holds."""
-KINDS += ("file",)  # an offer, whose text ``chat_app.files.offer`` reads
 
+
+ABOUT_KINDS = ("reply", "react", "edit", "delete")
+"""Kinds about another message: they name it in ``about``, the others never do."""
+ABOUT_LENGTHS = (32, 64)
+"""How long a message id is in hex: a channel's (SDS, SVS), a direct message's (MVDS)."""
+MAX_REACTION = 16
+_ABOUT = re.compile("[0-9a-f]+")
 
 ONE_LINE_KINDS = ("away",)
 """Kinds whose text is shown on one line: no newline or tab either."""
@@ -105,6 +120,24 @@ def text_problem(text: str, kind: str = "text") -> str | None:
     return None
 
 
+def about_problem(kind: str, about: str) -> str | None:
+    """Why a ``kind`` payload may not name ``about`` (one line), or None."""
+    if kind not in ABOUT_KINDS:
+        return None if not about else f"a {kind} message is about no other message"
+    if len(about) not in ABOUT_LENGTHS or not _ABOUT.fullmatch(about):
+        return f"a {kind} needs the id of the message it is about: lowercase hex of 32 or 64 digits"
+    return None
+
+
+def reaction_problem(text: str) -> str | None:
+    """Why ``text`` is no reaction (one line), or None."""
+    if not 0 < len(text) <= MAX_REACTION:
+        return f"a reaction must be 1 to {MAX_REACTION} characters"
+    if found := _CONTROLS.search(text) or _SPACES.search(text):
+        return f"a reaction cannot hold a space or control character ({_named(found)})"
+    return None
+
+
 def _named(found: re.Match[str]) -> str:
     """The character found, named so that the reason stays one plain line."""
     code = ord(found.group())
@@ -120,6 +153,7 @@ class Payload:
     text: str = ""
     seq: int = 0
     sent_at: int = 0
+    about: str = ""  # the message a reply, reaction, edit or deletion is about: its id
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -132,10 +166,16 @@ class Payload:
             raise PayloadError(problem)
         if not (0 <= self.seq <= MAX_INT64 and 0 <= self.sent_at <= MAX_INT64):
             raise PayloadError("seq and sent_at must be between 0 and 2^63 - 1")
-        if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text):
+        if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text and self.kind != "delete"):
             raise PayloadError("a chat message needs text and a sequence number >= 1")
         if self.kind == "file" and (problem := offer_problem(self.text)) is not None:
             raise PayloadError(problem)
+        if (problem := about_problem(self.kind, self.about)) is not None:
+            raise PayloadError(problem)
+        if self.kind == "react" and (problem := reaction_problem(self.text)) is not None:
+            raise PayloadError(problem)
+        if self.kind == "delete" and self.text:
+            raise PayloadError("a deletion carries no text")
 
     def encode(self) -> bytes:
         data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}
@@ -143,6 +183,8 @@ class Payload:
             data |= {"text": self.text, "seq": self.seq}
         elif self.kind == "away":
             data["text"] = self.text
+        if self.about:
+            data["about"] = self.about
         return cbor2.dumps(data, canonical=True)
 
     @classmethod
@@ -166,7 +208,7 @@ class Payload:
             raise PayloadError(f"content is not CBOR ({exc.__class__.__name__})") from None
         if not isinstance(data, dict):
             raise PayloadError("content is not a CBOR map")
-        fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int}
+        fields = {"kind": str, "nick": str, "text": str, "seq": int, "sent_at": int, "about": str}
         values = {}
         for name, kind in fields.items():
             if name in data:

@@ -32,6 +32,8 @@ from .local import (
 )
 from .messages import (
     MessageDelivered,
+    MessageChanged,
+    AboutRejected,
     TopicChanged,
     MessageWaiting,
     MessageAcknowledged,
@@ -67,6 +69,7 @@ from .direct import (
 )
 
 __all__ = [
+    "AboutRejected",
     "Address",
     "AppEvent",
     "Bye",
@@ -83,6 +86,7 @@ __all__ = [
     "Joined",
     "KeyChanged",
     "MessageAcknowledged",
+    "MessageChanged",
     "MessageDelivered",
     "MessageLost",
     "MessageWaiting",

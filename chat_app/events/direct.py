@@ -25,6 +25,7 @@ class DmDelivered(AppEvent):
     order), or ours, sent (``own``; ``dm_ack`` follows when they hold it)."""
 
     name: ClassVar[str] = "dm_delivered"
+    _optional: ClassVar[tuple[str, ...]] = ("about",)
     channel: str
     peer_id: str
     peer_nick: str | None  # the other person's nick, as we know it
@@ -36,6 +37,7 @@ class DmDelivered(AppEvent):
     text: str | None
     sent_at: int | None
     own: bool
+    about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Events about a channel's messages: delivered, waiting, acknowledged, missing, lost, rejected input, typing."""
+"""Events about a channel's messages: delivered, changed, waiting, acknowledged, missing, lost, rejected
+input, typing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class MessageDelivered(AppEvent):
     """A message took its place in the channel's log (and is in the store)."""
 
     name: ClassVar[str] = "delivered"
-    _optional: ClassVar[tuple[str, ...]] = ("gaps", "undecodable")
+    _optional: ClassVar[tuple[str, ...]] = ("gaps", "undecodable", "about")
     channel: str
     position: int
     message_id: str
@@ -28,6 +29,7 @@ class MessageDelivered(AppEvent):
     own: bool
     gaps: tuple[str, ...] = ()
     undecodable: str | None = None
+    about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,34 @@ class TopicChanged(AppEvent):
     topic: str
     nick: str | None
     message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChanged(AppEvent):
+    """What a message has become, from the edits, deletions and reactions
+    about it in the log (``chat_app.annotations``): sent when one of them is
+    delivered, and when a message arrives after some about it."""
+
+    name: ClassVar[str] = "changed"
+    channel: str
+    message_id: str
+    text: str
+    edited: bool
+    deleted: bool
+    reactions: tuple[tuple[str, int], ...]  # (emoji, how many people)
+
+
+@dataclass(frozen=True, slots=True)
+class AboutRejected(AppEvent):
+    """A reaction, edit or deletion that changes nothing: the message it names
+    is not in the log, or is someone else's to edit or delete. It stays
+    stored, since the log is the same on every peer; it is shown nowhere."""
+
+    name: ClassVar[str] = "about_rejected"
+    channel: str
+    message_id: str
+    about: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)

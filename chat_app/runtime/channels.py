@@ -85,13 +85,13 @@ class Channels:
 
     # ---------------------------------------------------------------- commands
 
-    def say(self, channel: str, nick: str, text: str, kind: str, now: int) -> str | None:
+    def say(self, channel: str, nick: str, text: str, kind: str, now: int, about: str = "") -> str | None:
         """Send a chat message; returns its id, or None (and an error event)."""
         conversation = self.conversations.get(channel)
         if conversation is None:
             return self._error(f"not in channel {channel}")
         try:
-            message_id = conversation.send(nick, text, kind, now)
+            message_id = conversation.send(nick, text, kind, now, about)
         except (PayloadError, LocalProtocolError) as exc:
             return self._error(str(exc))
         if message_id is None:  # held: the channel has too many of ours unacknowledged

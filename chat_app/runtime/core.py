@@ -178,9 +178,10 @@ class Runtime:
 
     # ---------------------------------------------------------------- commands
 
-    def say(self, channel: str, text: str, kind: str, now: int) -> str | None:
-        """Send a chat message; returns its id, or None (and an error event)."""
-        return self.joined.say(channel, self.nick, text, kind, now)
+    def say(self, channel: str, text: str, kind: str, now: int, about: str = "") -> str | None:
+        """Send a chat message (``about``: the message a reply, reaction, edit or
+        deletion is about); returns its id, or None (and an error event)."""
+        return self.joined.say(channel, self.nick, text, kind, now, about)
 
     def typing(self, channel: str, now: int) -> None:
         """The user is typing: tell the channel, at most once per 3 s."""

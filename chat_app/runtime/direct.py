@@ -59,7 +59,7 @@ from collections.abc import Callable
 from chat_app import events as ev
 from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
 from chat_app.address import Address
-from chat_app.payload import Payload, PayloadError
+from chat_app.payload import ABOUT_KINDS, Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
 from chat_app.runtime import mailbox
 from chat_app.runtime.step import Step, StepFailed, run_step
@@ -72,6 +72,8 @@ MVDS_PAYLOAD, TYPING, LETTER = 0, 1, 2
 """The first byte of a sealed plaintext: what follows (a letter is an MVDS
 payload left with a mailbox: however it arrives, it is no sign of life)."""
 COMEBACK_MS = Config().comeback_after_ms
+DIRECT_KINDS = ("text", "me", "file", *ABOUT_KINDS)
+"""What a direct message may be: text, an action, a file offer, or a reply, reaction, edit or deletion of one."""
 MAX_UNANSWERED = 256
 """Conversations others opened and we never wrote in, kept open at once: past
 it, the one idle longest is closed (its history stays)."""
@@ -182,7 +184,7 @@ class Direct:
             self._notify(ev.DmOpened(conversation.channel, person.peer_id, person.nick))
         return conversation
 
-    def send(self, target: str, text: str, kind: str, nick: str, now: int) -> str | None:
+    def send(self, target: str, text: str, kind: str, nick: str, now: int, about: str = "") -> str | None:
         """Send ``text`` to ``target``; the message id (hex), or None and an error event."""
         if target.startswith("@") and target[1:] in self.conversations:
             conversation = self.conversations[target[1:]]
@@ -191,7 +193,7 @@ class Direct:
         if conversation is None:
             return None
         try:
-            payload = Payload(kind, nick, text, conversation.seq + 1, now)
+            payload = Payload(kind, nick, text, conversation.seq + 1, now, about)
             mid = conversation.engine.send(conversation.person.peer_id, conversation.group, payload.encode(), now)
         except (PayloadError, LocalProtocolError) as exc:
             return self._error(str(exc))
@@ -349,7 +351,7 @@ class Direct:
             self._withdraw(conversation)
         for row in rows:
             self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
-                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own))
+                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own, row.about))
         for event in step.translation.events:
             self._notify(event)
         return True
@@ -402,7 +404,7 @@ def translate(conversation: DirectConversation, engine_events, now: int, stats: 
             payload = Payload.try_decode(event.body)
             if event.group_id != conversation.group:
                 stats["dm_wrong_group"] += 1
-            elif payload is None or payload.kind not in ("text", "me", "file"):
+            elif payload is None or payload.kind not in DIRECT_KINDS:
                 stats["dm_undecodable"] += 1
                 events.append(ev.DatagramRejected("payload", f"a direct message from {peer_id[:12]} is no valid text "
                                                              "(undecodable, or a nick or text the wire rule refuses)"))
@@ -421,4 +423,4 @@ def stored(conversation: DirectConversation, mid: bytes, sender: str, payload: P
     """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
     return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
                          payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
-                         ack="unacknowledged" if own else None)
+                         ack="unacknowledged" if own else None, about=payload.about or None)

@@ -108,9 +108,9 @@ class SvsConversation:
 
     # ------------------------------------------------------------ commands
 
-    def send(self, nick: str, text: str, kind: str, now: int) -> str:
+    def send(self, nick: str, text: str, kind: str, now: int, about: str = "") -> str:
         """Publish a chat message: its id. Raises PayloadError or LocalProtocolError."""
-        content = Payload(kind, nick, text, self.engine.member.seq + 1, now).encode()
+        content = Payload(kind, nick, text, self.engine.member.seq + 1, now, about).encode()
         lamport = max(now, self.lamport + 1)
         message_id = compute_message_id(self.peer_id, self.channel, lamport, content)
         record = SdsMessage(sender_id=self.peer_id, message_id=message_id, channel_id=self.channel,
@@ -201,7 +201,7 @@ class SvsConversation:
             payload = Payload.decode(msg.content)  # checked when the record was opened
         return StoredMessage(self.channel, msg.message_id, msg.lamport_timestamp, msg.sender_id,
                              payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at, wire,
-                             now, now, own, ack="unacknowledged" if own else None)
+                             now, now, own, ack="unacknowledged" if own else None, about=payload.about or None)
 
     def _last(self, author: str) -> int:
         if author not in self._last_seq:
@@ -237,7 +237,7 @@ class SvsConversation:
         out.authors.append((row.sender_id, row.nick))
         # position: where it lands when it is the newest, the usual case (finding it exactly would count the log)
         out.events.append(ev.MessageDelivered(self.channel, self.length, row.message_id, row.sender_id, row.lamport,
-                                              row.nick, row.kind, row.text, row.seq, row.own))
+                                              row.nick, row.kind, row.text, row.seq, row.own, about=row.about))
         self.length += 1
 
     def _known(self, known: Known, out: Translation) -> None:

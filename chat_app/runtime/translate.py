@@ -96,9 +96,9 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> No
         payload.nick if payload else None, payload.kind if payload else None,
         payload.text if payload else None, payload.seq if payload else None,
         payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
-        ack="unacknowledged" if event.own else None,
+        ack="unacknowledged" if event.own else None, about=payload.about or None if payload else None,
     )
     out.rows.append(row)
     out.events.append(ev.MessageDelivered(
         channel, event.position, event.message_id, event.sender_id, event.lamport, row.nick, row.kind,
-        row.text, row.seq, event.own, tuple(event.gaps), problem))
+        row.text, row.seq, event.own, tuple(event.gaps), problem, row.about))

@@ -11,7 +11,9 @@ One file per data directory, in WAL mode. Tables:
                   sender_id, the decoded payload (nick, kind, text, seq,
                   sent_at), the exact SDS wire bytes, received/delivered
                   times, own, gaps; for our own, the delivery state
-                  (ack_state, ack_peers), kept up to date by each step.
+                  (ack_state, ack_peers), kept up to date by each step;
+                  for a reply, reaction, edit or deletion, the id of the
+                  message it is about (``about``, indexed).
                   A message's log position is its rank in (lamport,
                   message_id) order, served by an index.
     ignored_people the people (keys) whose messages this user does not want
@@ -71,11 +73,12 @@ class StoredMessage:
     gaps: tuple[str, ...] = ()
     ack: str | None = None  # own messages: "unacknowledged", "possibly_acknowledged" or "acknowledged"
     ack_peers: int = 0  # how many distinct peers acknowledged (or possibly hold) it
+    about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
 
     def row(self) -> tuple:
         return (self.channel, self.message_id, self.lamport, self.sender_id, self.nick, self.kind, self.text,
                 self.seq, self.sent_at, self.wire, self.received_at, self.delivered_at, int(self.own),
-                ",".join(self.gaps), self.ack, self.ack_peers)
+                ",".join(self.gaps), self.ack, self.ack_peers, self.about)
 
 
 DATABASE = "sds-chat.sqlite3"
@@ -87,7 +90,7 @@ def database_path(data_dir: Path) -> Path:
 
 
 _COLUMNS = ("channel, message_id, lamport, sender_id, nick, kind, text, seq, sent_at, wire, "
-            "received_at, delivered_at, own, gaps, ack_state, ack_peers")
+            "received_at, delivered_at, own, gaps, ack_state, ack_peers, about")
 _ACK = ("UPDATE messages SET ack_state = CASE ack_state WHEN 'acknowledged' THEN ack_state ELSE ? END, "
         "ack_peers = MAX(ack_peers, ?) WHERE channel = ? AND message_id = ? AND own = 1")
 """An acknowledgement never steps back, and the count of peers only grows."""
@@ -188,7 +191,7 @@ class Store:
             if delivered:
                 conn.executemany(
                     # only a duplicate id is skipped; any other constraint fails the step
-                    f"INSERT INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * 16)}) "
+                    f"INSERT INTO messages ({_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMNS.split(',')))}) "
                     "ON CONFLICT (channel, message_id) DO NOTHING",
                     [m.row() for m in delivered],
                 )
@@ -311,6 +314,32 @@ class Store:
             "ORDER BY lamport DESC, message_id DESC LIMIT 1", (channel,)).fetchone()
         return _stored(row) if row else None
 
+    def message(self, channel: str, message_id: str) -> StoredMessage | None:
+        """One message by its id (the primary key)."""
+        row = self._conn.execute(f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND message_id = ?",
+                                 (channel, message_id)).fetchone()
+        return _stored(row) if row else None
+
+    def about(self, channel: str, message_ids: Iterable[str]) -> list[StoredMessage]:
+        """The replies, reactions, edits and deletions about any of
+        ``message_ids``, in log order: one index range per message, however
+        long the history."""
+        ids = list(message_ids)
+        if not ids:
+            return []
+        sql = (f"SELECT {_COLUMNS} FROM messages WHERE channel = ? AND about IN ({', '.join('?' * len(ids))}) "
+               "ORDER BY lamport, message_id")
+        return [_stored(row) for row in self._conn.execute(sql, (channel, *ids))]
+
+    def shown_back(self, channel: str, back: int) -> StoredMessage | None:
+        """The ``back``th newest message of the channel that is shown as a line
+        of its own (1: the last; reactions, edits and deletions are not lines)."""
+        sql = (f"SELECT {_COLUMNS} FROM messages WHERE channel = ? "
+               "AND (kind IS NULL OR kind NOT IN ('react', 'edit', 'delete')) "
+               "ORDER BY lamport DESC, message_id DESC LIMIT 1 OFFSET ?")
+        row = self._conn.execute(sql, (channel, back - 1)).fetchone()
+        return _stored(row) if row else None
+
     def ignored(self) -> dict[str, str]:
         """The people whose messages this user does not want to see: sender id -> the nick last seen."""
         return dict(self._conn.execute("SELECT sender_id, nick FROM ignored_people"))
@@ -388,6 +417,6 @@ def retrieval_hint(seq: int | None) -> bytes | None:
 
 
 def _stored(row: tuple) -> StoredMessage:
-    *head, own, gaps, ack, ack_peers = row
+    *head, own, gaps, ack, ack_peers, about = row
     return StoredMessage(*head, own=bool(own), gaps=tuple(g for g in gaps.split(",") if g), ack=ack,
-                         ack_peers=ack_peers)
+                         ack_peers=ack_peers, about=about)

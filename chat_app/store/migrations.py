@@ -80,4 +80,10 @@ MIGRATIONS: list[str] = [
         WHERE own = 0 AND nick IS NOT NULL AND lower(nick) IN (SELECT nick FROM ignored);
     DROP TABLE ignored;
     """,
+    # 10: replies, reactions, edits and deletions name the message they are about; what a message has become is
+    # read off the ones about it, by this index, never by walking the history
+    """
+    ALTER TABLE messages ADD COLUMN about TEXT;
+    CREATE INDEX messages_about ON messages (channel, about, lamport, message_id) WHERE about IS NOT NULL;
+    """,
 ]

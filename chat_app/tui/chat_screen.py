@@ -30,8 +30,8 @@ from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
 from chat_app.commands import (
-    Away, Clear, Close, Command, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part, Quit, Say,
-    Topic, Typing, Window, parse,
+    Away, Clear, Close, Command, Delete, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part,
+    Quit, React, Say, Topic, Typing, Window, parse,
 )
 from chat_app.store import Store, database_path
 from chat_app.tui import channels, direct, history, listings, notices, presence
@@ -79,6 +79,10 @@ class ChatScreen(Screen):
         *(Binding(f"alt+{n}", f"channel_number({n})", f"Channel {n}", show=False, priority=True) for n in range(1, 10)),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
+        # Up and Down recall sent lines in the input: picking a message starts with Alt+Up (or Ctrl+Up),
+        # next to Alt+Left/Right; then the view has the focus and Up, Down, r, e, d, a, + act on it
+        Binding("alt+up", "select_message", "Pick a message", show=False, priority=True),
+        Binding("ctrl+up", "select_message", "Pick a message", show=False, priority=True),
     ]
 
     def __init__(self, data_dir: Path, settings: Settings, *, show_typing: bool = True,
@@ -88,6 +92,7 @@ class ChatScreen(Screen):
         self.state = ClientState(settings, ReadMarkers.load(data_dir),
                                  highlight if highlight is not None else settings.highlight, show_typing)
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
+        self._deleting: str | None = None  # the message d was pressed on once: a second d deletes it
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
         self.view.renderer.highlight_words = self.state.highlight
@@ -226,6 +231,36 @@ class ChatScreen(Screen):
     @on(ChannelView.ReachedEnd)
     def all_seen(self, event: ChannelView.ReachedEnd) -> None:
         self.act(channels.all_seen, event.channel)
+
+    @on(ChannelView.Picked)
+    def picked(self, event: ChannelView.Picked) -> None:
+        """r, e, d, a or + on the selected message: a command for it, sent
+        (+1, a confirmed deletion) or put in the input to finish."""
+        row, action = event.row, event.action
+        if action in ("edit", "delete") and not row.own:
+            return self.tell(f"only its author may {action} a message", "error")
+        if action == "delete" and self._deleting != row.message_id:
+            self._deleting = row.message_id
+            return self.tell("delete this message for everyone? d again: yes; Esc: no")
+        if action == "delete":
+            self.send(Delete(row.message_id))
+        elif action == "+1":
+            self.send(React(row.message_id, "+1"))
+        else:
+            self.input.value = f"/{action} {row.message_id} " + (row.text if action == "edit" else "")
+            self.input.cursor_position = len(self.input.value)
+        self.view_left()
+
+    @on(ChannelView.Left)
+    def view_left(self) -> None:
+        self._deleting = None
+        self.view.selected = None
+        self.view.refresh()
+        self.input.focus()
+
+    def action_select_message(self) -> None:
+        if self.view.select_last():
+            self.view.focus()
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:

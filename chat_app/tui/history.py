@@ -9,10 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from chat_app.annotations import CHANGING_KINDS, derive
 from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.channels import set_topic
 from chat_app.tui.effects import Aspect, Changed, Effect, Key, OlderPlaced, ReadPage, Relayout, Unseen
-from chat_app.tui.model import ChannelModel, MessageRow
+from chat_app.tui.model import ChannelModel, MessageRow, quoted
 from chat_app.tui.state import ClientState
 
 PAGE = 500
@@ -38,8 +39,24 @@ def is_ignored(own: bool, sender_id: str, ignored: Iterable[str]) -> bool:
     return not own and sender_id in ignored
 
 
-def shown_rows(stored: list[StoredMessage], ignored: frozenset[str]) -> list[MessageRow]:
-    return [row_from_stored(m) for m in stored if not is_ignored(m.own, m.sender_id, ignored)]
+def shown_rows(store: Store, channel: str, stored: list[StoredMessage], ignored: frozenset[str]) -> list[MessageRow]:
+    """The rows of ``stored`` (read from ``store``) that are lines, but the
+    ignored people's: each as its edits, deletion and reactions leave it (one
+    index read for all that is about them), a reply with its parent quoted."""
+    shown = [m for m in stored if m.kind not in CHANGING_KINDS and not is_ignored(m.own, m.sender_id, ignored)]
+    about: dict[str, list[StoredMessage]] = {}
+    for note in store.about(channel, [m.message_id for m in shown]):
+        about.setdefault(note.about, []).append(note)
+    rows = []
+    for m in shown:
+        row = row_from_stored(m)
+        if m.message_id in about:
+            derived, _ = derive(m, about[m.message_id])
+            row.changed(derived.text, derived.edited, derived.deleted, derived.reaction_line)
+        if m.kind == "reply" and (parent := store.message(channel, m.about)) is not None:
+            row.quote = quoted(parent.nick or parent.sender_id[:8], parent.text or "")
+        rows.append(row)
+    return rows
 
 
 def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
@@ -51,10 +68,11 @@ def read_page(data_dir: Path, channel: str, before: Key | None) -> Page:
         stored = (store.messages(channel, limit=PAGE) if before is None
                   else store.messages_before(channel, *before, PAGE))
         topic = store.topic(channel) if before is None else None
+        rows = shown_rows(store, channel, stored, ignored)
     finally:
         store.close()
     read_from = (stored[0].lamport, stored[0].message_id) if stored else None
-    return Page(shown_rows(stored, ignored), read_from, len(stored) < PAGE, ignored,
+    return Page(rows, read_from, len(stored) < PAGE, ignored,
                 (topic.text or "", topic.nick) if topic is not None else None)
 
 

@@ -78,12 +78,23 @@ class MessageRow:
     peers: int = 0
     waiting_for: int = 0  # > 0: buffered, waiting for earlier history
     gaps: int = 0  # earlier messages given up as lost
+    quote: str = ""  # a reply: its parent, on one line ("bob: the first words…")
+    edited: bool = False
+    deleted: bool = False
+    reactions: str = ""  # "👍 2  +1 1"
     version: int = field(default_factory=lambda: next(_VERSIONS))  # new on every change: the renderer's cache key
 
     def __post_init__(self) -> None:
         if self.kind == "file":
             self.text = offer_shown(self.text)
         self.nick, self.text = inert(self.nick), inert(self.text, lines=True)
+        self.quote, self.reactions = inert(self.quote), inert(self.reactions)
+
+    def changed(self, text: str, edited: bool, deleted: bool, reactions: str) -> None:
+        """What edits, a deletion and reactions made of it (``chat_app.annotations``)."""
+        self.text, self.reactions = inert(text, lines=True), inert(reactions)
+        self.edited, self.deleted = edited, deleted
+        self.version = next(_VERSIONS)
 
     @property
     def key(self) -> tuple[int, str]:
@@ -94,6 +105,17 @@ class MessageRow:
         """A line of the client's own: a join, part, quit or nick-change line
         (``chat_app.tui.presence``), a notice (``chat_app.tui.notices``)."""
         return self.kind in LOCAL_KINDS
+
+
+QUOTE = 60
+"""How much of a reply's parent is quoted, in characters."""
+
+
+def quoted(nick: str, text: str) -> str:
+    """A reply's parent on one line: its nick, the start of its first line, cut."""
+    first = text.split("\n", 1)[0]
+    cut = first if len(first) <= QUOTE and "\n" not in text else first[:QUOTE - 1].rstrip() + "…"
+    return f"{nick}: {cut}"
 
 
 @dataclass

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chat_app import events as ev
+from chat_app.annotations import CHANGING_KINDS, reaction_line
 from chat_app.runtime.typing_indicator import TYPING_EXPIRES_MS
 from chat_app.commands import Whois
 from chat_app.net.addresses import hostport
@@ -22,7 +23,7 @@ from chat_app.tui.effects import (
     Unseen,
 )
 from chat_app.tui.history import ignoring
-from chat_app.tui.model import MessageRow, highlighted
+from chat_app.tui.model import MessageRow, highlighted, quoted
 from chat_app.tui.state import ClientState
 
 Reducer = Callable[[ClientState, Any, int], list[Effect]]
@@ -183,14 +184,16 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
     """A message in its place, or waiting for earlier ones: a row, an unread
     count or the "new messages" rule, a mention."""
     model = state.channels.get(event.channel)
-    if model is None:
+    if model is None or event.kind in CHANGING_KINDS:  # shown as what it changes (``changed``)
         return []
     delivered = isinstance(event, ev.MessageDelivered)
     own = delivered and event.own
+    parent = model.by_id.get(event.about) if delivered and event.about else None
     row = MessageRow(event.lamport, event.message_id, event.sender_id, event.nick or event.sender_id[:8],
                      event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
                      ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
-                     gaps=len(event.gaps) if delivered else 0)
+                     gaps=len(event.gaps) if delivered else 0,
+                     quote=quoted(parent.nick, parent.text) if parent is not None else "")
     known = event.message_id in model.by_id
     effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
     model.upsert(row)
@@ -218,6 +221,17 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
             effects.append(Follow())
         effects.append(Changed(Aspect.TYPING))
     return effects
+
+
+@reduces(ev.MessageChanged)
+def changed(state: ClientState, event: ev.MessageChanged, now: int) -> list[Effect]:
+    """A message was edited, deleted or reacted to: its row shows what it became."""
+    model = state.channels.get(event.channel)
+    row = model.by_id.get(event.message_id) if model is not None else None
+    if row is None:  # not loaded: a page read later derives it from the store
+        return []
+    row.changed(event.text, event.edited, event.deleted, reaction_line(event.reactions))
+    return [Placed(row, replaced=True)] if model.name == state.current else []
 
 
 @reduces(ev.MessageAcknowledged)
@@ -326,7 +340,8 @@ def dm_delivered(state: ClientState, event: ev.DmDelivered, now: int) -> list[Ef
     model = state.channels[channel]
     unread_before = model.unread
     effects += message(state, ev.MessageDelivered(channel, 0, event.message_id, event.sender_id, event.timestamp,
-                                                  event.nick, event.kind, event.text, None, event.own), now)
+                                                  event.nick, event.kind, event.text, None, event.own,
+                                                  about=event.about), now)
     if model.unread > unread_before:
         model.mentions = model.unread
         if channel != state.current:

@@ -27,6 +27,7 @@ with the same messages in the same order. **Esc** (or `F1`, `q`) closes this hel
 | Key | |
 |---|---|
 | `Enter` / `Up` / `Down` | send; recall the lines sent before |
+| `Ctrl+J`, `Alt+Enter` | a new line in the message (shown as ⏎); `Enter` sends them as one |
 | `Tab` | complete commands, channels and nicks |
 | `Alt+1`…`Alt+9` | the sidebar's first to ninth channel |
 | `Ctrl+PgUp` / `Ctrl+PgDn`, `Alt+Left` / `Alt+Right` | the previous / next channel in the sidebar |
@@ -34,6 +35,7 @@ with the same messages in the same order. **Esc** (or `F1`, `q`) closes this hel
 | `Ctrl+N` | the next channel with unread messages |
 | `PgUp` / `PgDn` | scroll the history (wherever the focus is) |
 | `Ctrl+F` | search this channel (`Enter`: older match, `Esc`: back) |
+| `Alt+Up` | pick a message: `Up`/`Down`, then `r` reply, `e` edit, `d` `d` delete, `a` react, `+` +1 |
 | `F3` | show or hide the sidebar (hidden below 80 columns) |
 | `Ctrl+T` | show or hide who is typing |
 | `F4` | show or hide join, part, quit and nick lines |

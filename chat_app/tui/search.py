@@ -100,11 +100,12 @@ class SearchBar(Field):
                 start = (hit.lamport, hit.message_id)
                 above = store.messages_before(channel, *start, CONTEXT)
                 rows = [*above, *store.messages_between(channel, start, before)]
+            shown = shown_rows(store, channel, rows, ignored)
         finally:
             store.close()
         read_from = (rows[0].lamport, rows[0].message_id) if rows else None
         self.app.call_from_thread(self._store_searched, channel, term, older_than, hit and hit.message_id,
-                                  shown_rows(rows, ignored), len(above) < CONTEXT, read_from)
+                                  shown, len(above) < CONTEXT, read_from)
 
     def _store_searched(self, channel: str, term: str, older_than: str | None, hit: str | None,
                         rows: list[MessageRow], complete: bool, read_from: tuple[int, str] | None) -> None:

@@ -400,6 +400,26 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame, hint=
         peer="peer_id", message="message_id", other_message="dep")
 
 
+def about_checks(rows: DataFrame, msgs: DataFrame) -> DataFrame:
+    """A reply, reaction, edit or deletion naming a message that no peer
+    holds in the channel, or an edit or deletion of another author's
+    message (the message it names is the witness). Such a message changes
+    nothing where it is shown; here it is reported. Only the rows that name
+    a message are read, once per message (its lowest peer's copy)."""
+    notes = _agg(rows.where("about IS NOT NULL").groupBy("channel_id", "message_id"),
+                 "min(struct(peer_id, sender_id, kind, about)) AS n").selectExpr("channel_id", "message_id", "n.*")
+    targets = msgs.selectExpr("channel_id", "message_id AS about", "author AS target_author")
+    bad = notes.join(targets, ["channel_id", "about"], "left").where(
+        "target_author IS NULL OR (kind IN ('edit', 'delete') AND target_author != sender_id)")
+    return anomalies(
+        bad, "bad_about",
+        _say("the ", _s("kind"), " ", _short("message_id"), Sql(
+            "CASE WHEN target_author IS NULL THEN ' names a message no peer holds: ' "
+            "ELSE ' is by someone other than the author of ' END"), _short("about")),
+        peer="peer_id", message="message_id", other_message="about",
+        other_peer="target_author")
+
+
 def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda df: df,
                broadcast: bool = True, agreed: Agreement | None = None) -> list[tuple[str, DataFrame]]:
     """Every check, in report order: (name, anomalies). ``peers`` is
@@ -433,4 +453,5 @@ def all_checks(rows: DataFrame, peers: DataFrame | None = None, persist=lambda d
         ("Lamport clocks", lamport_clock_violations(pairs)),
         ("sequence gaps", sequence_gaps(msgs)),
         ("order disagreements", order_disagreements(rows, flags, hint)),
+        ("replies, reactions, edits, deletions", about_checks(rows, msgs)),
     ]

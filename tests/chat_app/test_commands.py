@@ -80,7 +80,7 @@ def test_help_and_completion_come_from_the_table():
     assert all(f"`{BY_NAME[s[1:]].usage}`" in table for s in tui)
     assert "/typing" not in table
     assert complete("/", tuple(tui), [], []) == [f"{c} " for c in tui]
-    assert complete("/e", tuple(tui), [], []) == ["/export "]
+    assert complete("/ex", tuple(tui), [], []) == ["/export "]
 
 
 @pytest.mark.parametrize("line, reason", [

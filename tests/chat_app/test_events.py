@@ -39,6 +39,15 @@ PINNED = [
      '{"event":"delivered","channel":"general","position":0,"message_id":"%s","sender_id":"%s",'
      '"lamport":1,"nick":null,"kind":null,"text":null,"seq":null,"own":true,"gaps":["x","y"],'
      '"undecodable":"content is not CBOR"}' % (M, A)),
+    (ev.MessageDelivered("general", 4, M, A, 1701, "bob", "react", "👍", 3, False, about=A),
+     '{"event":"delivered","channel":"general","position":4,"message_id":"%s","sender_id":"%s",'
+     '"lamport":1701,"nick":"bob","kind":"react","text":"\\ud83d\\udc4d","seq":3,"own":false,"about":"%s"}' % (M, A, A)),
+    (ev.MessageChanged("general", M, "hello", True, False, (("👍", 2), ("+1", 1))),
+     '{"event":"changed","channel":"general","message_id":"%s","text":"hello","edited":true,"deleted":false,'
+     '"reactions":[["\\ud83d\\udc4d",2],["+1",1]]}' % M),
+    (ev.AboutRejected("general", M, A, "an edit of someone else's message"),
+     '{"event":"about_rejected","channel":"general","message_id":"%s","about":"%s",'
+     '"reason":"an edit of someone else\'s message"}' % (M, A)),
     (ev.MessageWaiting("general", M, A, 5, "bob", "me", "waves", 2),
      '{"event":"waiting","channel":"general","message_id":"%s","sender_id":"%s","lamport":5,"nick":"bob",'
      '"kind":"me","text":"waves","waiting_for":2}' % (M, A)),
@@ -84,6 +93,10 @@ PINNED = [
      '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
      '"timestamp":1701,'
      '"nick":"bob","kind":"text","text":"hi","sent_at":1700,"own":false}' % (A, A, M, A)),
+    (ev.DmDelivered("@" + A, A, "bob", M, A, 1702, "bob", "edit", "hello", 1701, False, A),
+     '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
+     '"timestamp":1702,"nick":"bob","kind":"edit","text":"hello","sent_at":1701,"own":false,"about":"%s"}'
+     % (A, A, M, A, A)),
     (ev.DmAcknowledged("@" + A, A, M), '{"event":"dm_ack","channel":"@%s","peer_id":"%s","message_id":"%s"}' % (A, A, M)),
     (ev.Whois("alice", ({"sender_id": A, "fingerprint": "3f2a 9c01 77be d40e 5b19", "short": "alice~3f2a",
                          "addresses": [["10.0.0.2", 7000]], "first_seen": 1, "last_seen": 2, "trusted": False},)),

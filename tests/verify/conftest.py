@@ -3,7 +3,12 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import copy
+
 import pytest
+
+from chat_app.export import rows as export_rows
+from chat_app.sim import Scenario, Simulator
 
 
 @pytest.fixture(scope="session")
@@ -59,3 +64,21 @@ def tampered_exports(tmp_path_factory):
     rewrite(second, swap)
     rewrite(third, lambda rows: [r for r in rows if r["message_id"] != injected["dropped"]])
     return out, injected
+
+
+@pytest.fixture(scope="session")
+def clean_logs():
+    """Three peers' logs of one lossless simulated conversation: {peer: [row, ...]}."""
+    sim = Simulator(Scenario(peers=3, messages=20, seed=4))
+    assert sim.run().identical_logs
+    logs = {}
+    for peer in sim.peers:
+        logs[peer.nick] = list(export_rows(peer.store, peer.nick, [sim.channel_id]))  # named peer000...
+        for row in logs[peer.nick]:
+            row["received_at_ms"] = row["delivered_at_ms"] = 0
+    return logs
+
+
+@pytest.fixture
+def logs(clean_logs):
+    return copy.deepcopy(clean_logs)

@@ -1,30 +1,14 @@
 """Each anomaly kind, injected into clean exports, is reported with its
 witness; clean exports report nothing."""
 
-import copy
 import json
 
 import pytest
 
-from chat_app.export import rows as export_rows
-from chat_app.sim import Scenario, Simulator
 from chat_app.verify.job import check
 from chat_app.verify.schema import EXPORT
 
 pytestmark = pytest.mark.slow  # a local Spark
-
-
-@pytest.fixture(scope="module")
-def clean_logs():
-    """Three peers' logs of one lossless simulated conversation: {peer: [row, ...]}."""
-    sim = Simulator(Scenario(peers=3, messages=20, seed=4))
-    assert sim.run().identical_logs
-    logs = {}
-    for peer in sim.peers:
-        logs[peer.nick] = list(export_rows(peer.store, peer.nick, [sim.channel_id]))  # named peer000...
-        for row in logs[peer.nick]:
-            row["received_at_ms"] = row["delivered_at_ms"] = 0
-    return logs
 
 
 def verify(spark, logs) -> dict:
@@ -44,11 +28,6 @@ def renumber(log):
 def examples(report, kind):
     assert kind in report["anomalies"], f"{kind} not reported: {json.dumps(report['anomalies'])[:500]}"
     return report["anomalies"][kind]["examples"]
-
-
-@pytest.fixture
-def logs(clean_logs):
-    return copy.deepcopy(clean_logs)
 
 
 def ids(logs, peer):

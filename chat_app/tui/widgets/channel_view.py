@@ -5,13 +5,20 @@ Only visible lines are rendered; where each message falls, in lines, is
 arriving at the end costs the same with 100 or 100,000 messages loaded).
 The view follows new messages only while scrolled to the bottom, marks where
 unseen messages begin, and asks for older history when scrolled near the top.
+
+A message may be selected (Alt+Up from the input; the view then has the
+focus): Up and Down move the selection, r replies, e edits, d deletes
+(pressed twice), a reacts (the input asks which emoji), + reacts with +1,
+Escape leaves. The selected message is drawn on a background of its own.
 """
 
 from __future__ import annotations
 
 import textwrap
 
+from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -23,6 +30,7 @@ from chat_app.tui.widgets.history_layout import HistoryLayout
 from chat_app.tui.widgets.message_lines import MessageRenderer, full_date
 
 LOAD_WHEN_WITHIN = 10  # lines from the top
+SELECTED = Style(bgcolor="grey30")
 
 
 def welcome(channel: str, nick: str) -> list[str]:
@@ -44,6 +52,28 @@ class ChannelView(ScrollView, can_focus=True):
         scrollbar-size-vertical: 1;
     }
     """
+
+    BINDINGS = [
+        Binding("up", "select(-1)", "Previous message", show=False),
+        Binding("down", "select(1)", "Next message", show=False),
+        Binding("r", "pick('reply')", "Reply", show=False),
+        Binding("e", "pick('edit')", "Edit", show=False),
+        Binding("d", "pick('delete')", "Delete", show=False),
+        Binding("a", "pick('react')", "React", show=False),
+        Binding("plus", "pick('+1')", "+1", show=False),
+        Binding("escape", "leave", "Back to the input", show=False),
+    ]
+
+    class Picked(Message):
+        """The user chose to act on the selected message: ``action`` is
+        reply, edit, delete, react, or +1."""
+
+        def __init__(self, action: str, row: MessageRow) -> None:
+            super().__init__()
+            self.action, self.row = action, row
+
+    class Left(Message):
+        """Escape: the selection is gone, the input may take the focus back."""
 
     class NeedOlder(Message):
         """Scrolled near the top of what is loaded: load an older page."""
@@ -70,6 +100,7 @@ class ChannelView(ScrollView, can_focus=True):
         self._asked_older = False
         self._following = True  # the user's intent: stay at the newest message
         self.positions: dict[str, tuple[str, int] | None] = {}  # where the reader left each channel
+        self.selected: str | None = None  # the id of the message picked with the keys
 
     # ------------------------------------------------------------ layout
 
@@ -81,6 +112,7 @@ class ChannelView(ScrollView, can_focus=True):
             self.positions[left] = self.position()
         position = self.positions.pop(model.name, None)
         self.model = model
+        self.selected = None
         self.marker_id = marker
         self.search_term = self.search_hit = None
         self._asked_older = False
@@ -225,6 +257,36 @@ class ChannelView(ScrollView, can_focus=True):
         if row is not None:
             self.notify(f"{row.nick}: {full_date(row.time_ms)}", title="sent")
 
+    # --------------------------------------------------------- selection
+
+    def select_last(self) -> bool:
+        """Select the newest message (not a line of the client's own); False if there is none."""
+        self.selected = None
+        self.action_select(-1)
+        return self.selected is not None
+
+    def action_select(self, step: int) -> None:
+        """Move the selection ``step`` messages (from the end when none is selected), passing over local lines."""
+        if self.model is None or not len(self.model):
+            return
+        entries = self.model.entries
+        index = self.model.index(self.selected) + step if self.selected in self.model.by_id else len(entries) - 1
+        while 0 <= index < len(entries) and entries[index].is_local:
+            index += step
+        if 0 <= index < len(entries):
+            self.selected = entries[index].message_id
+            self.scroll_to_message(self.selected)
+            self.refresh()
+
+    def action_pick(self, action: str) -> None:
+        if self.model is not None and (row := self.model.by_id.get(self.selected)) is not None:
+            self.post_message(self.Picked(action, row))
+
+    def action_leave(self) -> None:
+        self.selected = None
+        self.refresh()
+        self.post_message(self.Left())
+
     # --------------------------------------------------------- rendering
 
     def render_line(self, y: int) -> Strip:
@@ -238,6 +300,8 @@ class ChannelView(ScrollView, can_focus=True):
         layout = self.history_layout
         index = layout.index_at(line)
         strip = layout.lines(index)[line - layout.offsets[index]]
+        if self.selected is not None and model.entries[index].message_id == self.selected:
+            strip = strip.apply_style(SELECTED)
         return strip.apply_style(self.rich_style).crop_extend(0, width, self.rich_style)
 
     def _welcome_line(self, y: int, width: int) -> Strip:

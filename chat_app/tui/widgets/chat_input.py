@@ -1,4 +1,7 @@
-"""The message line: Enter sends, Tab completes commands, channels and
+"""The message line: Enter sends, Alt+Enter or Shift+Enter (where the
+terminal tells them from Enter: most send Alt+Enter as Escape and Enter,
+which reads as Enter) or Ctrl+J (a line feed, on every terminal) starts a
+new line of the same message - shown in the field as ⏎ - Tab completes commands, channels and
 nicks, Up and Down recall what was sent before, and a paste of several
 lines asks before it sends anything. So does a line longer than a message
 may be (pasted, or in the field at Enter): it is offered as several
@@ -13,6 +16,7 @@ from collections.abc import Callable
 
 from textual import events
 from textual.binding import Binding
+from rich.text import Text
 from textual.message import Message
 
 from chat_app.commands import commands_for, complete
@@ -21,6 +25,7 @@ from chat_app.tui.widgets.field import Field
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
 HISTORY = 200  # lines remembered for Up/Down
+NEW_LINE = "⏎"  # how a new line in the message being written is shown in the field
 
 
 def pieces(line: str, limit: int = MAX_TEXT) -> list[str]:
@@ -52,6 +57,9 @@ class ChatInput(Field):
         Binding("tab", "complete", "Complete", show=False),
         Binding("up", "recall(-1)", "Previous line", show=False),
         Binding("down", "recall(1)", "Next line", show=False),
+        Binding("alt+enter", "newline", "New line", show=False),
+        Binding("shift+enter", "newline", "New line", show=False),
+        Binding("ctrl+j", "newline", "New line", show=False),
     ]
 
     class Line(Message):
@@ -100,6 +108,16 @@ class ChatInput(Field):
             if not self.history or self.history[-1] != line:
                 self.history = [*self.history[-(HISTORY - 1):], line]
             self.post_message(self.Line(line))
+
+    def action_newline(self) -> None:
+        """A new line in the message being written (Enter sends them all, as one message)."""
+        self.insert_text_at_cursor("\n")
+
+    @property
+    def _value(self) -> Text:
+        """The field drawn on its one line: each new line as ⏎, one character
+        for one, so the cursor stays where the value has it."""
+        return Text(self.value.replace("\n", NEW_LINE), no_wrap=True, overflow="ignore", end="")
 
     def action_recall(self, step: int) -> None:
         if not self.history:

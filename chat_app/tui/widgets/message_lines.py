@@ -53,7 +53,8 @@ class MessageRenderer:
     def height(self, row: MessageRow, width: int, marker: bool, day: str | None) -> int | None:
         """Lines ``row`` takes, when that is known without wrapping it (it
         fits on one line, as most chat lines do); else None."""
-        if row.kind == "text" and not row.waiting_for and not (row.own and row.ack):
+        if row.kind == "text" and not row.waiting_for and not (row.own and row.ack) and not row.reactions \
+                and not row.edited:
             plain = row.text  # the common case, without building the parts
         else:
             plain = "".join(text for text, _ in body_parts(row, self.label(row.sender_id, row.nick)))
@@ -107,6 +108,7 @@ class MessageRenderer:
         if mentioned:
             body.highlight_regex(highlight_pattern(self.my_nick, self.highlight_words), style="bold yellow")
         start = len(nick) + len(LEAD_INS[row.kind][0]) if row.kind in LEAD_INS else 0
+        start += len(f"↪ {row.quote}\n") if row.kind == "reply" and row.quote else 0
         for url in URL.finditer(row.text):  # the text comes after the nick for /me and a topic
             body.stylize(Style(link=url.group(), underline=True), start + url.start(), start + url.end())
         return body
@@ -120,11 +122,18 @@ def body_parts(row: MessageRow, nick: str) -> list[tuple[str, str]]:
     """The text after the nick column, as (text, style) pieces: all that
     decides its length, without building it; ``nick``: the row's nick as
     shown (``bob~3f2a`` where two keys use it), for an action or a topic."""
+    parts = [(f"↪ {row.quote}\n", "dim")] if row.kind == "reply" and row.quote else []
+    if row.deleted:
+        return [*parts, (row.text, "dim italic")]
     if row.kind in LEAD_INS:
-        parts = [(nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
-                 (row.text, "italic" if row.kind == "me" else "")]
+        parts += [(nick, f"bold {nick_colour(row.sender_id)}"), LEAD_INS[row.kind],
+                  (row.text, "italic" if row.kind == "me" else "")]
     else:
-        parts = [(row.text, "")]
+        parts.append((row.text, ""))
+    if row.edited:
+        parts.append(("  (edited)", "dim"))
+    if row.reactions:
+        parts.append((f"\n{row.reactions}", "cyan"))
     if row.waiting_for:
         noun = "message" if row.waiting_for == 1 else "messages"
         parts.append((f"  (waiting for {row.waiting_for} earlier {noun}…)", "yellow italic"))

@@ -1,0 +1,89 @@
+"""Picking a message in the client and replying, reacting, editing and
+deleting with keys: Pilot against real nodes on loopback."""
+
+import pytest
+
+from chat_app.tui.widgets.channel_view import ChannelView
+
+from .conftest import until
+from .test_app import SIZE, bob_heard, screen_text, started, texts, type_line
+
+
+def row(app, text):
+    return next(e for e in app.chat.state.channels["general"].entries if e.text == text)
+
+
+@pytest.mark.asyncio
+async def test_keys_pick_a_message_then_react_reply_edit_and_delete(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = await bob_heard(app, pilot, bob_for)
+        await type_line(pilot, "hello bob")
+        await until(pilot, lambda: texts(app) == ["hi alice", "hello bob"])
+        view = app.query_one(ChannelView)
+
+        await pilot.press("up")  # in the input, Up still recalls what was sent
+        assert app.chat.input.value == "hello bob" and view.selected is None
+        app.chat.input.value = ""
+
+        await pilot.press("alt+up")  # the newest message, the view focused
+        assert view.selected == row(app, "hello bob").message_id and view.has_focus
+        await pilot.press("up")
+        assert view.selected == row(app, "hi alice").message_id
+        await pilot.press("plus")  # +1 at once
+        await until(pilot, lambda: row(app, "hi alice").reactions == "+1 1")
+        bob.wait_for(lambda e: e["event"] == "changed" and e["reactions"] == [["+1", 1]])
+        assert app.chat.input.has_focus and view.selected is None
+        await pilot.pause(0.1)
+        assert "+1 1" in screen_text(app)
+
+        await pilot.press("alt+up", "up", "e")  # not ours: refused where it is typed
+        assert app.chat.input.value == "" and "only its author may edit" in texts(app)[-1]
+        await pilot.press("escape")
+
+        await pilot.press("alt+up", "up", "up", "r")  # past our notice, to bob's message
+        hi = row(app, "hi alice").message_id
+        assert app.chat.input.value == f"/reply {hi} " and app.chat.input.has_focus
+        app.chat.input.value += "yes, hi"
+        await pilot.press("enter")
+        await until(pilot, lambda: "yes, hi" in texts(app))
+        assert row(app, "yes, hi").quote == "bob: hi alice"
+        await pilot.pause(0.1)
+        assert "↪ bob: hi alice" in screen_text(app)
+
+        await pilot.press("alt+up", "up", "e")  # ours: the input holds its text
+        mine = row(app, "hello bob").message_id
+        assert app.chat.input.value == f"/edit {mine} hello bob"
+        app.chat.input.value += "by"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.chat.state.channels["general"].by_id[mine].edited)
+        assert app.chat.state.channels["general"].by_id[mine].text == "hello bobby"
+        bob.wait_for(lambda e: e["event"] == "changed" and e["text"] == "hello bobby" and e["edited"])
+        await pilot.pause(0.1)
+        assert "hello bobby  (edited)" in screen_text(app)
+
+        await pilot.press("alt+up", "d")  # asks first
+        assert "d again: yes" in texts(app)[-1]
+        reply = row(app, "yes, hi").message_id
+        assert view.selected == reply
+        await pilot.press("d")
+        await until(pilot, lambda: app.chat.state.channels["general"].by_id[reply].deleted)
+        bob.wait_for(lambda e: e["event"] == "changed" and e["message_id"] == reply and e["deleted"])
+        await pilot.pause(0.1)
+        assert "(message deleted)" in screen_text(app)
+
+
+@pytest.mark.asyncio
+async def test_escape_leaves_the_selection_for_the_input(make_app, bob_for):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await bob_heard(app, pilot, bob_for)
+        view = app.query_one(ChannelView)
+        await pilot.press("alt+up")
+        assert view.selected is not None and view.has_focus
+        await pilot.press("escape")
+        assert view.selected is None and app.chat.input.has_focus
+        await pilot.press("e")  # a letter typed again, not a key on a message
+        assert app.chat.input.value == "e"
