@@ -77,6 +77,8 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("whois", "/whois nick", "who uses a nick: key fingerprint, addresses, first and last seen", "required",
           palette="Who is…"),
     Entry("trust", "/trust nick fingerprint", "you compared their fingerprint: mark them verified", "required"),
+    Entry("invite", "/invite nick #channel", "send nick the key of a private channel you are in, sealed to them; "
+          "they join it only if they choose to", "required", palette="Invite to a private channel"),
     Entry("names", "/names", "who is in this channel, as lines here", surfaces=("tui",), palette="Names"),
     Entry("list", "/list", "the channels announced on this network, with their members and protocol",
           surfaces=("tui",), palette="List channels"),
@@ -324,6 +326,23 @@ class Trust(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class Invite(Command):
+    """Hand ``nick`` the key of the private channel ``channel`` (they accept by joining it)."""
+
+    word: ClassVar[str] = "invite"
+    nick: str
+    channel: str
+
+    @classmethod
+    def parsed(cls, argument: str) -> Invite | Invalid:
+        nick, channel = _first(argument)
+        nick, channel = _person(nick), channel.strip().removeprefix("#")
+        if not nick or not channel or " " in channel:
+            return _needs("invite", "a nick and a #channel")
+        return cls(nick, channel)
+
+
+@dataclass(frozen=True, slots=True)
 class Export(Command):
     """Write the history to ``path`` (None: a dated file in the home directory)."""
 
@@ -480,18 +499,15 @@ class Files(Command):
     word: ClassVar[str] = "files"
 
 
-FILE_COMMANDS = (Send, Accept, Files)
-
-VALUES: dict[str, type[Command]] = {c.word: c for c in (*FILE_COMMANDS,
-    Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust,
+VALUES: dict[str, type[Command]] = {c.word: c for c in (
+    Say, Join, Part, Nick, Topic, Away, Ignore, Msg, Query, Typing, Peers, Whois, Trust, Invite,
+    Reply, React, Edit, Delete, Send, Accept, Files,
     Names, ListChannels, Window, Buffer, Lastlog, Clear, Close, Export, Help, Quit)}
 """The value each entry of ``COMMANDS`` parses to, by name."""
-VALUES |= {c.word: c for c in (Reply, React, Edit, Delete)}  # the commands about a message
 
-NodeCommand = Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust
-NodeCommand |= Send | Accept | Files
+NodeCommand = (Say | Join | Part | Nick | Topic | Away | Ignore | Msg | Query | Typing | Peers | Whois | Trust | Invite
+               | Reply | React | Edit | Delete | Send | Accept | Files)
 """The commands that act on the node (``Node.execute``); the rest are each surface's own."""
-NodeCommand |= Reply | React | Edit | Delete
 
 
 def parse(line: str, surface: Surface) -> Command | Invalid:

@@ -116,6 +116,8 @@ class Node:
                 self.whois(nick)
             case cmd.Trust(nick=nick, fingerprint=fingerprint):
                 self.trust(nick, fingerprint)
+            case cmd.Invite(nick=nick, channel=channel):
+                self.io.call(self.runtime.invite, nick, channel)
             case cmd.Peers():
                 self._emit(self.peer_snapshot())
             case cmd.Typing():

@@ -63,6 +63,8 @@ from .people import (
     KeyChanged,
 )
 from .direct import (
+    Invited,
+    InviteSent,
     DmOpened,
     DmDelivered,
     DmAcknowledged,
@@ -83,6 +85,8 @@ __all__ = [
     "Error",
     "HEARD_EVERY_MS",
     "Ignoring",
+    "InviteSent",
+    "Invited",
     "Joined",
     "KeyChanged",
     "MessageAcknowledged",

@@ -9,6 +9,28 @@ from .base import AppEvent
 
 
 @dataclass(frozen=True, slots=True)
+class Invited(AppEvent):
+    """``nick`` (``peer_id``) invites us to the private channel ``channel``:
+    nothing happens until the user joins it (``/join #channel``), which then
+    takes the key that came with the invitation instead of a passphrase."""
+
+    name: ClassVar[str] = "invited"
+    channel: str
+    peer_id: str
+    nick: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class InviteSent(AppEvent):
+    """Our invitation to ``channel`` went to ``nick``, sealed to them alone."""
+
+    name: ClassVar[str] = "invite_sent"
+    channel: str
+    peer_id: str
+    nick: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class DmOpened(AppEvent):
     """A direct conversation with ``peer_id`` (``/query``, or their first
     message); ``channel`` (``@`` and their id) names it in the store and UI."""

@@ -189,7 +189,12 @@ class Runtime:
             self.joined.notice(Payload("typing", self.nick, sent_at=now), now, [channel])
 
     def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
-        """True if the channel is new (the adapter then re-announces us)."""
+        """True if the channel is new (the adapter then re-announces us).
+        Joining a channel someone invited us to, without a passphrase,
+        takes the key their invitation held: that is the consent."""
+        if passphrase is None and (invitation := self.direct.invitations.pop(channel.removeprefix("#"), None)):
+            if not self.private.accept(channel.removeprefix("#"), invitation):
+                return False
         new = self.joined.join(channel, now, passphrase)
         if new and (name := channel_spec(channel)[0]) in self.envelopes.private:  # its members, known by its tag
             self._events += map(self._named, self.peers.members(self.envelopes.link_name(name)))
@@ -197,6 +202,14 @@ class Runtime:
 
     def topic(self, channel: str, now: int) -> None:
         self.joined.topic(channel)
+
+    def invite(self, target: str, channel: str, now: int) -> None:
+        """``/invite nick #channel``: hand ``target`` the key of a private channel we are in."""
+        channel = channel.removeprefix("#")
+        if (secret := self.private.secret(channel)) is None:
+            return self._emit([ev.Error(f"#{channel} is not a private channel you are in: /invite hands over "
+                                        f"a private channel's key")])
+        self.direct.invite(target, channel, secret, now)
 
     def part(self, channel: str) -> bool:
         return self.joined.part(channel)

@@ -53,12 +53,15 @@ are bounded (``MAX_UNANSWERED``), as are the keys we keep
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
+
+import cbor2
 
 from chat_app import events as ev
 from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
 from chat_app.address import Address
+from chat_app.channel_names import BadChannelName, channel_spec
 from chat_app.payload import ABOUT_KINDS, Payload, PayloadError
 from chat_app.runtime.correspondents import Correspondents, Person
 from chat_app.runtime import mailbox
@@ -68,9 +71,13 @@ from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store, StoredMessage
 from sync.mvds import Config, DmAcknowledged, DmDelivered, LocalProtocolError, MvdsNode, Rejected
 
-MVDS_PAYLOAD, TYPING, LETTER = 0, 1, 2
+MVDS_PAYLOAD, TYPING, LETTER, INVITE = 0, 1, 2, 3
 """The first byte of a sealed plaintext: what follows (a letter is an MVDS
-payload left with a mailbox: however it arrives, it is no sign of life)."""
+payload left with a mailbox: however it arrives, it is no sign of life; an
+invitation holds a private channel's secret, so it is never an MVDS message,
+which would be stored and exported)."""
+INVITATIONS_KEPT = 16
+"""Invitations kept until the user joins (anyone may send them): past it, the oldest goes."""
 COMEBACK_MS = Config().comeback_after_ms
 DIRECT_KINDS = ("text", "me", "file", *ABOUT_KINDS)
 """What a direct message may be: text, an action, a file offer, or a reply, reaction, edit or deletion of one."""
@@ -150,6 +157,7 @@ class Direct:
         self.persons = Correspondents(store, identity, send, people, self.stats)
         self.statement = self.persons.statement
         self.conversations: dict[str, DirectConversation] = {}
+        self.invitations: OrderedDict[str, bytes] = OrderedDict()  # channel -> its secret, until joined
         for row in store.direct.peers():
             person = self.persons.add(Person(row.peer_id, row.signing_key, row.exchange_key, row.nick, row.address))
             if row.state is not None:
@@ -202,6 +210,38 @@ class Direct:
         conversation.sent.append(stored(conversation, mid, self.peer_id, payload, stamp, now, own=True))
         return mid.hex() if self._step(conversation, now) else None
 
+    def invite(self, target: str, channel: str, secret: bytes, now: int) -> None:
+        """Hand ``target`` the secret of the private channel ``channel``,
+        sealed to them alone; they join it only if they choose to."""
+        conversation = self.open(target, now, announce=False)
+        if conversation is None:
+            return
+        person = conversation.person
+        if not person.exchange_key:  # sealing is not possible yet: our statement brings theirs
+            self._seal_and_send(conversation, b"")
+            return self._error(f"no key of {person.nick or person.peer_id} yet to seal the invitation to: "
+                               f"/invite again in a moment")
+        self._seal_and_send(conversation, bytes((INVITE,)) + cbor2.dumps({"channel": channel, "secret": secret}))
+        self._notify(ev.InviteSent(channel, person.peer_id, person.nick))
+
+    def _invited(self, person: Person, body: bytes) -> None:
+        try:
+            invitation = cbor2.loads(body)
+            channel, secret = invitation["channel"], invitation["secret"]
+            if not (isinstance(channel, str) and isinstance(secret, bytes) and len(secret) == 32):
+                raise ValueError("not a channel name and a 32-byte secret")
+            if channel_spec(channel)[0] != channel:
+                raise ValueError("not a channel name")
+        except (cbor2.CBORDecodeError, ValueError, TypeError, KeyError, BadChannelName) as exc:
+            self.stats["dm_bad_invite"] += 1
+            return self._notify(ev.DatagramRejected("invite", f"an invitation from {person.peer_id[:12]} "
+                                                              f"is malformed ({exc.__class__.__name__})"))
+        self.invitations[channel] = secret
+        self.invitations.move_to_end(channel)
+        if len(self.invitations) > INVITATIONS_KEPT:
+            self.invitations.popitem(last=False)
+        self._notify(ev.Invited(channel, person.peer_id, person.nick))
+
     def typing(self, channel: str, nick: str, now: int) -> None:
         conversation = self.conversations.get(channel.removeprefix("@"))
         if conversation is not None and self.typing_state.should_send(channel, now):
@@ -231,7 +271,9 @@ class Direct:
             if exc.reason != "unknown_key":
                 self._notify(ev.DatagramRejected(exc.reason, str(exc)))
             return exc.reason != "unknown_key"
-        if plain[:1] == bytes((TYPING,)):
+        if plain[:1] == bytes((INVITE,)):
+            self._invited(person, plain[1:])
+        elif plain[:1] == bytes((TYPING,)):
             typing = typing_from(self.typing_state, person, plain[1:], now, self.stats)
             if typing is not None:
                 self._notify(typing)

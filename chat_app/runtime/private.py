@@ -88,7 +88,12 @@ class PrivateChannels:
             return self._error(f"#{channel} would be a new private channel, and its passphrase is shorter than "
                                f"{MIN_PASSPHRASE} characters: refused (a channel name has no spaces; what "
                                f"follows it is the passphrase)") or False
-        secret = derive_channel_key(channel, passphrase, self.envelopes.gate.keyring.params)
+        return self.accept(channel, derive_channel_key(channel, passphrase, self.envelopes.gate.keyring.params))
+
+    def accept(self, channel: str, secret: bytes) -> bool:
+        """Open a private channel with its ``secret`` (derived from its
+        passphrase, or handed over in an invitation); as ``unlock``."""
+        known = self.store.keys.private_tag(channel)
         key = ChannelKey(channel, secret)
         if known is None and self.store.count(channel) == 0:
             self.store.keys.set_private_tag(channel, key.tag)
@@ -101,6 +106,10 @@ class PrivateChannels:
         self._secrets[channel] = secret
         self._keys.save(self._secrets)
         return True
+
+    def secret(self, channel: str) -> bytes | None:
+        """The secret of a private channel we are in (what an invitation hands over)."""
+        return self._secrets.get(channel) if channel in self.envelopes.private else None
 
     def forget(self, channel: str) -> None:
         """``/part``: the secret goes; coming back takes the passphrase again."""

@@ -148,6 +148,20 @@ def trusted(state: ClientState, event: ev.Trusted, now: int) -> list[Effect]:
     return [*notices.add(state, f"{event.nick} verified: {event.fingerprint}", now), Run(Whois(event.nick))]
 
 
+@reduces(ev.Invited)
+def invited(state: ClientState, event: ev.Invited, now: int) -> list[Effect]:
+    """An invitation: nothing joins until the user does."""
+    who = event.nick or event.peer_id[:12]
+    return notices.add(state, f"{who} invites you to the private channel #{event.channel}: /join #{event.channel} "
+                              f"to accept (their key comes with it; no passphrase needed)", now)
+
+
+@reduces(ev.InviteSent)
+def invite_sent(state: ClientState, event: ev.InviteSent, now: int) -> list[Effect]:
+    who = event.nick or event.peer_id[:12]
+    return notices.add(state, f"invited {who} to #{event.channel}: they join it if they choose to", now)
+
+
 @reduces(ev.Verified)
 def verified(state: ClientState, event: ev.Verified, now: int) -> list[Effect]:
     """Someone verified before is here with the checked key: marked, no line."""

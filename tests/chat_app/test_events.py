@@ -89,6 +89,8 @@ PINNED = [
      '{"event":"replication_closed","address":["127.0.0.1",7000],"reason":"bad frame"}'),
     (ev.PeerHeard(A, 5), '{"event":"peer_heard","peer_id":"%s","at":5}' % A),
     (ev.DmOpened("@" + A, A, "bob"), '{"event":"dm_open","channel":"@%s","peer_id":"%s","nick":"bob"}' % (A, A)),
+    (ev.Invited("ops", A, "bob"), '{"event":"invited","channel":"ops","peer_id":"%s","nick":"bob"}' % A),
+    (ev.InviteSent("ops", A, "bob"), '{"event":"invite_sent","channel":"ops","peer_id":"%s","nick":"bob"}' % A),
     (ev.DmDelivered("@" + A, A, "bob", M, A, 1701, "bob", "text", "hi", 1700, False),
      '{"event":"dm_delivered","channel":"@%s","peer_id":"%s","peer_nick":"bob","message_id":"%s","sender_id":"%s",'
      '"timestamp":1701,'
