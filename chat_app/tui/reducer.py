@@ -151,15 +151,21 @@ def trusted(state: ClientState, event: ev.Trusted, now: int) -> list[Effect]:
 @reduces(ev.Invited)
 def invited(state: ClientState, event: ev.Invited, now: int) -> list[Effect]:
     """An invitation: nothing joins until the user does."""
-    who = event.nick or event.peer_id[:12]
+    who = _who(state, event.peer_id, event.nick)
     return notices.add(state, f"{who} invites you to the private channel #{event.channel}: /join #{event.channel} "
                               f"to accept (their key comes with it; no passphrase needed)", now)
 
 
 @reduces(ev.InviteSent)
 def invite_sent(state: ClientState, event: ev.InviteSent, now: int) -> list[Effect]:
-    who = event.nick or event.peer_id[:12]
+    who = _who(state, event.peer_id, event.nick)
     return notices.add(state, f"invited {who} to #{event.channel}: they join it if they choose to", now)
+
+
+def _who(state: ClientState, peer_id: str, nick: str | None) -> str:
+    """A person's nick as shown: the one given, else the member list's, else the start of the id."""
+    member = state.roster.members.get(peer_id)
+    return state.label(peer_id, nick or (member.nick if member and member.nick else peer_id[:12]))
 
 
 @reduces(ev.Verified)
