@@ -27,6 +27,13 @@ and what replication brings (possibly past a hole of the serving peer) waits
 here until the messages before it are stored. A replicated message also
 tells the SVS member it need not fetch it (``delivered_elsewhere``).
 
+Publications a vector shows and we lack are fetched by the SVS member, and
+also reported as gaps in their author's numbers (``seq_gaps``), so the
+runtime catches up by replication as for an SDS channel: over TCP, which the
+loss that took the publications does not touch. At 50% loss the member's
+fetches alone left half the messages 13 s late (simulator, 5 members);
+with replication, 0.9 s, for fewer bytes.
+
 SVS has no acknowledgements, but every member's vector carries our own
 entry: a member whose vector shows our number n has heard of our message n
 and holds it or fetches it until it does. Our message then shows as
@@ -156,6 +163,7 @@ class SvsConversation:
                 self._known(event, out)
             elif isinstance(event, Missing):
                 out.events.append(ev.MessagesMissing(self.channel, event.high - event.low + 1, ()))
+                out.seq_gaps.append((sender_of(event.node), event.low, event.high))  # catch up too
             elif isinstance(event, Rejected):
                 other.append(event)
         side = translate(self.channel, other, now)

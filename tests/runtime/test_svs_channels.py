@@ -284,3 +284,26 @@ def test_a_member_that_missed_a_publication_fetches_it_as_soon_as_any_vector_sho
     carol.say("general", "carol speaks", "text", net.now)  # her sync interest shows alice's number too
     net.pump()
     assert sorted(texts(bob.store)) == ["bob misses this", "carol speaks"]
+
+
+def test_a_member_that_missed_publications_also_catches_up_by_replication(tmp_path):
+    """Fetching a publication takes a datagram each way, which loss takes
+    too; replication runs over TCP: a vector showing what we lack starts one
+    with the channel's peers at once."""
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    for rt, other in ((alice, bob), (bob, alice)):  # found by mDNS
+        host, port = net.address(other)
+        rt.peer_announced(other.peer_id, other.nick, [host], port, ("general",), net.now, svs=("general",))
+    net.run(3_000)  # the catch-up on meeting is over
+    for who, address in net.dialed:
+        net.nodes[who].catchup.dial_ended(address)
+    before = len(net.dialed)
+    net.loss = 1.0
+    alice.say("general", "bob misses this", "text", net.now)
+    net.pump()
+    net.loss = 0.0
+    alice.say("general", "and this shows it", "text", net.now)  # its vector shows the number bob lacks
+    net.pump()
+    assert (net.address(bob), net.address(alice)) in net.dialed[before:]
