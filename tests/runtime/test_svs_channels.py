@@ -286,24 +286,49 @@ def test_a_member_that_missed_a_publication_fetches_it_as_soon_as_any_vector_sho
     assert sorted(texts(bob.store)) == ["bob misses this", "carol speaks"]
 
 
-def test_a_member_that_missed_publications_also_catches_up_by_replication(tmp_path):
+def _met(net, alice, bob) -> int:
+    """alice and bob found each other (mDNS) and their first catch-up is over;
+    how many dials the network has seen."""
+    for rt, other in ((alice, bob), (bob, alice)):
+        host, port = net.address(other)
+        rt.peer_announced(other.peer_id, other.nick, [host], port, ("general",), net.now, svs=("general",))
+    net.run(3_000)
+    for who, address in net.dialed:
+        net.nodes[who].catchup.dial_ended(address)
+    return len(net.dialed)
+
+
+def test_a_member_that_fetches_in_vain_catches_up_by_replication(tmp_path):
     """Fetching a publication takes a datagram each way, which loss takes
-    too; replication runs over TCP: a vector showing what we lack starts one
-    with the channel's peers at once."""
+    too; replication runs over TCP: what a vector showed and the member
+    could not fetch within a second is replicated for."""
     net = Net(tmp_path)
     alice = net.add("alice", channels=("general+svs",))
     bob = net.add("bob", channels=("general+svs",))
-    for rt, other in ((alice, bob), (bob, alice)):  # found by mDNS
-        host, port = net.address(other)
-        rt.peer_announced(other.peer_id, other.nick, [host], port, ("general",), net.now, svs=("general",))
-    net.run(3_000)  # the catch-up on meeting is over
-    for who, address in net.dialed:
-        net.nodes[who].catchup.dial_ended(address)
-    before = len(net.dialed)
+    before = _met(net, alice, bob)
     net.loss = 1.0
     alice.say("general", "bob misses this", "text", net.now)
     net.pump()
-    net.loss = 0.0
     alice.say("general", "and this shows it", "text", net.now)  # its vector shows the number bob lacks
+    gone = net.address(alice)
+    del net.nodes[gone]  # and alice answers no fetch
+    net.loss = 0.0
+    for data, dst in alice.datagrams_to_send():
+        if dst == net.address(bob):
+            bob.datagram_received(data, gone, net.now)
     net.pump()
-    assert (net.address(bob), net.address(alice)) in net.dialed[before:]
+    assert net.dialed[before:] == []  # the member's own fetch first
+    net.run(1_500)
+    assert (net.address(bob), gone) in net.dialed[before:]
+
+
+def test_without_loss_an_svs_channel_does_not_replicate_for_each_message(tmp_path):
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    before = _met(net, alice, bob)
+    for text in ("one", "two", "three"):
+        alice.say("general", text, "text", net.now)
+        net.run(500)
+    net.run(3_000)
+    assert texts(bob.store) == ["one", "two", "three"] and net.dialed[before:] == []
