@@ -14,10 +14,11 @@ from .base import AppEvent
 class PeerJoined(AppEvent):
     """A peer appeared. ``address`` is where we send to it, ``addresses`` all
     it announced (None when it was only heard from), ``found`` how we know it
-    ("mdns", "--peer", "traffic"), ``channels`` None until it announces them."""
+    ("mdns", "--peer", "traffic"), ``channels`` None until it announces them,
+    ``svs`` those of them it announces as running on State Vector Sync."""
 
     name: ClassVar[str] = "peer_joined"
-    _optional: ClassVar[tuple[str, ...]] = ("addresses",)
+    _optional: ClassVar[tuple[str, ...]] = ("addresses", "svs")
     _when_known: ClassVar[tuple[str, ...]] = ("channels",)  # not announced: heard from, or a static peer
     peer_id: str
     nick: str | None
@@ -25,6 +26,7 @@ class PeerJoined(AppEvent):
     addresses: tuple[Address, ...] | None = None
     found: tuple[str, ...] = ()
     channels: tuple[str, ...] | None = None
+    svs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -328,7 +328,7 @@ class Runtime:
         mail = f"~{mailbox_tag(key).hex()}" if key else None
         in_channels = tuple(c for c in channels if c != mail)
         event, peer, new = self.peers.announced(peer_id, nick, addresses, port, in_channels, now)
-        self._events.append(self._named(event))
+        self._events.append(self._named(replace(event, svs=tuple(c for c in svs if c in in_channels))))
         self._events += self.people.seen(peer_id, key or None, nick, now)
         self.private.announced(channels, peer.address, now)
         self.direct.heard(peer_id, peer.address, now)
@@ -338,7 +338,9 @@ class Runtime:
 
     def _named(self, event: ev.PeerJoined) -> ev.PeerJoined:
         """A private channel is announced by its tag: show its name if it is ours."""
-        return replace(event, channels=self.private.names(event.channels)) if event.channels is not None else event
+        if event.channels is None:
+            return event
+        return replace(event, channels=self.private.names(event.channels), svs=self.private.names(event.svs))
 
     def peer_snapshot(self) -> ev.Peers:
         """The peer list, a private channel of ours by its name and a mailbox store marked as one."""

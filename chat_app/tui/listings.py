@@ -41,18 +41,19 @@ def names(state: ClientState, now: int) -> list[Effect]:
 
 def channel_list(state: ClientState, now: int) -> list[Effect]:
     """The channels peers announced over mDNS, and ours: how many announce
-    each (us included) and its protocol where it is known (ours: the other
-    peers' announcements name channels, not their protocol)."""
+    each (us included) and the protocol each runs on (ours, or as announced)."""
     members: dict[str, int] = {c: 1 for c in state.channels if not is_direct(c)}
+    svs = set(state.svs)
     for peer_id, announced in state.roster.channels.items():
         member = state.roster.members.get(peer_id)
         if announced and member is not None and member.present:
             for channel in announced:
                 members[channel] = members.get(channel, 0) + 1
+            svs.update(state.roster.svs.get(peer_id, ()))
     lines = [f"/list: {len(members)} channel{'' if len(members) == 1 else 's'} announced on this network"]
     for channel, count in sorted(members.items(), key=lambda cc: (-cc[1], cc[0])):
         ours = channel in state.channels
-        protocol = ("svs" if channel in state.svs else "sds") if ours else "protocol not announced"
+        protocol = "svs" if channel in svs else "sds"
         lines.append(f"#{channel}  {count} member{'' if count == 1 else 's'}  {protocol}"
                      + ("  (joined)" if ours else "  /join to enter"))
     return notices.add(state, "\n".join(lines), now)

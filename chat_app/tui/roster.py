@@ -13,6 +13,7 @@ class Roster:
         self.members: dict[str, Member] = {}
         self.my_away: str | None = None  # our own /away reason
         self.channels: dict[str, tuple[str, ...] | None] = {}  # None: not known
+        self.svs: dict[str, tuple[str, ...]] = {}  # peer -> the channels it announces as running on SVS
 
     def present(self, event: ev.PeerJoined, now: int) -> None:
         member = self.members.get(event.peer_id)
@@ -23,6 +24,7 @@ class Roster:
             member.nick = event.nick or member.nick
         if event.channels is not None:
             self.channels[event.peer_id] = event.channels
+            self.svs[event.peer_id] = event.svs
 
     def heard(self, peer_id: str, at: int) -> bool:
         """True if that changed what the member list shows."""

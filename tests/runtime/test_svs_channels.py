@@ -332,3 +332,11 @@ def test_without_loss_an_svs_channel_does_not_replicate_for_each_message(tmp_pat
         net.run(500)
     net.run(3_000)
     assert texts(bob.store) == ["one", "two", "three"] and net.dialed[before:] == []
+
+
+def test_a_peer_announcement_says_which_of_its_channels_run_on_svs(tmp_path):
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general",))
+    alice.peer_announced("b" * 32, "bob", ["10.0.0.9"], 7000, ("general", "plans"), net.now, svs=("plans",))
+    (joined,) = of(alice.events(), ev.PeerJoined)
+    assert joined.channels == ("general", "plans") and joined.svs == ("plans",)

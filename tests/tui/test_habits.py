@@ -228,12 +228,12 @@ async def test_names_list_window_lastlog_clear_and_close(make_app, bob_for):
         await until(pilot, lambda: started(app) and len(app.chat.state.channels) == 2)
         chat = app.chat
         chat.switch_to("general")
-        bob = bob_for(app, channels=("general", "ops"))
+        bob = bob_for(app, channels=("general", "ops", "plans"))
         for text in ("the release is friday", "lunch?", "release notes are up"):
             bob.say(text)
         await until(pilot, lambda: len([e for e in chat.state.current_model.entries if not e.is_local]) == 3)
         chat.node_event(ev.PeerJoined(bob.node.runtime.identity.sender_id, "bob", ("127.0.0.1", bob.node.port),
-                                      channels=("general", "ops")))  # as mDNS announces him
+                                      channels=("general", "ops", "plans"), svs=("plans",)))  # as mDNS announces him
         await type_line(pilot, "/names")
         await type_line(pilot, "/list")
         await type_line(pilot, "/lastlog RELEASE")
@@ -241,7 +241,8 @@ async def test_names_list_window_lastlog_clear_and_close(make_app, bob_for):
         said = dict((t.split("\n")[0].split(":")[0], t) for _, t in notices(app))
         assert said["/names #general"].splitlines()[1:] == ["alice (you)", "bob"]
         assert said["/list"].splitlines()[1:] == ["#general  2 members  sds  (joined)",
-                                                  "#ops  1 member  protocol not announced  /join to enter",
+                                                  "#ops  1 member  sds  /join to enter",
+                                                  "#plans  1 member  svs  /join to enter",
                                                   "#random  1 member  sds  (joined)"]
         found = said["/lastlog RELEASE"].splitlines()
         assert found[0] == "/lastlog RELEASE: 2 matches" and found[1].endswith("bob: the release is friday")
