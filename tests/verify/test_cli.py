@@ -59,7 +59,9 @@ def test_simulated_exports_verify_consistent_with_a_json_report(exports, tmp_pat
     report_file = tmp_path / "report.json"
     run = sds_chat("verify", str(exports), "--report", str(report_file))
     assert run.returncode == 0, run.stderr
-    assert "verdict: CONSISTENT" in run.stdout and "verify: running 12 checks" in run.stderr
+    assert "verdict: CONSISTENT" in run.stdout and "verify: running 13 checks" in run.stderr
+    listed = run.stderr.split("verify: running 13 checks")[1].splitlines()[0]
+    assert listed.endswith("replies, reactions, edits, deletions")
     report = json.loads(report_file.read_text())
     assert report["verdict"] == "consistent" and report["rows"] == 180 and len(report["peers"]) == 3
 
