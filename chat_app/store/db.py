@@ -331,6 +331,15 @@ class Store:
                "ORDER BY lamport, message_id")
         return [_stored(row) for row in self._conn.execute(sql, (channel, *ids))]
 
+    def awaited(self, limit: int) -> list[tuple[str, str]]:
+        """(channel, message id) of messages a reply, reaction, edit or deletion
+        names and the log does not hold (yet): at most ``limit``, read through
+        the ``about`` index and the primary key."""
+        return list(self._conn.execute(
+            "SELECT DISTINCT a.channel, a.about FROM messages a INDEXED BY messages_about "
+            "LEFT JOIN messages t ON t.channel = a.channel AND t.message_id = a.about "
+            "WHERE a.about IS NOT NULL AND t.message_id IS NULL LIMIT ?", (limit,)))
+
     def shown_back(self, channel: str, back: int) -> StoredMessage | None:
         """The ``back``th newest message of the channel that is shown as a line
         of its own (1: the last; reactions, edits and deletions are not lines)."""

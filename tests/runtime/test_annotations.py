@@ -79,6 +79,7 @@ def test_a_message_that_arrives_after_an_edit_of_it_is_told_what_it_became(tmp_p
 
     deliver(edit, 2, "edit", "hello", about=target)
     assert told[-1] == ev.AboutRejected("general", edit, target, "it is about a message not in the log")
+    changes = Changes(store, told.append, Counter())  # a restart in between: the store says what waits
     deliver(target, 1, "text", "helo")
     assert told[-1] == ev.MessageChanged("general", target, "hello", True, False, ())
     deliver("b" * 32, 3, "text", "unrelated")
