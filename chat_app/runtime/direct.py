@@ -218,7 +218,8 @@ class Direct:
             return
         person = conversation.person
         if not person.exchange_key:  # sealing is not possible yet: our statement brings theirs
-            self._seal_and_send(conversation, b"")
+            if (address := person.address or self._address_of(person.peer_id)) is not None:
+                self.persons.state_to(person.peer_id, address, now, force=True)
             return self._error(f"no key of {person.nick or person.peer_id} yet to seal the invitation to: "
                                f"/invite again in a moment")
         self._seal_and_send(conversation, bytes((INVITE,)) + cbor2.dumps({"channel": channel, "secret": secret}))
