@@ -192,8 +192,9 @@ class Runtime:
         """True if the channel is new (the adapter then re-announces us).
         Joining a channel someone invited us to, without a passphrase,
         takes the key their invitation held: that is the consent."""
-        if passphrase is None and (invitation := self.direct.invitations.pop(channel.removeprefix("#"), None)):
-            if not self.private.accept(channel.removeprefix("#"), invitation):
+        invited = channel.removeprefix("#")
+        if passphrase is None and (invitation := self.direct.invitations.pop(invited, None)):
+            if not self.private.accept(invited, invitation):
                 return False
         new = self.joined.join(channel, now, passphrase)
         if new and (name := channel_spec(channel)[0]) in self.envelopes.private:  # its members, known by its tag
