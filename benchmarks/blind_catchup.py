@@ -94,7 +94,7 @@ def link(dialer: Runtime, listener: Runtime) -> dict[str, float]:
                 moved = True
                 cost[way] += len(out.data)
                 cost[f"msgs_{way}"] += 1
-                other.links.received(other_conn, out.data, T0)
+                other.links.received(other_conn, [out.data], T0)
     cost["wall"], cost["cpu"] = time.perf_counter() - wall, time.process_time() - cpu
     return cost
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from chat_app.events import Emit
 from chat_app.files.wire import is_request as is_file_request
 from chat_app.net.discovery import Discovery, PeerInfo
-from chat_app.net.tcp import FrameError, frame, read_frame
+from chat_app.net.tcp import FrameError, FrameReader, frame, read_frame
 from chat_app.io.listen import listen
 from chat_app.io.verifying import VerifyPipeline
 from chat_app.net.addresses import advertised_addresses
@@ -228,20 +228,24 @@ class AsyncPeer:
             return
         conn = self.runtime.links.open(address, initiator=initiator, now=self._now())
         self._writers[conn] = writer
+        stream = FrameReader(reader)
         try:
             self._flush()
             while conn.closed is None and not self._stopping:  # (a swallowed cancellation, again)
                 deadline = conn.get_timer()
                 timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
                 try:
-                    data, first = (await first if first else await asyncio.wait_for(read_frame(reader), timeout)), None
+                    if first:
+                        frames, first = [data] if (data := await first) is not None else None, None
+                    else:
+                        frames = await asyncio.wait_for(stream.frames(), timeout)
                 except TimeoutError:
                     self.call(self.runtime.links.timer, conn)  # the link's own idle timeout
                     continue
-                if data is None:
+                if frames is None:
                     conn.close(PEER_CLOSED)
                     break
-                if self.call(self.runtime.links.received, conn, data) and initiator:
+                if self.call(self.runtime.links.received, conn, frames) and initiator:
                     break  # our session is over: hang up
         except FrameError as exc:
             conn.close(str(exc))

@@ -13,6 +13,7 @@ returns True when the adapter should hang up.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from chat_app.events import Emit
 from chat_app.address import Address
@@ -31,11 +32,19 @@ class Links:
     def open(self, address: Address, *, initiator: bool, now: int) -> Connection:
         return self.catchup.open(self.channels.replicated, address, initiator=initiator, now=now)
 
-    def received(self, conn: Connection, data: bytes | None, now: int) -> bool:
-        """One frame from a link (None: the stream ended or failed, and
-        ``conn`` is already closed)."""
-        self.catchup.received(conn, data, now)
-        return self._step(conn, now)
+    def received(self, conn: Connection, frames: Sequence[bytes] | None, now: int) -> bool:
+        """The frames one read of a link brought (None: the stream ended or
+        failed, and ``conn`` is already closed). Each frame is taken in turn -
+        the entries it carries checked and fed to their engines - and the
+        channels they touched step once for all of them: one commit a read."""
+        touched: dict[str, None] = {}
+        done = False
+        for data in (None,) if frames is None else frames:
+            self.catchup.received(conn, data, now)
+            if done := self._take(conn, now, touched):
+                break  # the session is over: what follows is not for it
+        self._commit(touched, now)
+        return done
 
     def timer(self, conn: Connection, now: int) -> bool:
         conn.handle_timer(now)  # the link's own idle timeout
@@ -46,19 +55,30 @@ class Links:
         self.catchup.answered(conn, wanted, answer)
         return self._step(conn, now)
 
-    def _step(self, conn: Connection, now: int) -> bool:
+    def _take(self, conn: Connection, now: int, touched: dict[str, None]) -> bool:
+        """Feed what the link's last frame (or answer, or timer) brought to the
+        engines, noting the channels touched; True when the link is done."""
         conversations = self.channels.conversations
         outcome = self.catchup.outcome(conn, set(conversations))
-        touched: dict[str, None] = {}  # one step (and commit) per channel for all a frame brought
         for channel, entry in outcome.entries:
             if channel in conversations:
                 conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))
                 self.stats["replicated_in"] += 1
                 touched[channel] = None
-        for channel in touched:
-            self.channels.step(channel, now)
         kept = sum(self.channels.private.blind.replicated_in(tag, data, now) for tag, data in outcome.blind)
         self.stats["blind_replicated_in"] += kept
         self.stats.update(f"replication_{kind}" for kind in outcome.refused)
         self._emit(outcome.events)
         return outcome.over or conn.closed is not None
+
+    def _step(self, conn: Connection, now: int) -> bool:
+        touched: dict[str, None] = {}
+        done = self._take(conn, now, touched)
+        self._commit(touched, now)
+        return done
+
+    def _commit(self, touched: dict[str, None], now: int) -> None:
+        """Step each channel the link touched: what it brought is committed
+        before anything is sent, as for a datagram."""
+        for channel in touched:
+            self.channels.step(channel, now)

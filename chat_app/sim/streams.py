@@ -98,7 +98,7 @@ class Streams:
             if not self.sim.reachable(end.peer, stream[1 - side].peer):
                 self.break_stream(stream)
                 return
-            hang_up = rt.links.received(end.conn, item[1], now)
+            hang_up = rt.links.received(end.conn, [item[1]], now)
         else:
             if item[1] != end.token:
                 return

@@ -36,7 +36,7 @@ def forge(net: Net, victim, forger: Forger) -> list:
             moved = True
         for data in forger.frames():
             moved = True
-            victim.links.received(conn, data, net.now)
+            victim.links.received(conn, [data], net.now)
         for out in conn.datagrams_to_send(net.now):
             moved = True
             forger.receive(out.data)

@@ -33,9 +33,9 @@ def test_a_catch_up_whose_link_closes_is_over(net):
     listener = alice.links.open(net.address(carol), initiator=False, now=net.now)
     for _ in range(10):  # until carol reports the catch-up started
         for out in dialer.datagrams_to_send(net.now):
-            alice.links.received(listener, out.data, net.now)
+            alice.links.received(listener, [out.data], net.now)
         for out in listener.datagrams_to_send(net.now):
-            carol.links.received(dialer, out.data, net.now)
+            carol.links.received(dialer, [out.data], net.now)
         net.pump()
         if of(net, carol, ev.CatchupStarted):
             break

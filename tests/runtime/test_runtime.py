@@ -343,7 +343,7 @@ def _link(net: Net, dialer, listener) -> None:
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True
-                other.links.received(other_conn, out.data, net.now)
+                other.links.received(other_conn, [out.data], net.now)
         if not moved:
             break
     net.pump()
