@@ -8,6 +8,7 @@ sockets, discovery and timer in ``chat_app.io``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +52,7 @@ class Node:
                             discovery_interface=discovery_interface, clock=clock)
         self.io.serve_files = self.files.serve
         self._channels = list(channels)
+        self._offering: set[asyncio.Task] = set()  # files being hashed for an offer
 
     @property
     def peer_id(self) -> str:
@@ -86,6 +88,8 @@ class Node:
         self.io.quitting()
 
     async def stop(self) -> None:
+        for task in self._offering:
+            task.cancel()
         await self.io.stop()
         await self.files.stop()
 
@@ -132,7 +136,10 @@ class Node:
             case cmd.Say(text=text, kind=kind):
                 self.say(current, text, kind)
             case cmd.Send(path=path):
-                await self.send_file(current, path)
+                # hashing a big file takes seconds: what is typed next must not wait for it
+                task = asyncio.ensure_future(self.send_file(current, path))
+                self._offering.add(task)
+                task.add_done_callback(self._offering.discard)
             case cmd.Topic(text=None):
                 self.topic(current)
             case cmd.Topic(text=text):
