@@ -32,6 +32,7 @@ from tests.e2e.test_headless import _introduced  # noqa: E402
 from tests.lan import Lan, sweep  # noqa: E402
 
 QUIET_S = 5  # chat alone before and after the file
+SLOW_MS = 200  # a line this late is named
 
 
 class Chatter(threading.Thread):
@@ -50,13 +51,13 @@ class Chatter(threading.Thread):
             self.stop.wait(max(0.0, start + k / self.rate - time.monotonic()))
 
 
-def delays(peer: StampedPeer, other: str) -> list[tuple[float, float]]:
-    """(typed at, delay ms) of each of ``other``'s lines ``peer`` has delivered."""
+def delays(peer: StampedPeer, other: str) -> list[tuple[float, float, str]]:
+    """(typed at, delay ms, who typed it) of each of ``other``'s lines ``peer`` has delivered."""
     got = []
     for e in peer.events:
         if e["event"] == "delivered" and e["kind"] == "text" and e["nick"] == other and not e["own"]:
             typed = float(e["text"].rsplit(" at ", 1)[1])
-            got.append((typed, e["t"] - typed))
+            got.append((typed, e["t"] - typed, other))
     return got
 
 
@@ -108,10 +109,14 @@ def main() -> None:
         lines = delays(bob, "alice") + delays(alice, "bob")
         bounds = [at for _, at in phases] + [ended]
         for (name, start), end in zip(phases, bounds[1:], strict=True):
-            ms = sorted(d for typed, d in lines if start <= typed < end)
+            ms = sorted(d for typed, d, _ in lines if start <= typed < end)
             if ms:
                 print(f"  {name:<24} {len(ms):5} lines  delay p50 {percentile(ms, 50):6.0f} ms  "
                       f"p99 {percentile(ms, 99):6.0f} ms  max {ms[-1]:6.0f} ms")
+            slow = sorted((d, typed, who) for typed, d, who in lines if start <= typed < end and d > SLOW_MS)
+            if slow:  # when in the phase the slowest were typed, and by whom: what the chat waited on
+                print("    slowest: " + ", ".join(f"{who}'s at {(typed - start) / 1000:.1f} s: {d:.0f} ms"
+                                                  for d, typed, who in slow[-4:]))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """One accepted offer being fetched: what is verified, and how fast it goes.
 
-Which chunks are verified is a bitmap, written to the ledger as each chunk
-is - with the partial file, all a restart needs to carry on asking only for
-the rest. Progress is reported at most every ``PROGRESS_EVERY_S`` (and at
+Which chunks are verified is a bitmap, written to the ledger as each window
+of chunks is on disk - with the partial file, all a restart needs to carry
+on asking only for the rest. Progress is reported at most every ``PROGRESS_EVERY_S`` (and at
 the end); the speed counts only the bytes fetched since this run began.
 """
 
@@ -35,10 +35,11 @@ class Download:
         self.manifest = manifest
         self._ledger.update(self.row.number, manifest=manifest, partial=str(self.partial))
 
-    def chunk_verified(self, index: int) -> None:
-        self.verified[index // 8] |= 1 << (index % 8)
+    def chunks_verified(self, indices: list[int]) -> None:
+        for index in indices:
+            self.verified[index // 8] |= 1 << (index % 8)
         self._ledger.update(self.row.number, verified=bytes(self.verified))
-        length = self.offer.plain_length(index)
+        length = sum(map(self.offer.plain_length, indices))
         self.done += length
         self._fresh += length
         now = time.monotonic()

@@ -151,7 +151,7 @@ class Files:
                 for address in self._holders(row.sender_id):
                     try:
                         await fetch_from(address, row.offer, download.manifest, missing, fd, self.pool,
-                                         download.got_manifest, download.chunk_verified)
+                                         download.got_manifest, download.chunks_verified)
                     except SourceFailed as exc:
                         self._emit(FileSourceLeft(row.number, f"{address[0]}:{address[1]}", str(exc)))
                     if not (missing := download.missing()):
