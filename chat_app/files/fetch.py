@@ -4,9 +4,9 @@
 checked against the offer's root and kept), then for the chunks not yet
 verified, a window at a time. Every chunk is checked against its hash,
 opened (private files) and written in place on a worker thread. When a
-window is in (or the holder fails midway), the partial file is synced to
-disk on the worker thread and only then are its chunks reported to
-``verified``, so the record never claims a chunk a crash could lose, and a
+window is in and the next asked for (or the holder fails midway), the
+partial file is synced to disk on the worker thread and only then are its
+chunks reported to ``verified``, so the record never claims a chunk a crash could lose, and a
 dropped link or a restart loses at most one window. (Reported chunk by
 chunk, each report a commit of the ledger on the event loop, a 1 GB file
 made 4,000 commits; with the file's writeback piling up, one of them held
@@ -57,6 +57,8 @@ async def fetch_from(address: Address, offer: FileOffer, manifest: bytes | None,
                 window = missing[start:start + WINDOW]
                 for part in range(0, len(window), 64):
                     writer.write(frame(encode_request(offer.root, window[part:part + 64])))
+                if written:  # the window before, synced while this one travels
+                    await _kept(loop, pool, fd, written, verified)
                 expected = set(window)
                 while expected:
                     kind, index, data = await _answer(reader)
@@ -71,7 +73,7 @@ async def fetch_from(address: Address, offer: FileOffer, manifest: bytes | None,
                         raise SourceFailed(f"sent a bad chunk, refused: {exc}") from None
                     expected.discard(index)
                     written.append(index)
-                await _kept(loop, pool, fd, written, verified)
+            await _kept(loop, pool, fd, written, verified)
         except SourceFailed:
             if written:  # what this holder gave before it failed is kept too
                 await _kept(loop, pool, fd, written, verified)
