@@ -333,7 +333,7 @@ class Channel:
         entries = {**self._outgoing.changes(), **self._incoming.changes(), **self._repair.changes(),
                    **self._log.changes(), **self._peers.changes(), **self._bloom.changes()}
         self._mark_saved()
-        return {"parts": parts, "entries": {name: changed for name, changed in entries.items() if changed}}
+        return {"parts": parts, "entries": entries}
 
     @classmethod
     def restore(cls, saved: dict, config: Config | None = None, retrieval_hint: HintFunction | None = None,

@@ -167,8 +167,8 @@ class ReceivedFilter:
         return self.compact.export()
 
     def changes(self) -> dict[str, dict[str, str | None]]:
-        """The ``bloom_ids`` entries changed since ``mark_saved``; None: gone."""
-        return {"bloom_ids": self.compact.changed_ids()}
+        """The ``bloom_ids`` entries changed since ``mark_saved``, if any; None: gone."""
+        return {"bloom_ids": self.compact.changed_ids()} if self.compact.changed() else {}
 
     def mark_saved(self) -> None:
         self.compact.mark_saved()

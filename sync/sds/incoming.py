@@ -381,8 +381,10 @@ class IncomingBuffer:
                                    ("give_up", self.give_up_at))}
 
     def changes(self) -> dict[str, dict]:
-        """The entries changed since ``mark_saved``, shaped as ``export``; None: gone."""
-        return {name: {key: self._export_entry(name, key) for key in dirty} for name, dirty in self._dirty.items()}
+        """The entries changed since ``mark_saved``, shaped as ``export`` but
+        only the collections that changed; None: gone."""
+        return {name: {key: self._export_entry(name, key) for key in dirty}
+                for name, dirty in self._dirty.items() if dirty}
 
     def mark_saved(self) -> None:
         for dirty in self._dirty.values():

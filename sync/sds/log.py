@@ -131,8 +131,8 @@ class LocalLog:
         return {"lost": dict(self.lost)}
 
     def changes(self) -> dict[str, dict[str, int | None]]:
-        """The entries changed since ``mark_saved``, shaped as ``export``; None: gone."""
-        return {"lost": {mid: self.lost.get(mid) for mid in self._lost_dirty}}
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"lost": {mid: self.lost.get(mid) for mid in self._lost_dirty}} if self._lost_dirty else {}
 
     def mark_saved(self) -> None:
         self._lost_dirty.clear()

@@ -274,8 +274,10 @@ class OutgoingBuffer:
                 for name, buffer in (("outgoing", self.unacked), ("watched", self.watched))}
 
     def changes(self) -> dict[str, dict[str, list | None]]:
-        """The entries changed since ``mark_saved``, shaped as ``export``; None: gone."""
-        return {name: {mid: self._export_entry(name, mid) for mid in dirty} for name, dirty in self._dirty.items()}
+        """The entries changed since ``mark_saved``, shaped as ``export`` but
+        only the collections that changed; None: gone."""
+        return {name: {mid: self._export_entry(name, mid) for mid in dirty}
+                for name, dirty in self._dirty.items() if dirty}
 
     def mark_saved(self) -> None:
         for dirty in self._dirty.values():

@@ -107,8 +107,8 @@ class Participants:
         return {"peers": {peer: self._export_entry(peer) for peer in self._heard}}
 
     def changes(self) -> dict[str, dict[str, list | None]]:
-        """The entries changed since ``mark_saved``, shaped as ``export``; None: gone."""
-        return {"peers": {peer: self._export_entry(peer) for peer in self._dirty}}
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"peers": {peer: self._export_entry(peer) for peer in self._dirty}} if self._dirty else {}
 
     def mark_saved(self) -> None:
         self._dirty.clear()

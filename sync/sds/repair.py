@@ -90,8 +90,8 @@ class Responses:
         return {"responses": dict(self.due.items())}
 
     def changes(self) -> dict[str, dict[str, int | None]]:
-        """The entries changed since ``mark_saved``, shaped as ``export``; None: gone."""
-        return {"responses": {mid: self.due.get(mid) for mid in self._dirty}}
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"responses": {mid: self.due.get(mid) for mid in self._dirty}} if self._dirty else {}
 
     def mark_saved(self) -> None:
         self._dirty.clear()
