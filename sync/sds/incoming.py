@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from sync.core import Schedule
 
+from .changed import ChangedKeys
 from .config import Config
 from .events import HistoryEntry, Missing, Rejected
 from .holdings import Holdings, held_cost, missing_cost
@@ -83,7 +84,7 @@ class IncomingBuffer:
         self.requests: Schedule[str] = Schedule()  # SDS-R: when to ask for a missing message
         self.holdings = Holdings()
         self._stamp = 0  # orders the buffer and the missing ids across restores
-        self._dirty: dict[str, set[str]] = {"incoming": set(), "missing": set(), "give_up": set()}
+        self._dirty = ChangedKeys("incoming", "missing", "give_up")
 
     def __contains__(self, message_id: str) -> bool:
         return message_id in self.pending
@@ -383,12 +384,10 @@ class IncomingBuffer:
     def changes(self) -> dict[str, dict]:
         """The entries changed since ``mark_saved``, shaped as ``export`` but
         only the collections that changed; None: gone."""
-        return {name: {key: self._export_entry(name, key) for key in dirty}
-                for name, dirty in self._dirty.items() if dirty}
+        return self._dirty.export(self._export_entry)
 
     def mark_saved(self) -> None:
-        for dirty in self._dirty.values():
-            dirty.clear()
+        self._dirty.mark_saved()
 
     def counters(self) -> tuple[int]:
         return (self._stamp,)

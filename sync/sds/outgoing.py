@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from sync.core import Schedule
 
 from .dialects import read_filter
+from .changed import ChangedKeys
 from .config import Config
 from .errors import RemoteProtocolError
 from .events import Acknowledged, AcknowledgedByMore, PossiblyAcknowledged
@@ -71,7 +72,7 @@ class OutgoingBuffer:
         self.watch: Schedule[str] = Schedule()
         self._tat = 0  # theoretical arrival time of the next resend (token bucket)
         self._stamp = 0  # orders both buffers across restores: insertion order
-        self._dirty: dict[str, set[str]] = {"outgoing": set(), "watched": set()}
+        self._dirty = ChangedKeys("outgoing", "watched")
 
     # --------------------------------------------------------------- adding
 
@@ -276,12 +277,10 @@ class OutgoingBuffer:
     def changes(self) -> dict[str, dict[str, list | None]]:
         """The entries changed since ``mark_saved``, shaped as ``export`` but
         only the collections that changed; None: gone."""
-        return {name: {mid: self._export_entry(name, mid) for mid in dirty}
-                for name, dirty in self._dirty.items() if dirty}
+        return self._dirty.export(self._export_entry)
 
     def mark_saved(self) -> None:
-        for dirty in self._dirty.values():
-            dirty.clear()
+        self._dirty.mark_saved()
 
     def counters(self) -> tuple[int, int]:
         """The insertion stamp and the resend bucket's theoretical arrival time."""
