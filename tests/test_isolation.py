@@ -54,3 +54,30 @@ def test_sync_source_imports_nothing_forbidden():
                 names = [node.module]
             offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
     assert offenders == []
+
+
+def private_reads(source: str) -> list[tuple[int, str]]:
+    """Where ``source`` reads ``x._name`` of an object other than ``self`` or
+    ``cls`` (dunders such as ``__name__`` are public protocol, not private)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_private_reads_are_found():
+    source = "class A:\n    def f(self, ch):\n        self._x = ch._parts.dirty\n        return cls._y, self.__dict__\n"
+    assert private_reads(source) == [(3, "ch._parts")]
+
+
+def test_no_engine_module_reads_another_objects_private_fields():
+    """Each part of an engine exports and restores its own state, and its
+    owner puts them together through their public methods: nothing in
+    ``sync`` reaches into another object's ``_fields``, so a part's layout
+    can change without anything else changing with it."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}: {text}"
+                 for path in sorted((ROOT / "sync").rglob("*.py"))
+                 for line, text in private_reads(path.read_text())]
+    assert offenders == []

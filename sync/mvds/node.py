@@ -63,7 +63,8 @@ STATE_VERSION = 1
 class MvdsNode:
     """MVDS for one node: direct, reliable messages to any number of peers."""
 
-    def __init__(self, now: int, config: Config | None = None) -> None:
+    def __init__(self, now: int, config: Config | None = None, *, saved: dict | None = None) -> None:
+        """``saved``: what ``restore`` resumes from."""
         self.config = config or Config()
         self._sessions: dict[Peer, Session] = {}
         self._by_key: dict[int, Session] = {}
@@ -72,6 +73,8 @@ class MvdsNode:
         self._events: list[Event] = []
         self._outbox: list[Outgoing] = []
         self.stats: Counter[str] = Counter()
+        if saved is not None:
+            self._resume(saved)
 
     # ------------------------------------------------------------ commands
 
@@ -240,15 +243,16 @@ class MvdsNode:
     def restore(cls, state: dict, config: Config | None = None) -> MvdsNode:
         if state.get("version") != STATE_VERSION:
             raise LocalProtocolError(f"unknown MVDS state version {state.get('version')!r}")
-        node = cls(0, config)
-        node.stats.update(state["stats"])
-        node._last_stamp = {group: stamp for group, stamp in state["last_stamp"]}
+        return cls(0, config, saved=state)
+
+    def _resume(self, state: dict) -> None:
+        self.stats.update(state["stats"])  # before the sessions, which count into it
+        self._last_stamp = {group: stamp for group, stamp in state["last_stamp"]}
         for saved in state["sessions"]:
             peer = _thaw(saved["peer"])
-            session = Session.restore(saved, peer, node.config, node.stats)
-            node._sessions[peer] = node._by_key[session.key] = session
-            node._reschedule(session)
-        return node
+            session = Session.restore(saved, peer, self.config, self.stats)
+            self._sessions[peer] = self._by_key[session.key] = session
+            self._reschedule(session)
 
 
 def _thaw(value):

@@ -79,7 +79,8 @@ __all__ = ["Connection", "EntryKey", "Verdict"]
 class Connection:
     def __init__(self, channels: Iterable[str], *, initiator: bool, now: int,
                  live: bool = False, mode: int = SET_RECONCILIATION, peer: Hashable = BROADCAST,
-                 idle_timeout_ms: int = IDLE_TIMEOUT_MS) -> None:
+                 idle_timeout_ms: int = IDLE_TIMEOUT_MS, saved: dict | None = None) -> None:
+        """``saved``: what ``restore`` resumes from (nothing is announced again)."""
         self.mode = mode
         self.initiator = initiator
         self.live = live
@@ -97,7 +98,10 @@ class Connection:
         self.stats: Counter[str] = Counter()
         # what sessions answer with (``events()`` swaps the list: no bound ``append``)
         self._output = Output(self._send, lambda event: self._events.append(event), self._guarded)
-        self._send(Announce(now, self.channels))
+        if saved is None:
+            self._send(Announce(now, self.channels))
+        else:
+            self._resume(saved)
 
     # ---------------------------------------------------------------- output
 
@@ -284,13 +288,15 @@ class Connection:
     def restore(cls, state: dict, peer: Hashable = BROADCAST) -> Connection:
         if state.get("version") != STATE_VERSION:
             raise LocalProtocolError(f"unknown replication state version {state.get('version')!r}")
-        conn = cls(state["channels"], initiator=state["initiator"], now=state["last_activity"],
-                   live=state["live"], mode=state["mode"], peer=peer, idle_timeout_ms=state["idle_timeout_ms"])
-        conn.remote_channels = None if state["remote_channels"] is None else tuple(state["remote_channels"])
-        conn._remote_timestamp = state["remote_timestamp"]
-        conn._sessions = {s.session_id: s for s in map(Session.restore, state["sessions"])}
-        conn._next_session = state["next_session"]
-        conn._out = list(state["out"])
-        conn.closed = state["closed"]
-        conn.stats = Counter(state["stats"])
-        return conn
+        return cls(state["channels"], initiator=state["initiator"], now=state["last_activity"],
+                   live=state["live"], mode=state["mode"], peer=peer, idle_timeout_ms=state["idle_timeout_ms"],
+                   saved=state)
+
+    def _resume(self, state: dict) -> None:
+        self.remote_channels = None if state["remote_channels"] is None else tuple(state["remote_channels"])
+        self._remote_timestamp = state["remote_timestamp"]
+        self._sessions = {s.session_id: s for s in map(Session.restore, state["sessions"])}
+        self._next_session = state["next_session"]
+        self._out = list(state["out"])
+        self.closed = state["closed"]
+        self.stats.update(state["stats"])

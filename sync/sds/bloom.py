@@ -20,7 +20,7 @@ the ids it held, so recent ids - the ones peers still need acknowledged - are
 never forgotten, and the rebuild costs O(1) amortised per id.
 
 For a store, the ids are numbered in the order they were added: a new id is
-one entry to write and the one it pushes out one to delete (``take_ids``),
+one entry to write and the one it pushes out one to delete (``changed_ids``),
 so saving a step costs the same with 10 ids or ``capacity`` of them.
 """
 
@@ -64,7 +64,7 @@ class RollingBloom:
         self.error_rate = error_rate
         self._recent: deque[str] = deque(maxlen=capacity)
         self._next = 0  # the number the next id added gets
-        self._changed: dict[int, str | None] = {}  # since ``take_ids``: number -> id, None: pushed out
+        self._changed: dict[int, str | None] = {}  # since ``mark_saved``: number -> id, None: pushed out
         self._filter = BloomFilter(capacity, error_rate)
         self._wire: bytes | None = None
 
@@ -116,20 +116,22 @@ class RollingBloom:
         first = self._next - len(self._recent)
         return {str(number): key for number, key in enumerate(self._recent, first)}
 
-    def take_ids(self) -> dict[str, str | None]:
-        """The ids added since the last call, and those pushed out (None),
-        by number. (The channel's whole-state export calls it too: after
-        one, only what comes next is a change.)"""
-        changed, self._changed = self._changed, {}
-        return {str(number): key for number, key in changed.items()}
+    def changed(self) -> bool:
+        """Has an id been added since ``mark_saved``? (Then ``export`` changed too.)"""
+        return bool(self._changed)
 
-    @classmethod
-    def restore(cls, state: dict, ids: dict[str, str], capacity: int, error_rate: float) -> RollingBloom:
-        bloom = cls(capacity, error_rate)
-        bloom._recent.extend(key for _, key in sorted((int(number), key) for number, key in ids.items()))
-        bloom._next = state["next"]
-        bloom._rebuild(min(state["in_filter"], capacity))
-        return bloom
+    def changed_ids(self) -> dict[str, str | None]:
+        """The ids added since ``mark_saved``, and those pushed out (None), by number."""
+        return {str(number): key for number, key in self._changed.items()}
+
+    def mark_saved(self) -> None:
+        self._changed.clear()
+
+    def restore(self, state: dict, ids: dict[str, str]) -> None:
+        """Back to what ``export`` and ``export_ids`` gave (on a fresh filter)."""
+        self._recent.extend(key for _, key in sorted((int(number), key) for number, key in ids.items()))
+        self._next = state["next"]
+        self._rebuild(min(state["in_filter"], self.capacity))
 
 
 class WireBloom:

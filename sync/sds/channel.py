@@ -76,7 +76,9 @@ class Channel:
     """SDS for one channel, seen by participant ``sender_id``."""
 
     def __init__(self, channel_id: str, sender_id: str, now: int, config: Config | None = None,
-                 retrieval_hint: HintFunction | None = None) -> None:
+                 retrieval_hint: HintFunction | None = None, *, saved: dict | None = None,
+                 log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None = None) -> None:
+        """``saved`` and ``log``: what ``restore`` resumes from (``now`` is then the saved clock)."""
         problem = sender_id_problem(sender_id) or channel_id_problem(channel_id)
         if problem:
             raise LocalProtocolError(problem)
@@ -93,7 +95,8 @@ class Channel:
         self._repair = Responses(config, sender_id)
         self._delivery = Delivery(self._log, self._incoming, self._repair, self._out, retrieval_hint)
         self._sync = SyncTimer(config, sender_id, channel_id, now)
-        self._bloom_changed = False
+        if saved is not None:
+            self._restore_parts(saved, log)
 
     # ------------------------------------------------------------------ views
 
@@ -244,7 +247,6 @@ class Channel:
         if ready is None and mid not in self._incoming:
             return  # refused (the buffer said why)
         self._bloom.add(mid)
-        self._bloom_changed = True
         if ready is None:
             self.stats["buffered"] += 1
             unmet = tuple(sorted(self._incoming.pending[mid].unmet))
@@ -303,26 +305,87 @@ class Channel:
 
     # ----------------------------------------------------------- persistence
 
+    # Each part exports, marks and restores what it keeps; here they are put
+    # together in the layout ``state`` describes (its parts and collections).
+
     def export_state(self, include_log: bool = True) -> dict:
         """Everything needed to rebuild this channel exactly, as plain data;
-        see ``state`` for the format and ``include_log``."""
-        return state.export_state(self, include_log)
+        see ``state`` for the format and ``include_log``. Starts a new round
+        of ``take_changes``."""
+        self._mark_saved()
+        bloom = self._bloom.export()
+        saved = {"version": state.STATE_VERSION, "channel_id": self.channel_id, "sender_id": self.sender_id,
+                 "clock": self._clock(), "bloom": bloom["bloom"], **self._outgoing.export(),
+                 **self._incoming.export(), **self._repair.export(), **self._log.export(), **self._peers.export(),
+                 "bloom_ids": bloom["bloom_ids"]}
+        if include_log:
+            saved["log"] = self._log.rows()
+            saved["repair_cache"] = self._repair.export_cache()
+        return saved
 
     def take_changes(self) -> dict:
         """What changed since the last ``take_changes`` or ``export_state``:
-        see ``state.take_changes`` for the contract."""
-        return state.take_changes(self)
+        see ``state`` for the contract. Runs after every step: each part
+        reports only the entries it marked."""
+        parts = {"clock": self._clock()}
+        if self._bloom.changed():
+            parts["bloom"] = self._bloom.export_part()
+        entries = {**self._outgoing.changes(), **self._incoming.changes(), **self._repair.changes(),
+                   **self._log.changes(), **self._peers.changes(), **self._bloom.changes()}
+        self._mark_saved()
+        return {"parts": parts, "entries": entries}
 
     @classmethod
     def restore(cls, saved: dict, config: Config | None = None, retrieval_hint: HintFunction | None = None,
                 log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None = None) -> Channel:
-        """Rebuild a channel from ``export_state()``; pending events are not
-        part of the state (the caller handled them before saving).
+        """Rebuild a channel from ``export_state()`` (of this version or an
+        earlier one); pending events are not part of the state (the caller
+        handled them before saving).
 
         ``log`` - ``(lamport, message_id, sender_id, retrieval_hint, wire)``
         rows in log order - replaces a log left out of the state.
         """
-        return state.restore(cls, saved, config, retrieval_hint, log)
+        saved = state.upgrade(saved)
+        return cls(saved["channel_id"], saved["sender_id"], saved["clock"]["lamport"], config, retrieval_hint,
+                   saved=saved, log=log)
+
+    def _clock(self) -> dict:
+        """The ``clock`` part: small, and rewritten every step."""
+        out_stamp, tat = self._outgoing.counters()
+        return {"lamport": self.lamport, "recent": self._log.export_recent(), "sync": self._sync.export(),
+                "stamps": [out_stamp, *self._incoming.counters(), *self._peers.counters(), tat,
+                           *self._log.counters()],
+                **self._out.export()}
+
+    def _mark_saved(self) -> None:
+        for part in (self._outgoing, self._incoming, self._repair, self._log, self._peers, self._bloom):
+            part.mark_saved()
+
+    def _restore_parts(self, saved: dict, log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None) -> None:
+        """Each part back to what it exported; the log first (what waits is
+        checked against it), the peers before the filter (whose dialect
+        they speak)."""
+        clock = saved["clock"]
+        out_stamp, in_stamp, peers_stamp, tat, lost_stamp = clock["stamps"]
+        if log is None:
+            self._log.load(saved["log"])
+            for mid, wire in saved["repair_cache"]:
+                self._repair.keep(mid, wire)
+        else:
+            rows = []
+            for lamport, mid, sender, hint, wire in log:
+                rows.append((lamport, mid, sender, hint))
+                self._repair.remember(mid, sender, wire, own=sender == self.sender_id)
+            self._log.load(rows)
+        self._log.restore(saved, clock["recent"], (lost_stamp,))
+        self._outgoing.restore(saved, (out_stamp, tat))
+        self._peers.restore(saved, (peers_stamp,))
+        self._bloom.restore(saved, self._peers.latest_filters())
+        self._incoming.restore(saved, (in_stamp,))
+        self._repair.restore(saved)
+        self._sync.restore(clock["sync"])
+        self._out.restore(clock)
+        self._mark_saved()  # a restore starts a round of ``take_changes``, as ``export_state`` does
 
 
 def _checked_content(content: bytes) -> bytes:

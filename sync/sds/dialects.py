@@ -150,26 +150,36 @@ class ReceivedFilter:
         return msg.SerializeToString()
 
     # ------------------------------------------------------------ persistence
+    # Only the compact filter is state (see the module's docstring): a part,
+    # ``bloom``, replaced whole when an id is added, and a collection of the
+    # ids it is built from, ``bloom_ids``, written entry by entry.
 
     def export(self) -> dict:
+        """``{"bloom": ..., "bloom_ids": ...}`` as plain data."""
+        return {"bloom": self.compact.export(), "bloom_ids": self.compact.export_ids()}
+
+    def changed(self) -> bool:
+        """Has the ``bloom`` part changed since ``mark_saved``?"""
+        return self.compact.changed()
+
+    def export_part(self) -> dict:
+        """The ``bloom`` part alone, what a step that added ids rewrites."""
         return self.compact.export()
 
-    def export_ids(self) -> dict[str, str]:
-        return self.compact.export_ids()
+    def changes(self) -> dict[str, dict[str, str | None]]:
+        """The ``bloom_ids`` entries changed since ``mark_saved``, if any; None: gone."""
+        return {"bloom_ids": self.compact.changed_ids()} if self.compact.changed() else {}
 
-    def take_ids(self) -> dict[str, str | None]:
-        return self.compact.take_ids()
+    def mark_saved(self) -> None:
+        self.compact.mark_saved()
 
-    @classmethod
-    def restore(cls, state: dict, ids: dict[str, str], config: Config,
-                filters: Iterable[tuple[str, bytes, int]]) -> ReceivedFilter:
-        """Rebuild from ``export()``, ``export_ids()`` and the latest filter
-        of each participant, ``(participant, filter bytes, when it arrived)``."""
-        received = cls(config)
-        received.compact = RollingBloom.restore(state, ids, config.bloom_capacity, config.bloom_error_rate)
+    def restore(self, saved: dict, filters: Iterable[tuple[str, bytes, int]]) -> None:
+        """Back to what ``export`` gave (on a fresh filter), with the latest
+        filter of each participant, ``(participant, filter bytes, when it
+        arrived)``, which say who speaks which dialect."""
+        self.compact.restore(saved["bloom"], saved["bloom_ids"])
         for participant, data, at in sorted(filters, key=lambda f: f[2]):
-            received.heard(participant, data, at)
-        return received
+            self.heard(participant, data, at)
 
 
 def check_compact_size(wire_bytes: int) -> None:

@@ -26,8 +26,8 @@ is charged to a sender (``holdings``) and bounded in count and in bytes:
   ``max_gapped_per_sender`` waiting, and refused beyond (``unfounded``).
 
 Refused and evicted messages leave nothing behind: the missing ids only they
-waited for are forgotten. Every change is marked for ``take_changes``, entry
-by entry (``incoming``, ``missing``, ``give_up``).
+waited for are forgotten. Every change is marked for ``changes``, entry by
+entry (``incoming``, ``missing``, ``give_up``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from sync.core import Schedule
 
+from .changed import ChangedKeys
 from .config import Config
 from .events import HistoryEntry, Missing, Rejected
 from .holdings import Holdings, held_cost, missing_cost
@@ -82,8 +83,8 @@ class IncomingBuffer:
         self.give_up_at: Schedule[str] = Schedule()
         self.requests: Schedule[str] = Schedule()  # SDS-R: when to ask for a missing message
         self.holdings = Holdings()
-        self.stamp = 0
-        self.dirty: dict[str, set[str]] = {"incoming": set(), "missing": set(), "give_up": set()}
+        self._stamp = 0  # orders the buffer and the missing ids across restores
+        self._dirty = ChangedKeys("incoming", "missing", "give_up")
 
     def __contains__(self, message_id: str) -> bool:
         return message_id in self.pending
@@ -163,11 +164,11 @@ class IncomingBuffer:
 
     def _hold(self, pending: Pending, now: int) -> None:
         mid, sender = pending.msg.message_id, pending.sender
-        self.stamp += 1
-        pending.stamp = self.stamp
+        self._stamp += 1
+        pending.stamp = self._stamp
         self.pending[mid] = pending
         self.holdings.charge(sender, held_cost(pending.wire), held=mid)
-        self.dirty["incoming"].add(mid)
+        self._dirty["incoming"].add(mid)
         new: list[HistoryEntry] = []
         for pb in pending.msg.causal_history:
             dep = pb.message_id
@@ -211,16 +212,16 @@ class IncomingBuffer:
             self._out.emit(Missing(tuple(new), len(self.pending)))
 
     def _add_missing(self, dep: str, missing: MissingId, now: int) -> None:
-        self.stamp += 1
-        missing.stamp = self.stamp
+        self._stamp += 1
+        missing.stamp = self._stamp
         self.missing[dep] = missing
         self.requests.set(dep, request_at(now, self._self_id, dep, self.config))
-        self.dirty["missing"].add(dep)
+        self._dirty["missing"].add(dep)
 
     def _deadline(self, dep: str, now: int) -> None:
         if dep not in self.give_up_at:
             self.give_up_at.set(dep, now + self.config.lost_after_ms)
-            self.dirty["give_up"].add(dep)
+            self._dirty["give_up"].add(dep)
 
     def _transfer(self, dep: str, missing: MissingId, to: Pending) -> None:
         """Charge ``to``'s sender for ``dep`` instead of whoever is charged now."""
@@ -228,7 +229,7 @@ class IncomingBuffer:
         missing.owner, missing.namer = to.msg.message_id, ""
         to.owned.add(dep)
         self.holdings.charge(to.sender, missing_cost(missing.entry), missing=1)
-        self.dirty["missing"].add(dep)
+        self._dirty["missing"].add(dep)
 
     def _discharge(self, dep: str, missing: MissingId) -> None:
         """Whoever is charged for ``dep`` is no longer."""
@@ -257,7 +258,7 @@ class IncomingBuffer:
             self._unwait(pending, dep)
         self.holdings.charge(pending.sender, held_cost(wire) - held_cost(pending.wire))
         pending.msg, pending.wire = msg, wire
-        self.dirty["incoming"].add(msg.message_id)
+        self._dirty["incoming"].add(msg.message_id)
         if pending.unmet:
             return None
         self._leave(pending)
@@ -270,10 +271,10 @@ class IncomingBuffer:
         missing = self.missing.pop(dep, None)
         if missing is not None:
             self._discharge(dep, missing)
-            self.dirty["missing"].add(dep)
+            self._dirty["missing"].add(dep)
         if dep in self.give_up_at:
             self.give_up_at.discard(dep)
-            self.dirty["give_up"].add(dep)
+            self._dirty["give_up"].add(dep)
         self.requests.discard(dep)
 
     def satisfy(self, dep: str) -> list[Pending]:
@@ -284,7 +285,7 @@ class IncomingBuffer:
 
     def due_give_ups(self, now: int) -> list[str]:
         due = self.give_up_at.pop_due(now)
-        self.dirty["give_up"].update(due)
+        self._dirty["give_up"].update(due)
         return due
 
     def give_up(self, dep: str) -> tuple[list[Pending], bool]:
@@ -306,7 +307,7 @@ class IncomingBuffer:
             pending.unmet.discard(dep)
             if gap:
                 pending.gaps.append(dep)
-                self.dirty["incoming"].add(waiter)
+                self._dirty["incoming"].add(waiter)
             if not pending.unmet:
                 done.append(pending)
         return done
@@ -353,7 +354,7 @@ class IncomingBuffer:
         mid = pending.msg.message_id
         del self.pending[mid]
         self.holdings.charge(pending.sender, -held_cost(pending.wire), unheld=mid)
-        self.dirty["incoming"].add(mid)
+        self._dirty["incoming"].add(mid)
 
     def due_requests(self, now: int, limit: int) -> list[HistoryEntry]:
         """SDS-R: the due entries with the lowest T_req, each rescheduled in
@@ -361,19 +362,37 @@ class IncomingBuffer:
         due = self.requests.pop_due(now, limit)
         for mid in due:
             self.requests.set(mid, request_at(now, self._self_id, mid, self.config))
-        self.dirty["missing"].update(due)
+        self._dirty["missing"].update(due)
         return [self.missing[mid].entry for mid in due]
 
     def drop_request(self, message_id: str) -> None:
         """Someone else asked for it, or it came: we need not ask."""
         if message_id in self.requests:
             self.requests.discard(message_id)
-            self.dirty["missing"].add(message_id)
+            self._dirty["missing"].add(message_id)
 
     # ----------------------------------------------------------- persistence
+    # A store keeps ``incoming``, ``missing`` and ``give_up`` entry by entry,
+    # so every change is marked in ``_dirty`` until ``mark_saved``.
 
-    def export_entry(self, collection: str, key: str) -> list | int | None:
-        """One entry of ``incoming``, ``missing`` or ``give_up`` as plain data (None: gone)."""
+    def export(self) -> dict[str, dict]:
+        """All three collections as plain data, keyed by their names."""
+        return {name: {key: self._export_entry(name, key) for key, _ in keys.items()}
+                for name, keys in (("incoming", self.pending), ("missing", self.missing),
+                                   ("give_up", self.give_up_at))}
+
+    def changes(self) -> dict[str, dict]:
+        """The entries changed since ``mark_saved``, shaped as ``export`` but
+        only the collections that changed; None: gone."""
+        return self._dirty.export(self._export_entry)
+
+    def mark_saved(self) -> None:
+        self._dirty.mark_saved()
+
+    def counters(self) -> tuple[int]:
+        return (self._stamp,)
+
+    def _export_entry(self, collection: str, key: str) -> list | int | None:
         if collection == "give_up":
             return self.give_up_at.get(key)
         if collection == "missing":
@@ -383,12 +402,10 @@ class IncomingBuffer:
         p = self.pending.get(key)
         return None if p is None else [p.wire, p.received_at, list(p.gaps), p.stamp]
 
-    def export(self, collection: str) -> dict:
-        keys = {"incoming": self.pending, "missing": self.missing, "give_up": self.give_up_at}[collection]
-        return {key: self.export_entry(collection, key) for key, _ in keys.items()}
-
-    def restore(self, incoming: dict[str, list], missing: dict[str, list], give_up: dict[str, int]) -> None:
-        for _mid, (wire, received_at, gaps, stamp) in sorted(incoming.items(), key=lambda kv: kv[1][3]):
+    def restore(self, saved: dict[str, dict], counters: tuple[int]) -> None:
+        """Back to what ``export`` and ``counters`` gave (on a fresh buffer, the log restored first)."""
+        (self._stamp,) = counters
+        for _mid, (wire, received_at, gaps, stamp) in sorted(saved["incoming"].items(), key=lambda kv: kv[1][3]):
             msg = decode(wire, self.config)
             mid = msg.message_id
             unmet = {pb.message_id for pb in msg.causal_history
@@ -397,7 +414,8 @@ class IncomingBuffer:
             self.holdings.charge(msg.sender_id, held_cost(wire), held=mid)
             for dep in unmet:
                 self._waiters.setdefault(dep, []).append(mid)
-        for dep, (hint, sender, owner, namer, stamp, asked_at) in sorted(missing.items(), key=lambda kv: kv[1][4]):
+        for dep, (hint, sender, owner, namer, stamp, asked_at) in sorted(saved["missing"].items(),
+                                                                         key=lambda kv: kv[1][4]):
             entry = HistoryEntry(dep, hint, sender)
             self.missing[dep] = MissingId(entry, stamp, owner, namer)
             if owner is None:
@@ -407,6 +425,5 @@ class IncomingBuffer:
                 self.holdings.charge(self.pending[owner].sender, missing_cost(entry), missing=1)
             if asked_at is not None:
                 self.requests.set(dep, asked_at)
-        for dep, at in give_up.items():
+        for dep, at in saved["give_up"].items():
             self.give_up_at.set(dep, at)
-

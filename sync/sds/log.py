@@ -60,14 +60,14 @@ class LogView(Sequence[str]):
 
 
 class LocalLog:
-    __slots__ = ("order", "entries", "lost", "lost_stamp", "lost_dirty", "recent", "max_lost")
+    __slots__ = ("order", "entries", "lost", "_lost_stamp", "_lost_dirty", "recent", "max_lost")
 
     def __init__(self, history_size: int, max_lost: int) -> None:
         self.order: SortedList = SortedList()
         self.entries: dict[str, LogEntry] = {}
         self.lost: dict[str, int] = {}  # id -> when given up, as a counter; oldest first
-        self.lost_stamp = 0
-        self.lost_dirty: set[str] = set()  # changed since the last take (a store writes each alone)
+        self._lost_stamp = 0
+        self._lost_dirty: set[str] = set()  # changed since ``mark_saved`` (a store writes each alone)
         self.recent: deque[str] = deque(maxlen=history_size)
         self.max_lost = max_lost
 
@@ -95,26 +95,27 @@ class LocalLog:
         self.entries[message_id] = LogEntry(lamport, sender_id, hint)
         self.recent.append(message_id)
         if self.lost.pop(message_id, None) is not None:
-            self.lost_dirty.add(message_id)
+            self._lost_dirty.add(message_id)
         return self.order.bisect_left(key)
 
     def add_lost(self, message_id: str) -> None:
-        self.lost_stamp += 1
+        self._lost_stamp += 1
         self.lost.pop(message_id, None)  # to the end: the newest
-        self.lost[message_id] = self.lost_stamp
-        self.lost_dirty.add(message_id)
+        self.lost[message_id] = self._lost_stamp
+        self._lost_dirty.add(message_id)
         if len(self.lost) > self.max_lost:
             oldest = next(iter(self.lost))
             del self.lost[oldest]
-            self.lost_dirty.add(oldest)
-
-    def restore_lost(self, lost: dict[str, int]) -> None:
-        self.lost = dict(sorted(lost.items(), key=lambda kv: kv[1]))
+            self._lost_dirty.add(oldest)
 
     def history(self) -> list[HistoryEntry]:
         """What the next message cites: the most recently delivered."""
         return [HistoryEntry(mid, self.entries[mid].retrieval_hint, self.entries[mid].sender_id)
                 for mid in self.recent]
+
+    # ----------------------------------------------------------- persistence
+    # The delivered messages are the caller's to keep (``rows``, ``load``);
+    # the lost ids a store keeps entry by entry, the recent ids whole.
 
     def rows(self) -> list[list]:
         return [[lamport, mid, self.entries[mid].sender_id, self.entries[mid].retrieval_hint]
@@ -124,3 +125,27 @@ class LocalLog:
         for lamport, mid, sender, hint in rows:
             self.order.add((lamport, mid))
             self.entries[mid] = LogEntry(lamport, sender, hint)
+
+    def export(self) -> dict[str, dict[str, int]]:
+        """``{"lost": message id -> when given up, as a counter}``."""
+        return {"lost": dict(self.lost)}
+
+    def changes(self) -> dict[str, dict[str, int | None]]:
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"lost": {mid: self.lost.get(mid) for mid in self._lost_dirty}} if self._lost_dirty else {}
+
+    def mark_saved(self) -> None:
+        self._lost_dirty.clear()
+
+    def counters(self) -> tuple[int]:
+        return (self._lost_stamp,)
+
+    def export_recent(self) -> list[str]:
+        """What the next message cites, oldest first."""
+        return list(self.recent)
+
+    def restore(self, saved: dict[str, dict[str, int]], recent: list[str], counters: tuple[int]) -> None:
+        """Back to what ``export``, ``export_recent`` and ``counters`` gave (after ``load``)."""
+        self.lost = dict(sorted(saved["lost"].items(), key=lambda kv: kv[1]))
+        self.recent.extend(recent)
+        (self._lost_stamp,) = counters

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from sync.core import Schedule
 
 from .dialects import read_filter
+from .changed import ChangedKeys
 from .config import Config
 from .errors import RemoteProtocolError
 from .events import Acknowledged, AcknowledgedByMore, PossiblyAcknowledged
@@ -69,16 +70,16 @@ class OutgoingBuffer:
         self.resend: Schedule[str] = Schedule()
         self.watched: OrderedDict[str, OwnMessage] = OrderedDict()
         self.watch: Schedule[str] = Schedule()
-        self.tat = 0  # theoretical arrival time of the next resend (token bucket)
-        self.stamp = 0  # orders both buffers across restores: insertion order
-        self.dirty: dict[str, set[str]] = {"outgoing": set(), "watched": set()}
+        self._tat = 0  # theoretical arrival time of the next resend (token bucket)
+        self._stamp = 0  # orders both buffers across restores: insertion order
+        self._dirty = ChangedKeys("outgoing", "watched")
 
     # --------------------------------------------------------------- adding
 
     def add(self, message_id: str, wire: bytes, now: int) -> None:
         self.unacked[message_id] = OwnMessage(wire, now, self._next_stamp(), log_size=self._log_size())
         self.resend.set(message_id, now + self.config.resend_unacknowledged_ms)
-        self.dirty["outgoing"].add(message_id)
+        self._dirty["outgoing"].add(message_id)
 
     # ------------------------------------------------------------ reviewing
 
@@ -93,7 +94,7 @@ class OutgoingBuffer:
                 if mid in self.unacked:
                     self._acknowledge(mid, out, "causal_history", now)
                 elif counted:
-                    self.dirty["watched"].add(mid)
+                    self._dirty["watched"].add(mid)
                     self._out.emit(AcknowledgedByMore(mid, out.peers))
         if not self.unacked or not msg.HasField("bloom_filter"):
             return
@@ -110,7 +111,7 @@ class OutgoingBuffer:
                 log_fp = max(math.log(bloom.false_positive_rate() or 1e-300), _MIN_LOG_FP)
             self._credit(out, peer)
             out.log_fp += log_fp
-            self.dirty["outgoing"].add(mid)
+            self._dirty["outgoing"].add(mid)
             if self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)
                 continue
@@ -161,16 +162,16 @@ class OutgoingBuffer:
         out.stamp = self._next_stamp()
         self.watched[message_id] = out
         self.watch.set(message_id, now + self.config.resend_possibly_acknowledged_ms)
-        self.dirty["outgoing"].add(message_id)
-        self.dirty["watched"].add(message_id)
+        self._dirty["outgoing"].add(message_id)
+        self._dirty["watched"].add(message_id)
         if len(self.watched) > self.config.max_watched:
             oldest, _ = self.watched.popitem(last=False)
             self.watch.discard(oldest)
-            self.dirty["watched"].add(oldest)
+            self._dirty["watched"].add(oldest)
 
     def _next_stamp(self) -> int:
-        self.stamp += 1
-        return self.stamp
+        self._stamp += 1
+        return self._stamp
 
     # ---------------------------------------------------------------- timer
 
@@ -188,7 +189,7 @@ class OutgoingBuffer:
                 break
             (mid,) = self.resend.pop_due(now, 1)
             out = self.unacked[mid]
-            self.dirty["outgoing"].add(mid)
+            self._dirty["outgoing"].add(mid)
             if out.peers and self._acknowledged_by_blooms(out, now):
                 self._acknowledge(mid, out, "bloom", now)  # the peers lacking it went quiet
                 continue
@@ -212,12 +213,12 @@ class OutgoingBuffer:
     def _earliest_resend(self) -> int:
         """A second's worth of resends may go at once (the bucket's depth),
         then one per interval."""
-        return self.tat - RESEND_BURST_MS + self._interval()
+        return self._tat - RESEND_BURST_MS + self._interval()
 
     def _may_resend(self, now: int) -> bool:
         if now < self._earliest_resend():
             return False
-        self.tat = max(self.tat, now) + self._interval()
+        self._tat = max(self._tat, now) + self._interval()
         return True
 
     def _rebroadcast(self, out: OwnMessage, counter: str, now: int) -> None:
@@ -229,7 +230,7 @@ class OutgoingBuffer:
     def _check_watched(self, message_id: str, now: int) -> None:
         out = self.watched[message_id]
         config = self.config
-        self.dirty["watched"].add(message_id)
+        self._dirty["watched"].add(message_id)
         if self._log_size() - out.log_size >= config.bloom_capacity // 2:
             # A filter is sure to hold only its newest half: after this many
             # messages, one lacking ours says nothing, now or later (in a busy
@@ -265,9 +266,27 @@ class OutgoingBuffer:
         self.watch.set(message_id, now + config.resend_possibly_acknowledged_ms)
 
     # ----------------------------------------------------------- persistence
+    # A store keeps ``outgoing`` and ``watched`` entry by entry, so every
+    # change is marked in ``_dirty`` until ``mark_saved``.
 
-    def export_entry(self, name: str, message_id: str) -> list | None:
-        """One entry of ``outgoing`` or ``watched`` as plain data (None: gone)."""
+    def export(self) -> dict[str, dict[str, list]]:
+        """Both buffers as plain data: ``{"outgoing": ..., "watched": ...}``."""
+        return {name: {mid: self._export_entry(name, mid) for mid in buffer}
+                for name, buffer in (("outgoing", self.unacked), ("watched", self.watched))}
+
+    def changes(self) -> dict[str, dict[str, list | None]]:
+        """The entries changed since ``mark_saved``, shaped as ``export`` but
+        only the collections that changed; None: gone."""
+        return self._dirty.export(self._export_entry)
+
+    def mark_saved(self) -> None:
+        self._dirty.mark_saved()
+
+    def counters(self) -> tuple[int, int]:
+        """The insertion stamp and the resend bucket's theoretical arrival time."""
+        return self._stamp, self._tat
+
+    def _export_entry(self, name: str, message_id: str) -> list | None:
         buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
         out = buffer.get(message_id)
         if out is None:
@@ -275,17 +294,15 @@ class OutgoingBuffer:
         return [out.wire, out.sent_at, out.stamp, sorted(out.possible_by), out.log_fp, out.resends,
                 schedule.get(message_id), out.log_size, out.peers]
 
-    def export(self, name: str) -> dict[str, list]:
-        buffer = self.unacked if name == "outgoing" else self.watched
-        return {mid: self.export_entry(name, mid) for mid in buffer}
-
-    def restore(self, name: str, entries: dict[str, list]) -> None:
-        buffer, schedule = (self.unacked, self.resend) if name == "outgoing" else (self.watched, self.watch)
-        for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due, *rest) in sorted(
-                entries.items(), key=lambda kv: kv[1][2]):
-            # saved before log_size was: as if the log had moved on past it; before peers was: as many as named
-            log_size = rest[0] if rest else -self.config.bloom_capacity
-            peers = rest[1] if len(rest) > 1 else len(possible_by)
-            buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends, log_size, peers)
-            if due is not None:
-                schedule.set(mid, due)
+    def restore(self, saved: dict[str, dict[str, list]], counters: tuple[int, int]) -> None:
+        """Back to what ``export`` and ``counters`` gave (on a fresh buffer)."""
+        self._stamp, self._tat = counters
+        for name, buffer, schedule in (("outgoing", self.unacked, self.resend), ("watched", self.watched, self.watch)):
+            for mid, (wire, sent_at, stamp, possible_by, log_fp, resends, due, *rest) in sorted(
+                    saved[name].items(), key=lambda kv: kv[1][2]):
+                # saved before log_size was: as if the log had moved on past it; before peers was: as many as named
+                log_size = rest[0] if rest else -self.config.bloom_capacity
+                peers = rest[1] if len(rest) > 1 else len(possible_by)
+                buffer[mid] = OwnMessage(wire, sent_at, stamp, set(possible_by), log_fp, resends, log_size, peers)
+                if due is not None:
+                    schedule.set(mid, due)

@@ -29,3 +29,12 @@ class Output:
         datagrams = list(self.datagrams)
         self.datagrams.clear()
         return datagrams
+
+    def export(self) -> dict:
+        """The datagrams not yet drained and the counters, as plain data:
+        ``{"outbox": ..., "stats": ...}`` (events are drained before a save)."""
+        return {"outbox": list(self.datagrams), "stats": dict(self.stats)}
+
+    def restore(self, saved: dict) -> None:
+        self.datagrams.extend(saved["outbox"])
+        self.stats.update(saved["stats"])

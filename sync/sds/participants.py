@@ -21,8 +21,8 @@ from collections.abc import Iterator
 
 
 class Participants:
-    __slots__ = ("capacity", "expiry_ms", "filter_budget", "_heard", "_filters", "_filter_bytes", "_rank", "stamp",
-                 "evicted", "dirty")
+    __slots__ = ("capacity", "expiry_ms", "filter_budget", "_heard", "_filters", "_filter_bytes", "_rank", "_stamp",
+                 "evicted", "_dirty")
 
     def __init__(self, capacity: int, expiry_ms: int, filter_budget: int) -> None:
         self.capacity = capacity
@@ -32,9 +32,9 @@ class Participants:
         self._filters: dict[str, tuple[bytes, int]] = {}
         self._filter_bytes = 0
         self._rank: dict[str, int] = {}  # when last heard, as a counter: orders the table across restores
-        self.stamp = 0
+        self._stamp = 0
         self.evicted = 0
-        self.dirty: set[str] = set()  # peers changed since the last take
+        self._dirty: set[str] = set()  # peers changed since ``mark_saved``
 
     def __len__(self) -> int:
         return len(self._heard)
@@ -45,9 +45,9 @@ class Participants:
     def heard(self, peer: str, now: int) -> None:
         self._heard[peer] = now
         self._heard.move_to_end(peer)
-        self.stamp += 1
-        self._rank[peer] = self.stamp
-        self.dirty.add(peer)
+        self._stamp += 1
+        self._rank[peer] = self._stamp
+        self._dirty.add(peer)
         while len(self._heard) > self.capacity:
             self._forget(next(iter(self._heard)))
             self.evicted += 1
@@ -58,13 +58,13 @@ class Participants:
         self._drop_filter(peer)
         self._filters[peer] = (data, now)
         self._filter_bytes += len(data)
-        self.dirty.add(peer)
+        self._dirty.add(peer)
         if self._filter_bytes > self.filter_budget:
             for oldest in self._heard:  # least recently heard first; ``peer`` (just heard) is last
                 if self._filter_bytes <= self.filter_budget or oldest == peer:
                     break
                 if self._drop_filter(oldest):
-                    self.dirty.add(oldest)
+                    self._dirty.add(oldest)
 
     def _drop_filter(self, peer: str) -> bool:
         kept = self._filters.pop(peer, None)
@@ -96,24 +96,42 @@ class Participants:
         del self._heard[peer]
         self._drop_filter(peer)
         del self._rank[peer]
-        self.dirty.add(peer)
+        self._dirty.add(peer)
 
-    def export_entry(self, peer: str) -> list | None:
-        """``[rank, last heard, filter, filter received at]``, None if gone;
+    # ----------------------------------------------------------- persistence
+    # A store keeps ``peers`` entry by entry (``_dirty`` until ``mark_saved``).
+
+    def export(self) -> dict[str, dict[str, list]]:
+        """``{"peers": peer -> [rank, last heard, filter, filter received at]}``;
         the rank orders the table on restore, least recently heard first."""
+        return {"peers": {peer: self._export_entry(peer) for peer in self._heard}}
+
+    def changes(self) -> dict[str, dict[str, list | None]]:
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"peers": {peer: self._export_entry(peer) for peer in self._dirty}} if self._dirty else {}
+
+    def mark_saved(self) -> None:
+        self._dirty.clear()
+
+    def counters(self) -> tuple[int]:
+        return (self._stamp,)
+
+    def _export_entry(self, peer: str) -> list | None:
         if peer not in self._heard:
             return None
         data, at = self._filters.get(peer, (None, None))
         return [self._rank[peer], self._heard[peer], data, at]
 
-    def export(self) -> dict[str, list]:
-        return {peer: self.export_entry(peer) for peer in self._heard}
-
-    def restore(self, entries: dict[str, list]) -> None:
-        for peer, (rank, heard, data, at) in sorted(entries.items(), key=lambda kv: kv[1][0]):
+    def restore(self, saved: dict[str, dict[str, list]], counters: tuple[int]) -> None:
+        """Back to what ``export`` and ``counters`` gave (on a fresh table)."""
+        for peer, (rank, heard, data, at) in sorted(saved["peers"].items(), key=lambda kv: kv[1][0]):
             self._heard[peer] = heard
             self._rank[peer] = rank
-            self.stamp = max(self.stamp, rank)
             if data is not None:
                 self._filters[peer] = (data, at)
                 self._filter_bytes += len(data)
+        (self._stamp,) = counters
+
+    def latest_filters(self) -> Iterator[tuple[str, bytes, int]]:
+        """``(peer, its latest filter, when it arrived)`` for each that sent one."""
+        return ((peer, data, at) for peer, (data, at) in self._filters.items())

@@ -46,7 +46,7 @@ class Responses:
         self.cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_bytes = 0
         self.due: Schedule[str] = Schedule()
-        self.dirty: set[str] = set()  # scheduled responses changed since the last take
+        self._dirty: set[str] = set()  # scheduled responses changed since the last take
 
     def remember(self, message_id: str, sender_id: str, wire: bytes, own: bool) -> None:
         """A delivered message: keep its bytes if we would answer for it."""
@@ -68,25 +68,39 @@ class Responses:
             return
         if is_responder(self._self_id, sender_id, message_id, self.config):
             self.due.set(message_id, response_at(now, self._self_id, sender_id, message_id, self.config))
-            self.dirty.add(message_id)
+            self._dirty.add(message_id)
 
     def seen(self, message_id: str) -> None:
         """Someone rebroadcast it (or sent it): nobody needs to answer."""
         if message_id in self.due:
             self.due.discard(message_id)
-            self.dirty.add(message_id)
+            self._dirty.add(message_id)
 
     def pop_due(self, now: int) -> list[tuple[str, bytes]]:
         due = self.due.pop_due(now)
-        self.dirty.update(due)
+        self._dirty.update(due)
         return [(mid, self.cache[mid]) for mid in due if mid in self.cache]
 
-    def export_entry(self, message_id: str) -> int | None:
-        return self.due.get(message_id)
+    # ----------------------------------------------------------- persistence
+    # A store keeps ``responses`` entry by entry (``_dirty`` until
+    # ``mark_saved``); the cache only when it keeps no log of its own.
 
-    def export(self) -> dict[str, int]:
-        return dict(self.due.items())
+    def export(self) -> dict[str, dict[str, int]]:
+        """``{"responses": message id -> when to rebroadcast it}``."""
+        return {"responses": dict(self.due.items())}
 
-    def restore(self, due: dict[str, int]) -> None:
-        for mid, at in due.items():
+    def changes(self) -> dict[str, dict[str, int | None]]:
+        """The entries changed since ``mark_saved``, if any, shaped as ``export``; None: gone."""
+        return {"responses": {mid: self.due.get(mid) for mid in self._dirty}} if self._dirty else {}
+
+    def mark_saved(self) -> None:
+        self._dirty.clear()
+
+    def export_cache(self) -> list[list]:
+        """The cached messages, ``[message id, wire]``, oldest first."""
+        return [[mid, wire] for mid, wire in self.cache.items()]
+
+    def restore(self, saved: dict[str, dict[str, int]]) -> None:
+        """Back to what ``export`` gave (the cache is refilled by ``keep`` or ``remember``)."""
+        for mid, at in saved["responses"].items():
             self.due.set(mid, at)

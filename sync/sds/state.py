@@ -47,64 +47,22 @@ sends one message changes one ``outgoing`` entry and ``clock``, however many
 messages wait unacknowledged; one that learns of a missing id writes that
 id, however many others are missing.
 
-States saved by earlier versions are upgraded on restore (``upgrade_v1`` to
-``upgrade_v3``).
+States saved by earlier versions are upgraded on restore (``upgrade``).
+
+The channel puts the state together (``Channel.export_state``,
+``take_changes``, ``restore``) from its parts, each of which exports,
+restores and marks what changed in its own parts and collections
+(``export`` / ``changes`` / ``mark_saved`` / ``restore``); this module holds
+the layout: its version, how a store applies changes, and the upgrades.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-from .dialects import ReceivedFilter
-from .config import Config
 from .errors import LocalProtocolError
 from .wire import SdsMessage
 
-if TYPE_CHECKING:
-    from .channel import Channel
-    from .delivery import HintFunction
-
 STATE_VERSION = 4
-PARTS = ("clock", "bloom")
 COLLECTIONS = ("outgoing", "watched", "incoming", "missing", "give_up", "responses", "lost", "peers", "bloom_ids")
-
-
-def export_state(ch: Channel, include_log: bool = True) -> dict:
-    _reset(ch)
-    saved: dict[str, Any] = {"version": STATE_VERSION, "channel_id": ch.channel_id, "sender_id": ch.sender_id}
-    saved.update({name: _part(ch, name) for name in PARTS})
-    saved["outgoing"] = ch._outgoing.export("outgoing")
-    saved["watched"] = ch._outgoing.export("watched")
-    for name in ("incoming", "missing", "give_up"):
-        saved[name] = ch._incoming.export(name)
-    saved["responses"] = ch._repair.export()
-    saved["lost"] = dict(ch._log.lost)
-    saved["peers"] = ch._peers.export()
-    saved["bloom_ids"] = ch._bloom.export_ids()
-    if include_log:
-        saved["log"] = ch._log.rows()
-        saved["repair_cache"] = [[mid, wire] for mid, wire in ch._repair.cache.items()]
-    return saved
-
-
-def take_changes(ch: Channel) -> dict:
-    parts = {"clock": _part(ch, "clock")}
-    if ch._bloom_changed:
-        parts["bloom"] = _part(ch, "bloom")
-    out, incoming, lost = ch._outgoing, ch._incoming, ch._log.lost
-    entries = {
-        "outgoing": {mid: out.export_entry("outgoing", mid) for mid in out.dirty["outgoing"]},
-        "watched": {mid: out.export_entry("watched", mid) for mid in out.dirty["watched"]},
-        **{name: {key: incoming.export_entry(name, key) for key in incoming.dirty[name]}
-           for name in ("incoming", "missing", "give_up")},
-        "responses": {mid: ch._repair.export_entry(mid) for mid in ch._repair.dirty},
-        "lost": {mid: lost.get(mid) for mid in ch._log.lost_dirty},
-        "peers": {peer: ch._peers.export_entry(peer) for peer in ch._peers.dirty},
-        "bloom_ids": ch._bloom.take_ids(),
-    }
-    _reset(ch)
-    return {"parts": parts, "entries": {name: changed for name, changed in entries.items() if changed}}
 
 
 def apply_changes(saved: dict, changes: dict) -> dict:
@@ -122,63 +80,14 @@ def apply_changes(saved: dict, changes: dict) -> dict:
     return result
 
 
-def _reset(ch: Channel) -> None:
-    ch._bloom_changed = False
-    for changed in (*ch._outgoing.dirty.values(), *ch._incoming.dirty.values(), ch._repair.dirty,
-                    ch._log.lost_dirty, ch._peers.dirty):
-        changed.clear()
-    ch._bloom.take_ids()  # a new round: the ids added so far are saved
-
-
-def _part(ch: Channel, name: str) -> Any:
-    if name == "clock":
-        return {
-            "lamport": ch.lamport, "recent": list(ch._log.recent),
-            "sync": ch._sync.export(),
-            "stamps": [ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat, ch._log.lost_stamp],
-            "outbox": list(ch._out.datagrams), "stats": dict(ch.stats),
-        }
-    return ch._bloom.export()
-
-
-def restore(cls: type[Channel], saved: dict, config: Config | None, retrieval_hint: HintFunction | None,
-            log: Iterable[tuple[int, str, str, bytes | None, bytes]] | None) -> Channel:
-    if saved.get("version") == 1:
-        saved = upgrade_v1(saved)
-    if saved.get("version") == 2:
-        saved = upgrade_v2(saved)
-    if saved.get("version") == 3:
-        saved = upgrade_v3(saved)
+def upgrade(saved: dict) -> dict:
+    """``saved``, of this version or any earlier one, in this version's layout."""
+    for version, step in ((1, upgrade_v1), (2, upgrade_v2), (3, upgrade_v3)):
+        if saved.get("version") == version:
+            saved = step(saved)
     if saved.get("version") != STATE_VERSION:
         raise LocalProtocolError(f"unknown channel state version {saved.get('version')!r}")
-    clock = saved["clock"]
-    ch = cls(saved["channel_id"], saved["sender_id"], clock["lamport"], config, retrieval_hint)
-    config = ch.config
-    if log is None:
-        ch._log.load(saved["log"])
-        for mid, wire in saved["repair_cache"]:
-            ch._repair.keep(mid, wire)
-    else:
-        rows = []
-        for lamport, mid, sender, hint, wire in log:
-            rows.append((lamport, mid, sender, hint))
-            ch._repair.remember(mid, sender, wire, own=sender == ch.sender_id)
-        ch._log.load(rows)
-    ch._log.restore_lost(saved["lost"])
-    ch._log.recent.extend(clock["recent"])
-    ch._outgoing.restore("outgoing", saved["outgoing"])
-    ch._outgoing.restore("watched", saved["watched"])
-    ch._peers.restore(saved["peers"])
-    latest_filters = ((peer, *ch._peers.filter_of(peer)) for peer, _ in ch._peers.items() if ch._peers.filter_of(peer))
-    ch._bloom = ReceivedFilter.restore(saved["bloom"], saved["bloom_ids"], config, latest_filters)
-    ch._outgoing.stamp, ch._incoming.stamp, ch._peers.stamp, ch._outgoing.tat, ch._log.lost_stamp = clock["stamps"]
-    ch._incoming.restore(saved["incoming"], saved["missing"], saved["give_up"])
-    ch._repair.restore(saved["responses"])
-    ch._sync.restore(clock["sync"])
-    ch._out.datagrams.extend(clock["outbox"])
-    ch.stats.update(clock["stats"])
-    _reset(ch)
-    return ch
+    return saved
 
 
 def upgrade_v1(old: dict) -> dict:

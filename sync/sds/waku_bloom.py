@@ -117,10 +117,11 @@ class WakuBloom:
 
     __slots__ = ("_bits", "_wire")
 
-    def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._bits = bitarray(NUM_WORDS * 64, endian="little")
-        self._bits.setall(0)
-        self._wire: bytes | None = None
+    def __init__(self, ids: Iterable[str] = (), *, wire: bytes | None = None) -> None:
+        """Built from ``ids``, or decoded from ``wire`` (see ``decode``)."""
+        self._bits = bitarray(endian="little")
+        self._bits.frombytes(bytes(WIRE_BYTES) if wire is None else wire)
+        self._wire = wire
         for key in ids:
             self.add(key)
 
@@ -143,11 +144,7 @@ class WakuBloom:
     def decode(cls, data: bytes) -> WakuBloom:
         if len(data) != WIRE_BYTES:
             raise RemoteProtocolError("bad_bloom", f"@waku/sds filter of {len(data)} bytes, expected {WIRE_BYTES}")
-        bloom = cls.__new__(cls)
-        bloom._bits = bitarray(endian="little")
-        bloom._bits.frombytes(data)
-        bloom._wire = bytes(data)
-        return bloom
+        return cls(wire=bytes(data))
 
     def false_positive_rate(self) -> float:
         """Chance that an id never added tests positive: the fill ratio of

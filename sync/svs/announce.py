@@ -49,3 +49,15 @@ class Announcer:
         if entry is None:
             entry = self._encoded[node] = vector.encode_entry(node, self.by_node[node])
         return entry
+
+    # -------------------------------------------------------------- state
+    # The entries themselves are the member's vector (restored through
+    # ``set``); what is the announcer's own is how recently each grew.
+
+    def export(self) -> dict:
+        return {"touched": [[node.encode(), at] for node, at in self.touched.items()], "clock": self.clock}
+
+    def restore(self, saved: dict) -> None:
+        """Back to what ``export`` gave, after the entries were ``set`` again."""
+        self.touched = {Name.decode(n): at for n, at in saved["touched"]}
+        self.clock = saved["clock"]

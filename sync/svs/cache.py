@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from .names import Name
 from .vector import Producer
 
 
@@ -24,3 +25,11 @@ class PublicationCache(OrderedDict[tuple[Producer, int], bytes]):
         if content is not None:
             self.move_to_end((producer, seq))
         return content
+
+    def export(self) -> list:
+        """``[node, bootstrap, seq, content]``, least recently used first."""
+        return [[p.node.encode(), p.bootstrap, seq, content] for (p, seq), content in self.items()]
+
+    def restore(self, saved: list) -> None:
+        for n, b, seq, content in saved:
+            self[(Producer(Name.decode(n), b), seq)] = content

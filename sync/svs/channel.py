@@ -36,7 +36,7 @@ from .config import Config
 from .events import Delivered, Event, Known, Missing, Rejected
 from .jitter import Jitter
 from .names import Name
-from .plain import export_channel, restore_channel, seed_for
+from .plain import VERSION, address_from_plain, address_to_plain, seed_for, vector_from_plain, vector_to_plain
 from .receipts import Receipts
 from .retrieval import Retrieval
 from .suppression import STEADY, SUPPRESSION, SyncTimer
@@ -49,7 +49,8 @@ class Channel:
     """An SVS group member following the ``sync.core`` engine protocol."""
 
     def __init__(self, group: Name | str, node_id: Name | str, now: int, config: Config | None = None, *,
-                 bootstrap_time: int | None = None, seed: bytes | None = None) -> None:
+                 bootstrap_time: int | None = None, seed: bytes | None = None, saved: dict | None = None) -> None:
+        """``saved``: what ``restore`` resumes from."""
         self.config = config or Config()
         self.group = Name.of(group)
         self.node = Name.of(node_id)
@@ -65,6 +66,8 @@ class Channel:
         self._data = Retrieval(self.group, self.config, self.stats)
         self._events: list[Event] = []
         self._out: list[Outgoing] = []
+        if saved is not None:
+            self._restore_parts(saved)
 
     @property
     def seq(self) -> int:
@@ -284,9 +287,35 @@ class Channel:
 
     # ------------------------------------------------------------ state
 
+    # Each part exports and restores its own fields; the member puts them
+    # together in one flat dict (``plain``), and keeps the vector itself.
+
     def export_state(self) -> dict:
-        return export_channel(self)
+        return {
+            "version": VERSION, "group": self.group.encode(), "node": self.node.encode(),
+            "bootstrap": self.bootstrap, **self._jitter.export(), "vector": vector_to_plain(self.vector),
+            "hearsay": [[p.node.encode(), p.bootstrap] for p in self.hearsay], **self._announcer.export(),
+            **self._timer.export(), **self._data.export(address_to_plain),
+            "receipts": self._receipts.export(Name.encode), "stats": dict(self.stats),
+        }
 
     @classmethod
     def restore(cls, state: dict, config: Config | None = None) -> Channel:
-        return restore_channel(cls, state, config or Config())
+        if state.get("version") != VERSION:
+            raise ValueError(f"unknown SVS state version {state.get('version')!r}")
+        return cls(Name.decode(state["group"]), Name.decode(state["node"]), 0, config or Config(),
+                   bootstrap_time=state["bootstrap"], seed=state["seed"], saved=state)
+
+    def _restore_parts(self, saved: dict) -> None:
+        """Each part back to what it exported: the vector's entries before the
+        announcer, whose record of when each grew ``set`` would overwrite.
+        (States saved before hearsay and receipts lack them.)"""
+        self._jitter.restore(saved)
+        for producer, seq in vector_from_plain(saved["vector"]).items():
+            self._set_entry(producer, seq)
+        self.hearsay = {Producer(Name.decode(n), b) for n, b in saved.get("hearsay", [])}
+        self._announcer.restore(saved)
+        self._timer.restore(saved)
+        self._data.restore(saved, address_from_plain)
+        self._receipts.restore(saved.get("receipts", []), Name.decode)
+        self.stats.update(saved["stats"])  # the parts count into the same Counter

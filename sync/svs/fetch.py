@@ -165,21 +165,20 @@ class Fetcher:
             "addresses": [[n.encode(), plain_address(a)] for n, a in self.addresses.items()],
         }
 
-    @classmethod
-    def restore(cls, state: dict, config: Config, address) -> Fetcher:
-        f = cls(config)
+    def restore(self, saved: dict, address) -> None:
+        """Back to what ``export`` gave (on a fresh fetcher); ``address``
+        turns a plain address back."""
         p = _producer_from
-        f.delivered = {p(n, b): s for n, b, s in state["delivered"]}
-        f.next_request = {p(n, b): s for n, b, s in state["next_request"]}
-        f.queue = deque(p(n, b) for n, b in state["queue"])
-        f._queued = set(f.queue)
-        for n, b, s, due, attempts in state["in_flight"]:
-            f.in_flight.set((p(n, b), s), due)
-            f.attempts[(p(n, b), s)] = attempts
-        f.arrived = {(p(n, b), s): c for n, b, s, c in state["arrived"]}
-        f.holders = {p(n, b): {address(h): s for h, s in hs} for n, b, hs in state["holders"]}
-        f.addresses = {Name.decode(n): address(a) for n, a in state["addresses"]}
-        return f
+        self.delivered = {p(n, b): s for n, b, s in saved["delivered"]}
+        self.next_request = {p(n, b): s for n, b, s in saved["next_request"]}
+        self.queue = deque(p(n, b) for n, b in saved["queue"])
+        self._queued = set(self.queue)
+        for n, b, s, due, attempts in saved["in_flight"]:
+            self.in_flight.set((p(n, b), s), due)
+            self.attempts[(p(n, b), s)] = attempts
+        self.arrived = {(p(n, b), s): c for n, b, s, c in saved["arrived"]}
+        self.holders = {p(n, b): {address(h): s for h, s in hs} for n, b, hs in saved["holders"]}
+        self.addresses = {Name.decode(n): address(a) for n, a in saved["addresses"]}
 
 
 def _producer_plain(producer: Producer) -> list:

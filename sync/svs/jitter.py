@@ -20,6 +20,13 @@ class Jitter:
         self.seed = seed
         self.draws = draws
 
+    def export(self) -> dict:
+        return {"seed": self.seed, "draws": self.draws}
+
+    def restore(self, saved: dict) -> None:
+        """Back to what ``export`` gave: the stream goes on where it stopped."""
+        self.seed, self.draws = saved["seed"], saved["draws"]
+
     def _next(self) -> int:
         self.draws += 1
         digest = hashlib.blake2b(self.draws.to_bytes(8, "big"), key=self.seed[:64], digest_size=8).digest()

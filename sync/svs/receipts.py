@@ -43,9 +43,7 @@ class Receipts:
     def export(self, plain_member) -> list:
         return [[plain_member(m), seq] for m, seq in self.shown.items()]
 
-    @classmethod
-    def restore(cls, state: list, member) -> Receipts:
-        receipts = cls()
-        for m, seq in state:
-            receipts.saw(member(m), seq)
-        return receipts
+    def restore(self, saved: list, member) -> None:
+        """Back to what ``export`` gave (on fresh receipts); ``member`` turns a plain member back."""
+        for m, seq in saved:
+            self.saw(member(m), seq)

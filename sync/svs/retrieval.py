@@ -69,3 +69,13 @@ class Retrieval:
             out.append(Outgoing(packets.encode_data_interest(self.group, producer, seq, nonce()), to))
             self.stats["data_interest_sent"] += 1
         return out
+
+    # -------------------------------------------------------------- state
+
+    def export(self, plain_address: Callable[[Hashable], object]) -> dict:
+        return {"cache": self.cache.export(), "fetch": self.fetch.export(plain_address)}
+
+    def restore(self, saved: dict, address: Callable[[object], Hashable]) -> None:
+        """Back to what ``export`` gave (on a fresh part)."""
+        self.cache.restore(saved["cache"])
+        self.fetch.restore(saved["fetch"], address)

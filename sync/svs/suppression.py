@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from . import vector
 from .config import Config
+from .plain import name_from_plain, name_to_plain, vector_from_plain, vector_to_plain
 from .jitter import Jitter
 from .vector import Producer, Span
 
@@ -97,3 +98,23 @@ class SyncTimer:
 
     def _periodic(self) -> int:
         return self.jitter.around(self.config.sync_interval_ms, self.config.sync_jitter)
+
+    # -------------------------------------------------------------- state
+
+    def export(self) -> dict:
+        return {
+            "state": self.state, "sync_due": self.due, "last_emit": self.last_emit,
+            "repeat_gaps": list(self.repeat_gaps), "repeating": self.repeating,
+            "aggregate": vector_to_plain(self.aggregate),
+            "aggregate_spans": [[name_to_plain(s.lo), name_to_plain(s.hi)] for s in self.aggregate_spans],
+        }
+
+    def restore(self, saved: dict) -> None:
+        """Back to what ``export`` gave; a state saved before repeats (or
+        keep-alives) lacks their fields."""
+        self.state, self.due = saved["state"], saved["sync_due"]
+        self.last_emit = saved.get("last_emit", 0)
+        self.repeat_gaps = list(saved.get("repeat_gaps", []))
+        self.repeating = saved.get("repeating", False)
+        self.aggregate = vector_from_plain(saved["aggregate"])
+        self.aggregate_spans = [Span(name_from_plain(lo), name_from_plain(hi)) for lo, hi in saved["aggregate_spans"]]

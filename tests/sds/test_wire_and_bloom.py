@@ -57,12 +57,13 @@ def test_bloom_state_restores_bit_for_bit():
     bloom = RollingBloom(100, 0.01)
     for i in range(130):
         bloom.add(f"id-{i}")
-    again = RollingBloom.restore(bloom.export(), bloom.export_ids(), 100, 0.01)
+    again = RollingBloom(100, 0.01)
+    again.restore(bloom.export(), bloom.export_ids())
     assert again.to_bytes() == bloom.to_bytes()
 
 
 def test_bloom_ids_are_saved_one_entry_per_id():
-    """A store that applies ``take_ids`` after each id holds what
+    """A store that applies ``changed_ids`` after each id holds what
     ``export_ids`` gives, and each id costs one entry written and at most
     one deleted, however many the filter holds: past capacity, the oldest
     is pushed out."""
@@ -70,7 +71,8 @@ def test_bloom_ids_are_saved_one_entry_per_id():
     stored = bloom.export_ids()
     for i in range(250):
         bloom.add(f"id-{i}")
-        changed = bloom.take_ids()
+        changed = bloom.changed_ids()
+        bloom.mark_saved()
         assert changed == ({str(i - 100): None} if i >= 100 else {}) | {str(i): f"id-{i}"}
         for number, key in changed.items():
             if key is None:
@@ -79,7 +81,8 @@ def test_bloom_ids_are_saved_one_entry_per_id():
                 stored[number] = key
         assert stored == bloom.export_ids()
     assert sorted(stored.values()) == sorted(f"id-{i}" for i in range(150, 250))
-    again = RollingBloom.restore(bloom.export(), stored, 100, 0.01)
+    again = RollingBloom(100, 0.01)
+    again.restore(bloom.export(), stored)
     assert again.to_bytes() == bloom.to_bytes()
     assert again.export_ids() == stored
 
