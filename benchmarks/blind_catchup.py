@@ -75,8 +75,8 @@ def blind_store(tmp: Path, name: str, alice: Runtime, held: int) -> Runtime:
 
 def link(dialer: Runtime, listener: Runtime) -> dict[str, float]:
     """Run one replication link to the end; what it cost."""
-    a = dialer.links.open(("10.0.0.2", 7001), initiator=True, now=T0)
-    b = listener.links.open(("10.0.0.1", 7000), initiator=False, now=T0)
+    a = dialer.stream_opened(("10.0.0.2", 7001), initiator=True, now=T0)
+    b = listener.stream_opened(("10.0.0.1", 7000), initiator=False, now=T0)
     ends = [(dialer, a, listener, b, "out"), (listener, b, dialer, a, "in")]
     cost = {"out": 0, "in": 0, "msgs_out": 0, "msgs_in": 0, "reads": 0.0, "listener_reads": 0.0}
     wall, cpu = time.perf_counter(), time.process_time()
@@ -86,15 +86,15 @@ def link(dialer: Runtime, listener: Runtime) -> dict[str, float]:
         for rt, conn, other, other_conn, way in ends:
             for wanted_conn, wanted in rt.reads():
                 t = time.process_time()
-                answer = rt.catchup.answer(rt.store, wanted)
+                answer = rt.read_wanted(rt.store, wanted)
                 cost["reads" if rt is dialer else "listener_reads"] += time.process_time() - t
-                rt.links.answer(wanted_conn, wanted, answer, T0)
+                rt.store_answered(wanted_conn, wanted, answer, T0)
                 moved = True
             for out in conn.datagrams_to_send(T0):
                 moved = True
                 cost[way] += len(out.data)
                 cost[f"msgs_{way}"] += 1
-                other.links.received(other_conn, [out.data], T0)
+                other.stream_frames(other_conn, [out.data], T0)
     cost["wall"], cost["cpu"] = time.perf_counter() - wall, time.process_time() - cpu
     return cost
 
@@ -111,7 +111,7 @@ def main() -> None:
             alice = member(Path(tmp), history)
             for lacks, warm in ((args.missing, False), (history, False), (args.missing, True)):
                 if not warm:
-                    alice.catchup._sets.clear()  # the member works its set out afresh
+                    alice._catchup._sets.clear()  # the member works its set out afresh
                 store = blind_store(Path(tmp), f"store{lacks}{warm}", alice, history - lacks)
                 cost = link(alice, store)
                 kept = store.stats["blind_replicated_in"]

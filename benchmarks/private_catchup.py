@@ -81,7 +81,7 @@ def main() -> None:
             for dialer in ("late", "member"):
                 runs = []
                 for n in range(args.repeat):
-                    alice.catchup._sets.clear()  # every run starts from a member that has not linked yet
+                    alice._catchup._sets.clear()  # every run starts from a member that has not linked yet
                     carol = late(Path(tmp), f"carol-{dialer}-{n}")
                     cost = link(carol, alice) if dialer == "late" else link(alice, carol)
                     if dialer == "late":  # link() names the ways from the dialler's side

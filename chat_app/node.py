@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from chat_app import commands as cmd
@@ -47,8 +48,9 @@ class Node:
                                config=config, identity=identity, passphrases=passphrases)
         self._emit = emit
         self.files = Files(Path(store.path).parent, emit, self._holders, keep_all=keep_files)
-        changes = Changes(store, self._observed, self.runtime.stats)  # what reactions, edits... make of a message
-        self.io = AsyncPeer(self.runtime, changes, host=host, port=port, discovery=discovery,
+        self._counted: Counter[str] = Counter()  # the node's own counts: what ``Changes`` refuses
+        changes = Changes(store, self._observed, self._counted)  # what reactions, edits... make of a message
+        self.io = AsyncPeer(self.runtime, changes, store_path=store.path, host=host, port=port, discovery=discovery,
                             discovery_interface=discovery_interface, clock=clock)
         self.io.serve_files = self.files.serve
         self._channels = list(channels)
@@ -77,8 +79,9 @@ class Node:
         return {name: c.engine for name, c in self.runtime.conversations.items()}
 
     @property
-    def stats(self):
-        return self.runtime.stats
+    def stats(self) -> Mapping[str, int]:
+        """The runtime's counters and the node's own, as they are now."""
+        return Counter(self.runtime.stats) + self._counted
 
     async def start(self) -> None:
         await self.io.start(self._channels)
@@ -157,8 +160,7 @@ class Node:
     async def send_file(self, channel: str, path: str) -> str | None:
         """Offer the file at ``path`` in ``channel``: the offer message's id, or None (an error said why).
         In a private channel or a direct conversation its chunks travel sealed with a key of its own."""
-        encrypted = channel.startswith("@") or channel in self.runtime.envelopes.private
-        if (offer := await self.files.offer(path, encrypted)) is not None:
+        if (offer := await self.files.offer(path, self.runtime.encrypted(channel))) is not None:
             return self.say(channel, offer.text, "file")
         return None
 
@@ -182,25 +184,20 @@ class Node:
         if command.word in ("edit", "delete") and target.sender_id != self.peer_id:
             return self._emit(ev.Error(f"only its author may {command.word} a message"))
         if channel.startswith("@"):  # a direct conversation
-            return self.io.call(lambda now: self.runtime.direct.send(channel, command.text, command.word,
-                                                                     self.runtime.nick, now, target.message_id))
-        return self.io.call(lambda now: self.runtime.say(channel, command.text, command.word, now,
-                                                         target.message_id))
+            return self.io.call(self.runtime.send_direct, channel, command.text, command.word,
+                                about=target.message_id)
+        return self.io.call(self.runtime.say, channel, command.text, command.word, about=target.message_id)
 
     def typing(self, channel: str) -> None:
-        if not channel.startswith("@"):
-            self.io.call(self.runtime.typing, channel)
-        elif self.runtime.send_typing:
-            self.io.call(self.runtime.direct.typing, channel, self.runtime.nick)
+        self.io.call(self.runtime.typing, channel)
 
     def msg(self, target: str, text: str, kind: str = "text") -> str | None:
         """A direct message to ``target`` (a nick, or ``@`` and an id): its id, or None (an error event said why)."""
-        return self.io.call(self.runtime.direct.send, target, text, kind, self.runtime.nick)
+        return self.io.call(self.runtime.send_direct, target, text, kind)
 
     def query(self, target: str) -> str | None:
         """Open the direct conversation with ``target``: its name (``@`` and their id), or None."""
-        conversation = self.io.call(self.runtime.direct.open, target)
-        return conversation.channel if conversation is not None else None
+        return self.io.call(self.runtime.open_direct, target)
 
     async def join(self, channel: str, passphrase: str | None = None) -> None:
         if self.io.call(self.runtime.join, channel, passphrase=passphrase):
@@ -211,17 +208,17 @@ class Node:
             await self.io.announce()
 
     async def set_nick(self, nick: str) -> None:
-        if self.io.call(lambda now: self.runtime.profile.set_nick(nick)):
+        if self.io.call(self.runtime.set_nick, nick):
             await self.io.announce()
 
     def whois(self, nick: str) -> None:
-        self.io.call(self.runtime.profile.whois, nick)
+        self.io.call(self.runtime.whois, nick)
 
     def trust(self, nick: str, fingerprint: str) -> None:
-        self.io.call(self.runtime.profile.trust, f"{nick} {fingerprint}")  # the runtime reads it as typed
+        self.io.call(self.runtime.trust, f"{nick} {fingerprint}")  # the runtime reads it as typed
 
     def set_away(self, reason: str) -> None:
-        self.io.call(self.runtime.profile.set_away, reason)
+        self.io.call(self.runtime.set_away, reason)
 
     def topic(self, channel: str) -> None:
         self.io.call(self.runtime.topic, channel)

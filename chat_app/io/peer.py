@@ -9,7 +9,9 @@ thread with a connection of its own, never on the event loop. Datagrams go
 in in two steps: the runtime admits a batch (``Runtime.admit``), its
 signatures are checked on worker threads (``chat_app.io.verifying``), and
 the runtime takes it back verified (``Runtime.datagrams_verified``), batches
-in the order they arrived.
+in the order they arrived. The adapter uses only the runtime's face
+(``chat_app.runtime.core.FACE``): replication streams go in through
+``stream_opened``, ``stream_frames``, ``stream_timer`` and ``stream_closed``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from chat_app.events import Emit
 from chat_app.files.wire import is_request as is_file_request
@@ -40,9 +43,12 @@ STOP_DISCOVERY_S = 2.0
 FIRST_FRAME_S = 30.0
 
 class AsyncPeer:
-    def __init__(self, runtime: Runtime, emit: Emit, *, host: str, port: int, discovery: bool,
+    def __init__(self, runtime: Runtime, emit: Emit, *, store_path: Path, host: str, port: int, discovery: bool,
                  discovery_interface: str | None, clock: Callable[[], int]) -> None:
+        """``store_path``: the runtime's database, which replication's reads
+        open a connection of their own to."""
         self.runtime, self._emit, self._now = runtime, emit, clock
+        self._store_path = store_path
         self.host, self.port = host, port
         self.advertised: list[str] = []
         self._use_discovery, self._interface = discovery, discovery_interface
@@ -71,7 +77,7 @@ class AsyncPeer:
         if self._use_discovery:
             rt = self.runtime
             me = PeerInfo(rt.peer_id, rt.nick, tuple(self.advertised), self.port, rt.discovery_names,
-                          rt.identity.public_key, rt.svs_channels)
+                          rt.public_key, rt.svs_channels)
             self._discovery = Discovery(me, self._on_peer_seen, self._on_peer_gone, self._interface)
             await self._discovery.start()
         self._flush()
@@ -152,7 +158,7 @@ class AsyncPeer:
         for conn, writer in self._writers.items():
             for out in conn.datagrams_to_send(now):
                 if writer.is_closing():  # the peer hung up (maybe at the last write): asyncio would warn
-                    self.runtime.stats["writes_after_close"] += 1
+                    self.runtime.count("writes_after_close")
                 else:
                     writer.write(frame(out.data))
         dials, reads = self.runtime.dials(), self.runtime.reads()
@@ -187,7 +193,7 @@ class AsyncPeer:
             result = await asyncio.get_running_loop().run_in_executor(self._reads, self._answer, wanted)
         except RuntimeError:  # the reads thread is shut down: we are leaving
             return
-        if self.call(self.runtime.links.answer, conn, wanted, result) and conn.initiator:
+        if self.call(self.runtime.store_answered, conn, wanted, result) and conn.initiator:
             # Our session ended on the store's answer (the last entries the peer
             # lacked went out): hang up, as on a frame that ends it. Waiting for a
             # frame instead held the link - and every replication with that peer -
@@ -198,8 +204,8 @@ class AsyncPeer:
     def _answer(self, wanted: Read):  # on the reads thread, with its own connection
         if self._stopping:
             return None  # nobody will take the answer
-        self._reader = self._reader or Store(self.runtime.store.path)
-        return self.runtime.catchup.answer(self._reader, wanted)
+        self._reader = self._reader or Store(self._store_path)
+        return self.runtime.read_wanted(self._reader, wanted)
 
     # -------------------------------------------------------- replication links
 
@@ -211,7 +217,7 @@ class AsyncPeer:
         else:
             await self._run_link(address, reader, writer, initiator=True)
         finally:
-            self.runtime.catchup.dial_ended(address)
+            self.runtime.dial_ended(address)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # the first frame says what the stream is for: file chunks, or else replication
@@ -226,7 +232,7 @@ class AsyncPeer:
         if self._stopping:  # connected just as we quit: asyncio.wait_for can swallow the cancellation
             writer.close()
             return
-        conn = self.runtime.links.open(address, initiator=initiator, now=self._now())
+        conn = self.runtime.stream_opened(address, initiator=initiator, now=self._now())
         self._writers[conn] = writer
         stream = FrameReader(reader)
         try:
@@ -240,12 +246,12 @@ class AsyncPeer:
                     else:
                         frames = await asyncio.wait_for(stream.frames(), timeout)
                 except TimeoutError:
-                    self.call(self.runtime.links.timer, conn)  # the link's own idle timeout
+                    self.call(self.runtime.stream_timer, conn)  # the link's own idle timeout
                     continue
                 if frames is None:
                     conn.close(PEER_CLOSED)
                     break
-                if self.call(self.runtime.links.received, conn, frames) and initiator:
+                if self.call(self.runtime.stream_frames, conn, frames) and initiator:
                     break  # our session is over: hang up
         except FrameError as exc:
             conn.close(str(exc))
@@ -256,6 +262,6 @@ class AsyncPeer:
         finally:
             self._writers.pop(conn, None)
             if not self._stopping:
-                self.call(self.runtime.links.received, conn, None)
-            self.runtime.catchup.close(conn)
+                self.call(self.runtime.stream_frames, conn, None)
+            self.runtime.stream_closed(conn)
             writer.close()

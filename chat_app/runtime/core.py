@@ -6,8 +6,8 @@ calls one of the entry points - datagrams that arrived together
 ``admit`` then ``datagrams_verified``, when the adapter checks the
 signatures elsewhere: see arrivals.py), a user
 command (``say``, ``join``...), a discovery report (``peer_announced``), a
-replication link's frame (through ``links``, see links.py), or the timer
-(``handle_timer``). Each entry point
+replication stream's open, frame, idle timer or end (``stream_opened``...,
+see links.py), or the timer (``handle_timer``). Each entry point
 feeds the engines and ends with the step of every conversation it touched
 (``Conversation.step``: drain, translate, commit). Only after the commit
 does the runtime queue the step's datagrams, ask for missing messages and
@@ -15,9 +15,12 @@ update the peer table, and last queue the application events.
 
 The adapter then drains the outputs: ``datagrams_to_send()`` (data,
 address), ``events()`` for the user, ``dials()`` (addresses to replicate
-with), ``reads()`` (what replication links want from the store, answered
-with ``links.answer`` once read), and re-arms its one timer at
-``get_timer()``. Nothing here blocks, sends or sleeps; a test drives it with a fake clock and an in-memory network.
+with), ``reads()`` (what replication links want from the store: read with
+``read_wanted`` on the adapter's own store connection, answered with
+``store_answered``), and re-arms its one timer at ``get_timer()``. Nothing
+here blocks, sends or sleeps; a test drives it with a fake clock and an
+in-memory network. ``FACE`` names everything an adapter may touch of a
+``Runtime``; the parts stay inside.
 
 The runtime coordinates; the parts do the work, each in its own module:
 ``Channels`` (the channels we are in, their commands and the one step),
@@ -37,6 +40,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 
 from chat_app import events as ev
 from chat_app.channel_names import channel_spec
@@ -66,6 +70,28 @@ from sync.sds import Config
 
 log = logging.getLogger(__name__)
 
+FACE = frozenset({
+    # inputs, in the order a peer's life brings them
+    "start", "leave", "admit", "datagrams_verified", "datagrams_received", "datagram_received",
+    "peer_announced", "peer_gone", "handle_timer",
+    # replication streams and the store reads their links ask for
+    "stream_opened", "stream_frames", "stream_timer", "stream_closed", "dial_ended", "read_wanted",
+    "store_answered",
+    # outputs, drained after every input
+    "datagrams_to_send", "events", "dials", "reads", "get_timer",
+    # the user's commands
+    "say", "typing", "join", "part", "topic", "invite", "ignore", "send_direct", "open_direct", "set_nick",
+    "whois", "trust", "set_away",
+    # what a surface shows or announces, and the counters
+    "peer_id", "nick", "public_key", "channels", "announced_channels", "discovery_names", "svs_channels",
+    "conversations", "encrypted", "peer_snapshot", "stats", "count",
+})
+"""Everything code outside the runtime may use of a ``Runtime``
+(tests/test_runtime_face.py holds every other module of chat_app to it). The
+parts - channels, envelopes, links, catch-up, the store - stay inside: an
+adapter that reached for them would depend on how the runtime is built, and
+could change its state without the step that keeps it consistent."""
+
 
 class Runtime:
     def __init__(self, store: Store, *, nick: str, static_peers: Iterable[Address] = (), send_typing: bool = True,
@@ -81,21 +107,21 @@ class Runtime:
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.fetcher = Fetcher()
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
-        self.catchup = CatchUp(live, self.envelopes, self.private.blind)
+        self._catchup = CatchUp(live, self.envelopes, self.private.blind)
         self.typing_state = TypingIndicator()
         self.people = People(store)
-        self.stats: Counter[str] = Counter()
+        self._stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
         self.joined = Channels(store, self.envelopes, self.config, private=self.private, outbox=self.outbox,
-                               fetcher=self.fetcher, catchup=self.catchup, typing_state=self.typing_state,
-                               peers=self.peers, people=self.people, stats=self.stats, emit=self._emit,
+                               fetcher=self.fetcher, catchup=self._catchup, typing_state=self.typing_state,
+                               peers=self.peers, people=self.people, stats=self._stats, emit=self._emit,
                                replicate=self._replicate)
         self.direct = Direct(store, self.identity, self.typing_state, send=self.outbox.send,
                              notify=lambda e: self._events.append(e),
                              people=self.people.by_nick, address_of=lambda p: (self.peers.addresses_of(p) or [None])[0],
                              mailboxes=lambda: [p.address for p in self.peers if MAILBOX_LINK in (p.channels or ())])
         self.outbox.introductions.append(self.direct.statement)  # our exchange key, for direct messages
-        self.links = Links(self.catchup, self.joined, self.stats, self._emit)
+        self._links = Links(self._catchup, self.joined, self._stats, self._emit)
         self.profile = Profile(store, self.identity, nick, channels=self.joined, people=self.people, peers=self.peers,
                                emit=self._emit)
 
@@ -111,23 +137,42 @@ class Runtime:
         return [e for e in out if not self.people.hides(e)] if self.people.ignored else out
 
     def dials(self) -> list[Address]:
-        return self.catchup.dials()
+        return self._catchup.dials()
 
     def reads(self) -> list[tuple[Connection, Read]]:
-        return self.catchup.reads()
+        return self._catchup.reads()
 
     def get_timer(self) -> int | None:
         deadlines = self.joined.deadlines() + self.typing_state.deadlines()
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.private.blind.deadline())
         deadlines.append(self.direct.get_timer())
-        deadlines.append(self.catchup.round_due)
+        deadlines.append(self._catchup.round_due)
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
     @property
     def nick(self) -> str:
         return self.profile.nick
+
+    @property
+    def public_key(self) -> bytes:
+        """Our signing key, for discovery to announce."""
+        return self.identity.public_key
+
+    @property
+    def stats(self) -> Mapping[str, int]:
+        """The counters, read-only and live (a name never counted reads 0)."""
+        return MappingProxyType(self._stats)
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Count something the adapter saw (a write to a stream that was
+        already closing...) beside the runtime's own counters."""
+        self._stats[name] += n
+
+    def encrypted(self, channel: str) -> bool:
+        """Whether what is said in ``channel`` travels sealed: a private channel or a direct conversation."""
+        return channel.startswith("@") or channel in self.envelopes.private
 
     @property
     def conversations(self) -> dict[str, Conversation]:
@@ -166,14 +211,14 @@ class Runtime:
             self.joined.step(channel, now)  # a restored engine may have datagrams due
         for address in self.peers.static:
             self._replicate(address, now)
-        self.catchup.start_rounds(now)
+        self._catchup.start_rounds(now)
         self.direct.start(now)
 
     def leave(self, now: int) -> None:
         """Say goodbye in every channel (the adapter closes the rest)."""
         self.joined.notice(Payload("leave", self.nick, sent_at=now), now, release_all=True)  # nothing typed stays
         self.direct.leave()  # what waits for someone goes to the mailboxes: we may be gone when they return
-        for conn in self.catchup.links:
+        for conn in self._catchup.links:
             conn.stop_live()
 
     # ---------------------------------------------------------------- commands
@@ -184,9 +229,24 @@ class Runtime:
         return self.joined.say(channel, self.nick, text, kind, now, about)
 
     def typing(self, channel: str, now: int) -> None:
-        """The user is typing: tell the channel, at most once per 3 s."""
-        if self.send_typing and channel in self.conversations and self.typing_state.should_send(channel, now):
+        """The user is typing in a channel or a direct conversation (``@`` and
+        an id): tell it, at most once per 3 s."""
+        if not self.send_typing:
+            return
+        if channel.startswith("@"):
+            self.direct.typing(channel, self.nick, now)
+        elif channel in self.conversations and self.typing_state.should_send(channel, now):
             self.joined.notice(Payload("typing", self.nick, sent_at=now), now, [channel])
+
+    def send_direct(self, target: str, text: str, kind: str, now: int, about: str = "") -> str | None:
+        """A direct message to ``target`` (a nick, or ``@`` and an id; ``about``
+        as for ``say``): its id, or None (and an error event)."""
+        return self.direct.send(target, text, kind, self.nick, now, about)
+
+    def open_direct(self, target: str, now: int) -> str | None:
+        """``/query``: open the direct conversation with ``target``; its name (``@`` and their id), or None."""
+        conversation = self.direct.open(target, now)
+        return conversation.channel if conversation is not None else None
 
     def join(self, channel: str, now: int, passphrase: str | None = None) -> bool:
         """True if the channel is new (the adapter then re-announces us).
@@ -219,6 +279,22 @@ class Runtime:
         """Ignore the people seen as ``nick`` (or stop); None: report the list."""
         self._events.append(self.people.ignore(nick, self.peer_id))
 
+    def set_nick(self, nick: str, now: int) -> bool:
+        """True if ``nick`` is ours now (the adapter then re-announces us)."""
+        return self.profile.set_nick(nick)
+
+    def whois(self, nick: str, now: int) -> None:
+        """``/whois nick``: what we know of them, as an event."""
+        self.profile.whois(nick, now)
+
+    def trust(self, argument: str, now: int) -> None:
+        """``/trust nick fingerprint``, as typed."""
+        self.profile.trust(argument, now)
+
+    def set_away(self, reason: str, now: int) -> None:
+        """Away for ``reason``, or back (empty)."""
+        self.profile.set_away(reason, now)
+
     def _emit(self, events: list[ev.AppEvent]) -> None:
         self._events += events  # not a bound ``extend``: ``events()`` swaps the list
 
@@ -242,7 +318,7 @@ class Runtime:
         answered from memory; ``to_verify`` is the signatures left to check."""
         arrivals = []
         for data, addr in batch:
-            self.stats["datagrams_in"] += 1
+            self._stats["datagrams_in"] += 1
             if (envelope := self.direct.letter_for_us(data)) is not None:  # a mailbox hands us our mail
                 arrival = Arrival(data, addr, self.envelopes.admit(envelope, addr, now), letter=True)
             elif (tag := self.private.blind_tag(data)) is not None:
@@ -267,7 +343,7 @@ class Runtime:
                 admitted = self.envelopes.verified(admitted, next(verdict), now)
             if (channel := self._take(arrival, admitted, now)) is not None:
                 touched[channel] = None
-        self.stats["batches_in"] += 1
+        self._stats["batches_in"] += 1
         self.joined.behind = len(arrivals.arrivals) >= BEHIND  # what is missing is then most likely in the queue
         for channel in touched:
             self.joined.step(channel, now)
@@ -278,11 +354,11 @@ class Runtime:
         if arrival.letter:
             return self.direct.from_mailbox(routed, now)
         if arrival.blind is not None:
-            self.stats[self.private.blind.received(arrival.blind, arrival.data, addr, now)] += 1
+            self._stats[self.private.blind.received(arrival.blind, arrival.data, addr, now)] += 1
             self.outbox.extend(self.private.blind.due(now))
             return None
         if isinstance(routed, Refused):
-            self.stats[routed.kind] += 1
+            self._stats[routed.kind] += 1
             self._events.append(ev.DatagramRejected(routed.kind, routed.reason))
         elif isinstance(routed, FetchRequest):
             self._serve_fetch(routed, addr, now)
@@ -292,7 +368,7 @@ class Runtime:
             self._heard(routed.signer.sender_id, addr, now, direct=True)
             self.direct.received(routed, addr, now)
         elif routed.channel not in self.conversations:
-            self.stats["other_channel"] += 1
+            self._stats["other_channel"] += 1
         else:
             if routed.sender_id and routed.sender_id != self.peer_id:
                 # sync and ephemeral messages only ever come from their author
@@ -309,8 +385,8 @@ class Runtime:
             return
         wires, refused = self.fetcher.answers(request.message_ids, addr,
                                               lambda mid: self.outbox.stored(request.channel, mid), now)
-        self.stats["fetch_served"] += len(wires)
-        self.stats["fetch_refused"] += refused
+        self._stats["fetch_served"] += len(wires)
+        self._stats["fetch_refused"] += refused
         self.outbox.fetched(request.channel, wires, addr)
 
     def _heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> None:
@@ -357,6 +433,48 @@ class Runtime:
     def peer_gone(self, peer_id: str) -> None:
         self._events += self.peers.gone(peer_id)
 
+    # ------------------------------------------------------ replication streams
+
+    def stream_opened(self, address: Address, *, initiator: bool, now: int) -> Connection:
+        """A replication stream with ``address`` is connected (``initiator``: we
+        dialed it, for ``dials()``). Returns its link: the adapter writes what
+        ``conn.datagrams_to_send`` gives after every input, waits for a frame
+        until ``conn.get_timer()``, and passes the link to the calls below."""
+        return self._links.open(address, initiator=initiator, now=now)
+
+    def stream_frames(self, conn: Connection, frames: Sequence[bytes] | None, now: int) -> bool:
+        """The frames one read of ``conn``'s stream brought, all of them (their
+        entries commit in one step); None: the stream ended or failed (the
+        adapter closed ``conn`` first, saying why). True when the adapter
+        should hang up: a session we started is over, or the link closed."""
+        return self._links.received(conn, frames, now)
+
+    def stream_timer(self, conn: Connection, now: int) -> bool:
+        """``conn.get_timer()`` came with no frame: the link's own idle timeout.
+        True when the adapter should hang up."""
+        return self._links.timer(conn, now)
+
+    def stream_closed(self, conn: Connection) -> None:
+        """``conn``'s stream is gone, after its last ``stream_frames``: the link is forgotten."""
+        self._catchup.close(conn)
+
+    def dial_ended(self, address: Address) -> None:
+        """A dial from ``dials()`` is over: it could not connect, or its stream
+        closed. ``address`` may be dialed again (no sooner than catch-up allows)."""
+        self._catchup.dial_ended(address)
+
+    def read_wanted(self, store: Store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
+        """Read what a link asked for (one of ``reads()``) from ``store``: the
+        adapter's own connection to this runtime's database, so it may run on
+        the thread that owns that connection, off the adapter's loop. Returns
+        the answer for ``store_answered``."""
+        return self._catchup.answer(store, wanted)
+
+    def store_answered(self, conn: Connection, wanted: Read, answer, now: int) -> bool:
+        """``read_wanted``'s answer, back on the adapter's loop. True when the
+        adapter should hang up (the entries that ended our session went out)."""
+        return self._links.answer(conn, wanted, answer, now)
+
     # ------------------------------------------------------------- replication
 
     @property
@@ -366,7 +484,7 @@ class Runtime:
 
     def _replicate(self, address: Address, now: int) -> None:
         if self._replicates:
-            self.catchup.dial(address, now)
+            self._catchup.dial(address, now)
 
     def _round_candidates(self) -> list[Address]:
         """Whom a replication round may pick: every address our channels' datagrams go to."""
@@ -385,4 +503,4 @@ class Runtime:
         self._events += left
         for address in probed:  # a probe's first datagram: heard there, we are moved there
             self.outbox.met(address)
-        self.catchup.round(now, self._round_candidates)
+        self._catchup.round(now, self._round_candidates)

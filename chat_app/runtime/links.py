@@ -3,7 +3,9 @@
 A link is a TCP stream running the replication protocol with one peer (a
 sans-I/O ``Connection``; ``CatchUp`` decides when to dial and reads its
 events). The adapter opens a link, then feeds it frames, its idle timer and
-the store's answers to the reads it asked for; each of those ends with the
+the store's answers to the reads it asked for, all through the runtime's
+face (``Runtime.stream_opened``, ``stream_frames``, ``stream_timer``,
+``store_answered``), never through this class; each of those ends with the
 link's step here: the entries that arrived go to their channel's engine and
 that channel steps (so they are committed before anything is sent, as for
 a datagram), and the link's events go to the user. Every entry point

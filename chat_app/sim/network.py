@@ -223,8 +223,8 @@ class Simulator:
                 self.streams.dial(peer, address)
             reads = rt.reads()
             for conn, wanted in reads:
-                read = rt.catchup.answer(peer.store, wanted)
-                self.streams.answered(conn, rt.links.answer(conn, wanted, read, self.now))
+                read = rt.read_wanted(peer.store, wanted)
+                self.streams.answered(conn, rt.store_answered(conn, wanted, read, self.now))
             for event in rt.events():
                 self.measured.observe(peer.index, event, self.now)
             if not reads:

@@ -2,14 +2,14 @@
 with TCP, on the virtual clock.
 
 A dial to a reachable peer opens a ``Connection`` at both runtimes at once
-(``Runtime.links.open``); frames travel with the link's latency and jitter
+(``Runtime.stream_opened``); frames travel with the link's latency and jitter
 but, as on TCP, are never lost and never overtake each other. The rest is
 ``chat_app.io.peer.AsyncPeer._run_link`` step by step: each frame goes to
-``links.received``, the link's idle timer to ``links.timer``; when the side
+``stream_frames``, the link's idle timer to ``stream_timer``; when the side
 that dialed is told its session is over, or a connection closes itself, its
-queued frames still go out, then ``links.received(conn, None)`` and the other
-side reads end-of-stream. A stream breaks when a peer goes offline or when a
-frame meets a partition.
+queued frames still go out, then ``stream_frames(conn, None)`` and
+``stream_closed``, and the other side reads end-of-stream. A stream breaks
+when a peer goes offline or when a frame meets a partition.
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ class Streams:
         sim = self.sim
         other = sim.peer_at(address)
         if other is None or not sim.scenario.fetch or not sim.reachable(peer, other):
-            peer.runtime.catchup.dial_ended(address)  # cannot connect
+            peer.runtime.dial_ended(address)  # cannot connect
             return
-        dialer = _End(peer, peer.runtime.links.open(address, initiator=True, now=sim.now), True, address)
-        listener = _End(other, other.runtime.links.open(peer.address, initiator=False, now=sim.now), False,
+        dialer = _End(peer, peer.runtime.stream_opened(address, initiator=True, now=sim.now), True, address)
+        listener = _End(other, other.runtime.stream_opened(peer.address, initiator=False, now=sim.now), False,
                         peer.address)
         stream = (dialer, listener)
         for side, end in enumerate(stream):
@@ -80,7 +80,7 @@ class Streams:
                 self._arm(stream, side)
 
     def answered(self, conn: Connection, hang_up: bool) -> None:
-        """``Runtime.links.answer`` returned ``hang_up`` for ``conn``."""
+        """``Runtime.store_answered`` returned ``hang_up`` for ``conn``."""
         if conn in self._ends:
             self._arm(*self._ends[conn])
             self._after(*self._ends[conn], hang_up)
@@ -98,12 +98,12 @@ class Streams:
             if not self.sim.reachable(end.peer, stream[1 - side].peer):
                 self.break_stream(stream)
                 return
-            hang_up = rt.links.received(end.conn, [item[1]], now)
+            hang_up = rt.stream_frames(end.conn, [item[1]], now)
         else:
             if item[1] != end.token:
                 return
             end.armed = None
-            hang_up = rt.links.timer(end.conn, now)
+            hang_up = rt.stream_timer(end.conn, now)
         self._arm(stream, side)
         self.sim.touch(end.peer)
         self._after(stream, side, hang_up)
@@ -137,10 +137,10 @@ class Streams:
             end.conn.close(reason)
         if end.alive:
             rt = end.peer.runtime
-            rt.links.received(end.conn, None, self.sim.now)
-            rt.catchup.close(end.conn)
+            rt.stream_frames(end.conn, None, self.sim.now)
+            rt.stream_closed(end.conn)
             if end.initiator:
-                rt.catchup.dial_ended(end.remote)
+                rt.dial_ended(end.remote)
             self.sim.touch(end.peer)
         if stream[1 - side].open:
             self._carry(stream, 1 - side, ("eof",))

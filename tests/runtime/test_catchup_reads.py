@@ -37,16 +37,16 @@ def test_the_entries_of_one_read_are_committed_once(tmp_path):
         alice.say("general", f"a{i}", "text", net.now)
         net.pump()
     net.nodes[away] = carol
-    dialer = carol.links.open(net.address(alice), initiator=True, now=net.now)
-    listener = alice.links.open(away, initiator=False, now=net.now)
+    dialer = carol.stream_opened(net.address(alice), initiator=True, now=net.now)
+    listener = alice.stream_opened(away, initiator=False, now=net.now)
     commits_per_read = []  # of each read that brought carol messages
     for _ in range(50):  # a round: each side's store reads answered, then all it queued is one read
         for rt, conn, other, other_conn in ((carol, dialer, alice, listener), (alice, listener, carol, dialer)):
             for wanted_conn, wanted in rt.reads():
-                rt.links.answer(wanted_conn, wanted, rt.catchup.answer(rt.store, wanted), net.now)
+                rt.store_answered(wanted_conn, wanted, rt.read_wanted(rt.store, wanted), net.now)
             if frames := [out.data for out in conn.datagrams_to_send(net.now)]:
                 before, held = carol_store.commits, len(texts(carol_store))
-                other.links.received(other_conn, frames, net.now)
+                other.stream_frames(other_conn, frames, net.now)
                 if len(texts(carol_store)) > held:
                     commits_per_read.append((len(frames), carol_store.commits - before))
         if len(texts(carol_store)) == 40:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from chat_app import events as ev
 from chat_app.crypto import Kind, seal
@@ -168,14 +169,19 @@ def test_a_datagram_sealed_by_someone_else_or_altered_is_refused(net):
     assert received(net, bob) == ["real"]
 
 
-def test_typing_in_a_direct_conversation_reaches_only_the_other_side(net):
-    alice, bob, carol = net.add("alice"), net.add("bob"), net.add("carol")
+@pytest.mark.parametrize("send_typing", [True, False])
+def test_typing_in_a_direct_conversation_reaches_only_the_other_side(net, send_typing):
+    """Through the runtime's face, as the node calls it: ``typing`` takes a
+    direct conversation's name as well as a channel's, and keeps quiet when
+    the user chose not to tell."""
+    alice, bob, carol = net.add("alice", send_typing=send_typing), net.add("bob"), net.add("carol")
     introduce(net, alice, bob, carol)
-    alice.direct.open("bob", net.now)
+    assert alice.open_direct("bob", net.now) == f"@{bob.peer_id}"
     net.run(1_000)
-    alice.direct.typing(f"@{bob.peer_id}", alice.nick, net.now)
+    alice.typing(f"@{bob.peer_id}", net.now)
     net.pump()
-    assert [(t.channel, t.nick) for t in of(net.seen(bob), ev.Typing)] == [(f"@{alice.peer_id}", "alice")]
+    told = [(f"@{alice.peer_id}", "alice")] if send_typing else []
+    assert [(t.channel, t.nick) for t in of(net.seen(bob), ev.Typing)] == told
     assert not of(net.seen(carol), ev.Typing)
 
 

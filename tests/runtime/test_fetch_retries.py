@@ -72,7 +72,7 @@ def test_a_message_lost_seconds_after_replicating_with_its_author_is_replicated_
                        net.now)  # found by mDNS
     assert (net.address(bob), net.address(alice)) in net.dialed  # meeting her: a first catch-up
     bob.dials()
-    bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
+    bob.dial_ended(net.address(alice))  # this network never connects the dials it takes
     net.run(2_500)
     assert REPLICATE_EVERY_MS <= 2_500
     one_lost_then_named(net, alice, bob)
@@ -102,7 +102,7 @@ def test_only_the_first_fetch_that_did_not_help_replicates_with_everyone(tmp_pat
         bob.peer_announced(rt.peer_id, rt.nick, [host], port, ("general",), net.now)
     net.run(REPLICATE_EVERY_MS)  # the catch-up on meeting them is over
     for who, address in net.dialed:
-        net.nodes[who].catchup.dial_ended(address)
+        net.nodes[who].dial_ended(address)
     net.loss = 1.0
     alice.say("general", "one", "text", net.now)  # lost to everyone
     net.pump()
@@ -118,7 +118,7 @@ def test_only_the_first_fetch_that_did_not_help_replicates_with_everyone(tmp_pat
         net.run(250)
         for who, address in net.dialed:
             if who in net.nodes:
-                net.nodes[who].catchup.dial_ended(address)  # this network never connects: each dial is over at once
+                net.nodes[who].dial_ended(address)  # this network never connects: each dial is over at once
     assert bob.stats["fetch_sent"] >= 7
     ours = [whom for who, whom in net.dialed[before:] if who == net.address(bob)]
     assert sorted(ours) == sorted([gone, net.address(carol)])  # the first retry's, with each peer once

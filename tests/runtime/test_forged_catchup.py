@@ -28,15 +28,15 @@ MALLORY = ("10.0.0.66", 9)
 
 def forge(net: Net, victim, forger: Forger) -> list:
     """One link from the forger to ``victim``, to its end; the victim's events."""
-    conn = victim.links.open(MALLORY, initiator=False, now=net.now)
+    conn = victim.stream_opened(MALLORY, initiator=False, now=net.now)
     for _ in range(200):
         moved = False
         for wanted_conn, wanted in victim.reads():
-            victim.links.answer(wanted_conn, wanted, victim.catchup.answer(victim.store, wanted), net.now)
+            victim.store_answered(wanted_conn, wanted, victim.read_wanted(victim.store, wanted), net.now)
             moved = True
         for data in forger.frames():
             moved = True
-            victim.links.received(conn, [data], net.now)
+            victim.stream_frames(conn, [data], net.now)
         for out in conn.datagrams_to_send(net.now):
             moved = True
             forger.receive(out.data)
@@ -44,8 +44,8 @@ def forge(net: Net, victim, forger: Forger) -> list:
             break
     if conn.closed is None:
         conn.close(PEER_CLOSED)  # the forger hangs up, as the adapter reports it
-    victim.links.received(conn, None, net.now)
-    victim.catchup.close(conn)
+    victim.stream_frames(conn, None, net.now)
+    victim.stream_closed(conn)
     return [e for e in victim.events() if isinstance(e, (ev.DatagramRejected, ev.ReplicationClosed))]
 
 

@@ -29,20 +29,20 @@ def test_a_catch_up_whose_link_closes_is_over(net):
     alice, carol = net.add("alice"), net.add("carol")
     alice.say("general", "hello", "text", net.now)
     net.pump()
-    dialer = carol.links.open(net.address(alice), initiator=True, now=net.now)
-    listener = alice.links.open(net.address(carol), initiator=False, now=net.now)
+    dialer = carol.stream_opened(net.address(alice), initiator=True, now=net.now)
+    listener = alice.stream_opened(net.address(carol), initiator=False, now=net.now)
     for _ in range(10):  # until carol reports the catch-up started
         for out in dialer.datagrams_to_send(net.now):
-            alice.links.received(listener, [out.data], net.now)
+            alice.stream_frames(listener, [out.data], net.now)
         for out in listener.datagrams_to_send(net.now):
-            carol.links.received(dialer, [out.data], net.now)
+            carol.stream_frames(dialer, [out.data], net.now)
         net.pump()
         if of(net, carol, ev.CatchupStarted):
             break
     (started,) = of(net, carol, ev.CatchupStarted)
     assert of(net, carol, ev.CatchupFinished) == []
     dialer.close(PEER_CLOSED)  # alice crashed: the stream ended, as the adapter reports it
-    carol.links.received(dialer, None, net.now)
-    carol.catchup.close(dialer)
+    carol.stream_frames(dialer, None, net.now)
+    carol.stream_closed(dialer)
     net.pump()
     assert of(net, carol, ev.CatchupFinished) == [ev.CatchupFinished(started.address, started.channels, 0, 0, "closed")]

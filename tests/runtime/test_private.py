@@ -179,7 +179,7 @@ def _a_late_store(net, said: int, spec: str = ROOM):
 def _set_of(member, tag: bytes) -> set[str]:
     """The blind ids of the datagram set a member works out for a channel."""
     name = "=" + tag.hex()
-    return {blind for blind, _height in member.catchup.answer(member.store, HeightsWanted(0, (name,)))[name]}
+    return {blind for blind, _height in member.read_wanted(member.store, HeightsWanted(0, (name,)))[name]}
 
 
 @pytest.mark.parametrize("spec", [ROOM, "hideout+svs"], ids=["sds", "svs"])

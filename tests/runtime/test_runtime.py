@@ -197,11 +197,11 @@ def test_a_missing_message_is_replicated_for_with_its_author_first_and_with_ever
                            ("general",), net.now)
     net.run(6_000)
     for other in (alice, carol):
-        bob.catchup.dial_ended(net.address(other))
+        bob.dial_ended(net.address(other))
     net.dialed.clear()
     one_lost_then_named(net, alice, bob)
     assert bob.stats["fetch_sent"] == 1 and bob.dials() == [net.address(alice)]
-    bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
+    bob.dial_ended(net.address(alice))  # this network never connects the dials it takes
     net.run(FETCH_RETRY_MS + 100)  # the fetch is lost too: "one" is asked for again
     assert bob.stats["fetch_sent"] == 2 and (net.address(bob), net.address(carol)) in net.dialed
 
@@ -235,7 +235,7 @@ def test_a_gap_in_an_authors_numbers_starts_a_catch_up_even_when_nothing_names_t
     alice.say("general", "two", "text", net.now)
     net.run(6_000)  # past the catch-up throttle; their resends are lost too
     net.loss = 0.0
-    bob.catchup.dial_ended(net.address(alice))  # this network never connects the dials it takes
+    bob.dial_ended(net.address(alice))  # this network never connects the dials it takes
     bob.dials()
     alice.say("general", "three", "text", net.now)
     for data, dst in alice.datagrams_to_send():
@@ -255,7 +255,7 @@ def test_each_round_replicates_with_one_peer_in_turn_when_nothing_else_asks(net)
     net.run(ROUND_EVERY_MS - 1_000)  # the dials of meeting each other are over
     for rt in peers:
         for other in peers:
-            rt.catchup.dial_ended(net.address(other))  # this network never connects the dials it takes
+            rt.dial_ended(net.address(other))  # this network never connects the dials it takes
     net.dialed.clear()
     net.run(1_000)
     first = dict(net.dialed)
@@ -263,7 +263,7 @@ def test_each_round_replicates_with_one_peer_in_turn_when_nothing_else_asks(net)
     net.run(ROUND_EVERY_MS - 100)
     assert len(net.dialed) == 3  # nothing between rounds
     for rt in peers:
-        rt.catchup.dial_ended(first[net.address(rt)])
+        rt.dial_ended(first[net.address(rt)])
     net.run(100)
     second = dict(net.dialed[3:])
     for rt in peers:  # the other one's turn
@@ -332,18 +332,18 @@ def test_a_silent_peer_is_dropped_and_a_leaving_one_at_once(tmp_path):
 def _link(net: Net, dialer, listener) -> None:
     """Run one replication session between two runtimes over an in-memory
     stream, answering their store reads at once."""
-    a_conn = dialer.links.open(net.address(listener), initiator=True, now=net.now)
-    b_conn = listener.links.open(net.address(dialer), initiator=False, now=net.now)
+    a_conn = dialer.stream_opened(net.address(listener), initiator=True, now=net.now)
+    b_conn = listener.stream_opened(net.address(dialer), initiator=False, now=net.now)
     ends = [(dialer, a_conn, listener, b_conn), (listener, b_conn, dialer, a_conn)]
     for _ in range(100):
         moved = False
         for rt, conn, other, other_conn in ends:
             for wanted_conn, wanted in rt.reads():
-                rt.links.answer(wanted_conn, wanted, rt.catchup.answer(rt.store, wanted), net.now)
+                rt.store_answered(wanted_conn, wanted, rt.read_wanted(rt.store, wanted), net.now)
                 moved = True
             for out in conn.datagrams_to_send(net.now):
                 moved = True
-                other.links.received(other_conn, [out.data], net.now)
+                other.stream_frames(other_conn, [out.data], net.now)
         if not moved:
             break
     net.pump()

@@ -294,7 +294,7 @@ def _met(net, alice, bob) -> int:
         rt.peer_announced(other.peer_id, other.nick, [host], port, ("general",), net.now, svs=("general",))
     net.run(3_000)
     for who, address in net.dialed:
-        net.nodes[who].catchup.dial_ended(address)
+        net.nodes[who].dial_ended(address)
     return len(net.dialed)
 
 
