@@ -56,7 +56,8 @@ def shown_rows(store: Store, channel: str, stored: list[StoredMessage], ignored:
             derived, _ = derive(m, about[m.message_id])
             row.changed(derived.text, derived.edited, derived.deleted, derived.reaction_line)
         if m.kind == "reply" and (parent := store.message(channel, m.about)) is not None:
-            row.quote = quoted(parent.nick or parent.sender_id[:8], parent.text or "")
+            offer = stored_offer(parent.kind, parent.text)
+            row.quote = quoted(parent.nick or parent.sender_id[:8], offer.shown if offer else parent.text or "")
         rows.append(row)
     return rows
 
