@@ -8,7 +8,8 @@ holds the same log shows the same thing, whatever order the messages arrived
 in:
 
 - an edit replaces the text, only from the author (the same sender key,
-  whatever nick it takes); the last edit in log order wins;
+  whatever nick it takes); the last edit in log order wins. A file message
+  takes none: its text is its offer, which an edit would change;
 - a deletion, only from the author, leaves "(message deleted)" for good;
 - a reaction is one per person (sender key) and emoji: a second identical
   one takes it back.
@@ -27,8 +28,11 @@ from typing import Protocol
 
 from chat_app.payload import ABOUT_KINDS
 
-SHOWN_KINDS = ("text", "me", "topic", "reply")
+SHOWN_KINDS = ("text", "me", "topic", "reply", "file")
 """Kinds shown as a line of their own: the ones a reply, reaction, edit or deletion may be about."""
+UNEDITABLE_KINDS = ("file",)
+"""Kinds no edit may change: a file message's text is its offer."""
+NOT_EDITABLE = "a file message cannot be edited: its text is the offer, which an edit would change"
 CHANGING_KINDS = tuple(k for k in ABOUT_KINDS if k != "reply")
 """Kinds that change the message they are about rather than being shown as a line."""
 DELETED = "(message deleted)"
@@ -73,6 +77,8 @@ def refusal(target: Logged | None, annotation: Logged) -> str | None:
     if annotation.kind in ("edit", "delete") and annotation.sender_id != target.sender_id:
         return f"an {annotation.kind} of someone else's message" if annotation.kind == "edit" \
             else "a deletion of someone else's message"
+    if annotation.kind == "edit" and target.kind in UNEDITABLE_KINDS:
+        return f"an edit of a {target.kind} message, which cannot take one"
     return None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from chat_app import commands as cmd
 from chat_app import events as ev
-from chat_app.annotations import SHOWN_KINDS
+from chat_app.annotations import NOT_EDITABLE, SHOWN_KINDS, UNEDITABLE_KINDS
 from chat_app.changes import Changes
 from chat_app.crypto import Identity
 from chat_app.events import Emit
@@ -183,6 +183,8 @@ class Node:
             return self._emit(ev.Error(f"no message {command.which} in {channel} to {command.word}"))
         if command.word in ("edit", "delete") and target.sender_id != self.peer_id:
             return self._emit(ev.Error(f"only its author may {command.word} a message"))
+        if command.word == "edit" and target.kind in UNEDITABLE_KINDS:
+            return self._emit(ev.Error(NOT_EDITABLE))
         if channel.startswith("@"):  # a direct conversation
             return self.io.call(self.runtime.send_direct, channel, command.text, command.word,
                                 about=target.message_id)

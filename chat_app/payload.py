@@ -4,7 +4,9 @@
      "seq": int (the author's per-channel sequence number, from 1), "sent_at": ms}
 
 A ``file`` message offers a file: its text is the offer
-(``chat_app.files.offer``), checked as strictly as the rest.
+(``chat_app.files.offer``), checked as strictly as the rest. It is parsed
+once, here, and the ``FileOffer`` travels on with the payload (``offer``) to
+the message's delivery.
 
 A ``topic`` is a chat message like any other (stored, synced, replicated):
 the channel's topic is the text of the latest one in log order.
@@ -46,11 +48,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cbor2
 
-from chat_app.files.offer import offer_problem
+from chat_app.files.offer import FileOffer, OfferError
 
 
 KINDS = ("text", "me", "topic", "typing", "leave", "away", "reply", "react", "edit", "delete", "file")
@@ -154,6 +156,8 @@ class Payload:
     seq: int = 0
     sent_at: int = 0
     about: str = ""  # the message a reply, reaction, edit or deletion is about: its id
+    offer: FileOffer | None = field(default=None, init=False, repr=False, compare=False)
+    """A ``file`` message's offer, parsed from ``text`` when the payload is made."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -168,8 +172,11 @@ class Payload:
             raise PayloadError("seq and sent_at must be between 0 and 2^63 - 1")
         if self.kind not in EPHEMERAL_KINDS and (self.seq < 1 or not self.text and self.kind != "delete"):
             raise PayloadError("a chat message needs text and a sequence number >= 1")
-        if self.kind == "file" and (problem := offer_problem(self.text)) is not None:
-            raise PayloadError(problem)
+        if self.kind == "file":
+            try:
+                object.__setattr__(self, "offer", FileOffer.parse(self.text))
+            except OfferError as exc:
+                raise PayloadError(str(exc)) from None
         if (problem := about_problem(self.kind, self.about)) is not None:
             raise PayloadError(problem)
         if self.kind == "react" and (problem := reaction_problem(self.text)) is not None:

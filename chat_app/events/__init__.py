@@ -10,8 +10,10 @@ A few fields are left out of the JSON when they carry nothing (a delivered
 message's ``gaps`` and ``undecodable``, a peer's unknown ``channels``, an
 acknowledgement's ``via`` unless it is a full one): scripts written against
 earlier output see exactly the objects they always saw. A class says which
-with ``_optional`` and ``_when_known``; every event's JSON comes from its
-fields and those two, in ``AppEvent.to_json`` alone.
+with ``_optional`` and ``_when_known``; a field handed on to the program's
+own parts only, which another field already says (a file message's parsed
+offer, said by its text), is never written (``_unprinted``). Every event's
+JSON comes from its fields and those three, in ``AppEvent.to_json`` alone.
 
 The classes live in one module per subject (``base``, ``local``,
 ``messages``, ``peers``, ``people``, ``direct``); import them from here.

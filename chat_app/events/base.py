@@ -18,6 +18,9 @@ class AppEvent:
     """Fields left out of the JSON when None, False or an empty tuple."""
     _when_known: ClassVar[tuple[str, ...]] = ()
     """Fields left out of the JSON when None (unknown); an empty tuple is written."""
+    _unprinted: ClassVar[tuple[str, ...]] = ()
+    """Fields never written in the JSON: values handed on to the program's own
+    parts, already said by another field (a file offer, by the text)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object headless mode prints for this event."""
@@ -49,10 +52,10 @@ def _unknown(value: Any) -> bool:
 
 @cache
 def _json_shape(cls: type[AppEvent]) -> tuple[tuple[str, Callable[[Any], bool] | None], ...]:
-    """``cls``'s fields in order, each with the test that leaves it out of the
-    JSON (None: always written); worked out once per class."""
+    """``cls``'s fields in order but the unprinted, each with the test that
+    leaves it out of the JSON (None: always written); worked out once per class."""
     return tuple((f.name, _carries_nothing if f.name in cls._optional else _unknown if f.name in cls._when_known
-                  else None) for f in fields(cls))
+                  else None) for f in fields(cls) if f.name not in cls._unprinted)
 
 
 def _plain(value: Any) -> Any:

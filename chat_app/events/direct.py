@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from chat_app.files.offer import FileOffer
+
 from .base import AppEvent
 
 
@@ -48,6 +50,7 @@ class DmDelivered(AppEvent):
 
     name: ClassVar[str] = "dm_delivered"
     _optional: ClassVar[tuple[str, ...]] = ("about",)
+    _unprinted: ClassVar[tuple[str, ...]] = ("offer",)
     channel: str
     peer_id: str
     peer_nick: str | None  # the other person's nick, as we know it
@@ -60,6 +63,7 @@ class DmDelivered(AppEvent):
     sent_at: int | None
     own: bool
     about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
+    offer: FileOffer | None = None  # a file message: its offer, parsed once when its payload was decoded
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from chat_app.address import Address
+from chat_app.files.offer import FileOffer
 
 from .base import AppEvent
 
@@ -17,6 +18,7 @@ class MessageDelivered(AppEvent):
 
     name: ClassVar[str] = "delivered"
     _optional: ClassVar[tuple[str, ...]] = ("gaps", "undecodable", "about")
+    _unprinted: ClassVar[tuple[str, ...]] = ("offer",)
     channel: str
     position: int
     message_id: str
@@ -30,6 +32,7 @@ class MessageDelivered(AppEvent):
     gaps: tuple[str, ...] = ()
     undecodable: str | None = None
     about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
+    offer: FileOffer | None = None  # a file message: its offer, parsed once when its payload was decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,7 @@ class MessageWaiting(AppEvent):
     """A message arrived before some it depends on; shown, not yet placed."""
 
     name: ClassVar[str] = "waiting"
+    _unprinted: ClassVar[tuple[str, ...]] = ("offer",)
     channel: str
     message_id: str
     sender_id: str
@@ -85,6 +89,7 @@ class MessageWaiting(AppEvent):
     kind: str | None
     text: str | None
     waiting_for: int
+    offer: FileOffer | None = None  # a file message: its offer, parsed once when its payload was decoded
 
 
 @dataclass(frozen=True, slots=True)

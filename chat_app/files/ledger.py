@@ -75,12 +75,14 @@ class Ledger:
 
     def offered(self, message_id: str, channel: str, sender_id: str, nick: str | None, offer: FileOffer,
                 state: str) -> OfferRow | None:
-        """Record an offer seen; the new row, or None when it was known."""
+        """Record an offer seen; the new row (made of ``offer``, not read back), or None when it was known."""
         cursor = self.db.execute(
             "INSERT OR IGNORE INTO offers (message_id, channel, sender_id, nick, text, state) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (message_id, channel, sender_id, nick, offer.text, state))
-        return self.offer(cursor.lastrowid) if cursor.rowcount else None
+        if not cursor.rowcount:
+            return None
+        return OfferRow(cursor.lastrowid, message_id, channel, sender_id, nick, offer, state, None, None, None, None)
 
     def offer(self, number: int) -> OfferRow | None:
         row = self.db.execute("SELECT * FROM offers WHERE number = ?", (number,)).fetchone()
@@ -97,5 +99,7 @@ class Ledger:
 
 
 def _row(row: tuple) -> OfferRow:
+    """An offer read back from ``files.sqlite``, in a later step (``/accept``,
+    a restart): its text is parsed again, as nothing decoded travels that far."""
     number, message_id, channel, sender_id, nick, text, *rest = row
     return OfferRow(number, message_id, channel, sender_id, nick, FileOffer.parse(text), *rest)

@@ -86,16 +86,15 @@ class Files:
         return offer
 
     def observe(self, event: ev.AppEvent) -> None:
-        """A delivered ``file`` message, in a channel or a direct conversation, becomes an offer."""
+        """A delivered ``file`` message, in a channel or a direct conversation,
+        becomes an offer: the one its payload's decoding parsed, carried by the
+        event (none: a row stored before offers were checked, not an offer)."""
         match event:
-            case ev.MessageDelivered(kind="file", own=own) | ev.DmDelivered(kind="file", own=own):
+            case ev.MessageDelivered(offer=FileOffer() as offer, own=own) | \
+                    ev.DmDelivered(offer=FileOffer() as offer, own=own):
                 pass
             case _:
                 return
-        try:
-            offer = FileOffer.parse(event.text)
-        except OfferError:
-            return  # the payload check let it through, so this is a row stored before it: not an offer
         row = self.ledger.offered(event.message_id, event.channel, event.sender_id, event.nick, offer,
                                   "sent" if own else "offered")
         if row is None:

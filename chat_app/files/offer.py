@@ -65,8 +65,16 @@ class FileOffer:
         return (f"{self.name}\nsds-file {self.size} {self.chunk_size} {self.sha256} {self.root} "
                 f"{self.media}{key}")
 
+    @property
+    def shown(self) -> str:
+        """How the offer reads in a history: its name and size, not its facts line."""
+        return f"[file] {self.name} ({megabytes(self.size)}, {self.media})"
+
     @classmethod
     def parse(cls, text: str) -> FileOffer:
+        """The offer ``text`` makes, or ``OfferError``. A received ``file``
+        message's text is parsed once, when its payload is decoded
+        (``Payload.offer``), and the offer travels on with its delivery."""
         name, newline, facts = text.rpartition("\n")
         found = _FACTS.fullmatch(facts)
         if not newline or found is None:
@@ -80,19 +88,14 @@ def megabytes(size: int) -> str:
     return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size} bytes"
 
 
-def shown(text: str) -> str:
-    """How a ``file`` message reads in a history: its name and size, not its facts line."""
+def stored_offer(kind: str | None, text: str | None) -> FileOffer | None:
+    """The offer of a message read back from our own store (a page of history,
+    a search): parsed again, since a row read in a later step has no decoded
+    payload with it. None: not a ``file`` message, or one stored before offers
+    were checked."""
+    if kind != "file":
+        return None
     try:
-        offer = FileOffer.parse(text)
+        return FileOffer.parse(text or "")
     except OfferError:
-        return text
-    return f"[file] {offer.name} ({megabytes(offer.size)}, {offer.media})"
-
-
-def offer_problem(text: str) -> str | None:
-    """Why ``text`` is not a file offer (one line), or None."""
-    try:
-        FileOffer.parse(text)
-    except OfferError as exc:
-        return str(exc)
-    return None
+        return None

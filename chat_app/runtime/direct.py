@@ -394,7 +394,8 @@ class Direct:
             self._withdraw(conversation)
         for row in rows:
             self._notify(ev.DmDelivered(row.channel, person.peer_id, person.nick, row.message_id, row.sender_id,
-                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own, row.about))
+                                        row.lamport, row.nick, row.kind, row.text, row.sent_at, row.own, row.about,
+                                        row.offer))
         for event in step.translation.events:
             self._notify(event)
         return True
@@ -466,4 +467,5 @@ def stored(conversation: DirectConversation, mid: bytes, sender: str, payload: P
     """A message as stored: its MVDS timestamp orders the conversation, as a lamport orders a channel."""
     return StoredMessage(conversation.channel, mid.hex(), stamp, sender, payload.nick, payload.kind,
                          payload.text, payload.seq, payload.sent_at, payload.encode(), now, now, own,
-                         ack="unacknowledged" if own else None, about=payload.about or None)
+                         ack="unacknowledged" if own else None, about=payload.about or None,
+                         offer=payload.offer)

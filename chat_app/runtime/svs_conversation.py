@@ -159,13 +159,13 @@ class SvsConversation:
         for record in records:
             sender = record.msg.sender_id
             wire = self.envelopes.stored_wire(self.channel, record.data, sender)
-            if is_envelope(wire) and self._admit(self._row(wire, now, own=False, record=record), out):
+            if is_envelope(wire) and self._admit(self._row(wire, record, now, own=False), out):
                 replicated.add(sender)
         for author in replicated:
             self.engine.member.delivered_elsewhere(node_name(author), self._last(author))
         for event in self.engine.member.events():
-            if isinstance(event, Delivered) and (wire := self._stored_form(event.content)) is not None:
-                self._admit(self._row(wire, now, event.own), out)
+            if isinstance(event, Delivered) and (stored := self._stored_form(event.content, event.own)) is not None:
+                self._admit(self._row(*stored, now, event.own), out)
             elif isinstance(event, DataWanted):
                 self._provide(event)
             elif isinstance(event, Known):
@@ -196,22 +196,26 @@ class SvsConversation:
         if any(row.kind == "topic" for row in step.translation.rows):
             step.translation.events += self.topic_changes()
 
-    def _stored_form(self, content: bytes) -> bytes | None:
-        """A publication's content as the store keeps it: the signed envelope
-        (a private channel's travels encrypted; opening it again is a cache
-        hit). None if it does not open - never for what routing let through."""
-        if is_envelope(content):
-            return content
+    def _stored_form(self, content: bytes, own: bool) -> tuple[bytes, Checked | None] | None:
+        """A publication's content as the store keeps it - the signed envelope
+        (a private channel's travels encrypted) - with its record as routing
+        checked it, payload decoded (opening it again is a cache hit; our own
+        public one is not opened: its payload is read off it). None if it does
+        not open - never for what routing let through."""
+        if is_envelope(content) and own:
+            return content, None
         record = self.envelopes.open_record(content)
         if isinstance(record, Refused):
             log.warning("#%s: a delivered publication does not open: %s", self.channel, record.reason)
             return None
-        return self.envelopes.stored_wire(self.channel, record.data, record.sender_id)
+        if is_envelope(content):
+            return content, record.parsed
+        return self.envelopes.stored_wire(self.channel, record.data, record.sender_id), record.parsed
 
-    def _row(self, wire: bytes, now: int, own: bool, record: Checked | None = None) -> StoredMessage:
+    def _row(self, wire: bytes, record: Checked | None, now: int, own: bool) -> StoredMessage:
         """The row of a chat record: from the record as routing checked it
-        (parsed, its payload decoded), or read off the stored wire (a
-        publication the member delivered)."""
+        (parsed, its payload decoded), or read off the stored wire (our own
+        public publication, delivered back by the member)."""
         if record is not None and isinstance(record.decoded, Payload):
             msg, payload = record.msg, record.decoded
         else:
@@ -219,7 +223,8 @@ class SvsConversation:
             payload = Payload.decode(msg.content)  # checked when the record was opened
         return StoredMessage(self.channel, msg.message_id, msg.lamport_timestamp, msg.sender_id,
                              payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at, wire,
-                             now, now, own, ack="unacknowledged" if own else None, about=payload.about or None)
+                             now, now, own, ack="unacknowledged" if own else None, about=payload.about or None,
+                             offer=payload.offer)
 
     def _last(self, author: str) -> int:
         if author not in self._last_seq:
@@ -255,7 +260,8 @@ class SvsConversation:
         out.authors.append((row.sender_id, row.nick))
         # position: where it lands when it is the newest, the usual case (finding it exactly would count the log)
         out.events.append(ev.MessageDelivered(self.channel, self.length, row.message_id, row.sender_id, row.lamport,
-                                              row.nick, row.kind, row.text, row.seq, row.own, about=row.about))
+                                              row.nick, row.kind, row.text, row.seq, row.own, about=row.about,
+                                              offer=row.offer))
         self.length += 1
 
     def _watch_gap(self, author: str, high: int, now: int) -> None:

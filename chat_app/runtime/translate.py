@@ -56,7 +56,8 @@ def translate(channel: str, engine_events: Iterable[object], now: int) -> Transl
             payload = Payload.try_decode(event.content)
             out.events.append(ev.MessageWaiting(
                 channel, event.message_id, event.sender_id, event.lamport, payload.nick if payload else None,
-                payload.kind if payload else None, payload.text if payload else None, len(event.waiting_for)))
+                payload.kind if payload else None, payload.text if payload else None, len(event.waiting_for),
+                payload.offer if payload else None))
         elif isinstance(event, Missing):
             out.missing += [(e.message_id, e.sender_id) for e in event.entries]
             out.events.append(ev.MessagesMissing(channel, event.waiting,
@@ -97,8 +98,9 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> No
         payload.text if payload else None, payload.seq if payload else None,
         payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
         ack="unacknowledged" if event.own else None, about=payload.about or None if payload else None,
+        offer=payload.offer if payload else None,
     )
     out.rows.append(row)
     out.events.append(ev.MessageDelivered(
         channel, event.position, event.message_id, event.sender_id, event.lamport, row.nick, row.kind,
-        row.text, row.seq, event.own, tuple(event.gaps), problem, row.about))
+        row.text, row.seq, event.own, tuple(event.gaps), problem, row.about, row.offer))

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 import cbor2
 from sqlite_utils import Database
 
+from chat_app.files.offer import FileOffer
 from chat_app.store.blind import BlindTable
 from chat_app.store.direct import DirectStore
 from chat_app.store.engine_state import EngineStates
@@ -74,6 +75,9 @@ class StoredMessage:
     ack: str | None = None  # own messages: "unacknowledged", "possibly_acknowledged" or "acknowledged"
     ack_peers: int = 0  # how many distinct peers acknowledged (or possibly hold) it
     about: str | None = None  # a reply, reaction, edit or deletion: the id of the message it is about
+    offer: FileOffer | None = field(default=None, repr=False, compare=False)
+    """A file message's offer, as its payload was decoded, handed on to its
+    delivery; not a column (a row read back has none: its text is the offer)."""
 
     def row(self) -> tuple:
         return (self.channel, self.message_id, self.lamport, self.sender_id, self.nick, self.kind, self.text,

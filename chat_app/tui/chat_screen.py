@@ -29,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from chat_app import events as ev
+from chat_app.annotations import NOT_EDITABLE, UNEDITABLE_KINDS
 from chat_app.commands import (
     Away, Clear, Close, Command, Delete, Export, Help, Invalid, Lastlog, ListChannels, Msg, Names, NodeCommand, Part,
     Quit, React, Say, Topic, Typing, Window, parse,
@@ -239,6 +240,8 @@ class ChatScreen(Screen):
         row, action = event.row, event.action
         if action in ("edit", "delete") and not row.own:
             return self.tell(f"only its author may {action} a message", "error")
+        if action == "edit" and row.kind in UNEDITABLE_KINDS:
+            return self.tell(NOT_EDITABLE, "error")
         if action == "delete" and self._deleting != row.message_id:
             self._deleting = row.message_id
             return self.tell("delete this message for everyone? d again: yes; Esc: no")

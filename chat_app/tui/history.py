@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chat_app.annotations import CHANGING_KINDS, derive
+from chat_app.files.offer import stored_offer
 from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.channels import set_topic
 from chat_app.tui.effects import Aspect, Changed, Effect, Key, OlderPlaced, ReadPage, Relayout, Unseen
@@ -31,7 +32,8 @@ class Page:
 def row_from_stored(m: StoredMessage) -> MessageRow:
     return MessageRow(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8],
                       m.text or "(undecodable message)", m.kind or "text", m.lamport, m.own,
-                      ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps))
+                      ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps),
+                      offer=stored_offer(m.kind, m.text))
 
 
 def is_ignored(own: bool, sender_id: str, ignored: Iterable[str]) -> bool:
@@ -54,7 +56,8 @@ def shown_rows(store: Store, channel: str, stored: list[StoredMessage], ignored:
             derived, _ = derive(m, about[m.message_id])
             row.changed(derived.text, derived.edited, derived.deleted, derived.reaction_line)
         if m.kind == "reply" and (parent := store.message(channel, m.about)) is not None:
-            row.quote = quoted(parent.nick or parent.sender_id[:8], parent.text or "")
+            offer = stored_offer(parent.kind, parent.text)
+            row.quote = quoted(parent.nick or parent.sender_id[:8], offer.shown if offer else parent.text or "")
         rows.append(row)
     return rows
 

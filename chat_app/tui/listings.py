@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chat_app.files.offer import stored_offer
 from chat_app.store import Store, database_path
 from chat_app.tui import channels, notices
 from chat_app.tui.effects import Effect, Relayout
@@ -90,7 +91,8 @@ def search(data_dir: Path, channel: str, text: str) -> list[MessageRow]:
             at = (hit.lamport, hit.message_id)
             if not is_ignored(hit.own, hit.sender_id, ignored):
                 found.append(MessageRow(hit.lamport, hit.message_id, hit.sender_id, hit.nick or hit.sender_id[:8],
-                                        hit.text or "", hit.kind or "text", hit.lamport))
+                                        hit.text or "", hit.kind or "text", hit.lamport,
+                                        offer=stored_offer(hit.kind, hit.text)))
     finally:
         store.close()
     return found[::-1]

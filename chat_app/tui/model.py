@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from sortedcontainers import SortedKeyList
 
-from chat_app.files.offer import shown as offer_shown
+from chat_app.files.offer import FileOffer
 from chat_app.inert_text import inert
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
@@ -82,17 +82,21 @@ class MessageRow:
     edited: bool = False
     deleted: bool = False
     reactions: str = ""  # "👍 2  +1 1"
+    offer: FileOffer | None = None  # a file message: shown as its name and size, whatever its text says
     version: int = field(default_factory=lambda: next(_VERSIONS))  # new on every change: the renderer's cache key
 
     def __post_init__(self) -> None:
-        if self.kind == "file":
-            self.text = offer_shown(self.text)
+        if self.offer is not None:
+            self.text = self.offer.shown
         self.nick, self.text = inert(self.nick), inert(self.text, lines=True)
         self.quote, self.reactions = inert(self.quote), inert(self.reactions)
 
     def changed(self, text: str, edited: bool, deleted: bool, reactions: str) -> None:
-        """What edits, a deletion and reactions made of it (``chat_app.annotations``)."""
-        self.text, self.reactions = inert(text, lines=True), inert(reactions)
+        """What edits, a deletion and reactions made of it (``chat_app.annotations``);
+        a file message's line stays as its offer reads, unless it was deleted."""
+        if self.offer is None or deleted:
+            self.text = inert(text, lines=True)
+        self.reactions = inert(reactions)
         self.edited, self.deleted = edited, deleted
         self.version = next(_VERSIONS)
 

@@ -213,7 +213,7 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
                      event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
                      ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
                      gaps=len(event.gaps) if delivered else 0,
-                     quote=quoted(parent.nick, parent.text) if parent is not None else "")
+                     quote=quoted(parent.nick, parent.text) if parent is not None else "", offer=event.offer)
     known = event.message_id in model.by_id
     effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
     model.upsert(row)
@@ -361,7 +361,7 @@ def dm_delivered(state: ClientState, event: ev.DmDelivered, now: int) -> list[Ef
     unread_before = model.unread
     effects += message(state, ev.MessageDelivered(channel, 0, event.message_id, event.sender_id, event.timestamp,
                                                   event.nick, event.kind, event.text, None, event.own,
-                                                  about=event.about), now)
+                                                  about=event.about, offer=event.offer), now)
     if model.unread > unread_before:
         model.mentions = model.unread
         if channel != state.current:

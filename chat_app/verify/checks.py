@@ -402,20 +402,25 @@ def causal_inversions(rows: DataFrame, flags: DataFrame, pairs: DataFrame, hint=
 
 def about_checks(rows: DataFrame, msgs: DataFrame) -> DataFrame:
     """A reply, reaction, edit or deletion naming a message that no peer
-    holds in the channel, or an edit or deletion of another author's
-    message (the message it names is the witness). Such a message changes
-    nothing where it is shown; here it is reported. Only the rows that name
-    a message are read, once per message (its lowest peer's copy)."""
+    holds in the channel, an edit or deletion of another author's message,
+    or an edit of a file message, whose text is its offer (the message it
+    names is the witness). Such a message changes nothing where it is shown;
+    here it is reported. Replies, reactions and deletions of a file message
+    are as good as of any other. Only the rows that name a message are read,
+    once per message (its lowest peer's copy), and the file messages' ids."""
     notes = _agg(rows.where("about IS NOT NULL").groupBy("channel_id", "message_id"),
                  "min(struct(peer_id, sender_id, kind, about)) AS n").selectExpr("channel_id", "message_id", "n.*")
     targets = msgs.selectExpr("channel_id", "message_id AS about", "author AS target_author")
-    bad = notes.join(targets, ["channel_id", "about"], "left").where(
-        "target_author IS NULL OR (kind IN ('edit', 'delete') AND target_author != sender_id)")
+    offers = rows.where("kind = 'file'").selectExpr("channel_id", "message_id AS about", "true AS offer").distinct()
+    bad = notes.join(targets, ["channel_id", "about"], "left").join(offers, ["channel_id", "about"], "left").where(
+        "target_author IS NULL OR (kind IN ('edit', 'delete') AND target_author != sender_id) "
+        "OR (kind = 'edit' AND offer IS NOT NULL)")
     return anomalies(
         bad, "bad_about",
         _say("the ", _s("kind"), " ", _short("message_id"), Sql(
             "CASE WHEN target_author IS NULL THEN ' names a message no peer holds: ' "
-            "ELSE ' is by someone other than the author of ' END"), _short("about")),
+            "WHEN target_author != sender_id THEN ' is by someone other than the author of ' "
+            "ELSE ' edits the offer of the file message ' END"), _short("about")),
         peer="peer_id", message="message_id", other_message="about",
         other_peer="target_author")
 

@@ -15,7 +15,7 @@ EXPORT = StructType([
     StructField("delivered_at_ms", LongType()),
     StructField("seq", LongType()),  # the author's sequence number (exports from before it: null)
     StructField("nick", StringType()),  # the author's nick, to name peers in the report (older exports: null)
-    StructField("kind", StringType()),  # text, me, topic, reply, react, edit, delete (older exports: null)
+    StructField("kind", StringType()),  # text, me, topic, reply, react, edit, delete, file (older exports: null)
     StructField("about", StringType()),  # a reply, reaction, edit or deletion: the message it names
 ])
 REQUIRED = ("peer_id", "channel_id", "pos", "message_id", "sender_id", "lamport_timestamp")

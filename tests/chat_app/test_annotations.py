@@ -108,6 +108,18 @@ def test_nothing_changes_a_missing_message_or_one_that_is_not_a_line():
     assert "cannot take one" in refusal(_note(9, ALICE, "react", "x"), _note(1, ALICE, "react", "👍"))
 
 
+def test_a_file_message_takes_reactions_and_its_author_s_deletion_but_no_edit():
+    offer = M(PARENT, 1, ALICE, "file", "notes.txt\nsds-file 5 4096 " + "1" * 64 + " " + "2" * 64 + " text/plain")
+    notes = [_note(1, BOB, "react", "👍"), _note(2, ALICE, "edit", "other.txt"), _note(3, CAROL, "react", "👍")]
+    derived, refused = derive(offer, notes)
+    assert (derived.text, derived.edited, derived.reactions) == (offer.text, False, (("👍", 2),))
+    assert refused == [notes[1]]
+    assert refusal(offer, notes[1]) == "an edit of a file message, which cannot take one"
+    assert refusal(offer, _note(4, BOB, "reply", "thanks")) is None
+    derived, refused = derive(offer, [*notes, _note(5, ALICE, "delete")])
+    assert (derived.text, derived.deleted) == (DELETED, True)
+
+
 _notes = st.lists(st.tuples(st.sampled_from([ALICE, BOB, CAROL]), st.sampled_from(["edit", "delete", "react"]),
                             st.sampled_from(["a", "b", "👍", "+1"])), max_size=12)
 

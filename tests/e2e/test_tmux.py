@@ -1,5 +1,6 @@
 """Two real sds-chat clients in a real terminal (tmux), on two hosts of the
-test LAN: what one types, the other sees - and sees it being typed."""
+test LAN: what one types, the other sees - and sees it being typed; a message
+of several lines typed with Alt+Enter and Ctrl+J arrives as one."""
 
 import shutil
 import subprocess
@@ -8,6 +9,8 @@ import time
 import uuid
 
 import pytest
+
+from chat_app.store import Store
 
 from .harness import ROOT
 
@@ -66,3 +69,43 @@ def test_a_message_typed_in_one_client_appears_in_the_other(clients):
     wait_screen(alice, "hello from the terminal  ● 1")  # acknowledged by bob
     tmux("send-keys", "-t", alice, "C-q")
     wait_screen(bob, "○ alice")  # bob sees alice leave
+
+
+def _lines_under_one_nick(shown: str, nick: str, lines: list[str]) -> bool:
+    """``lines`` on consecutive rows of the history, the first after ``nick``,
+    the others with a blank nick column under it."""
+    rows = shown.splitlines()
+    first = next((i for i, row in enumerate(rows) if f"{nick} │ {lines[0]}" in row), None)
+    if first is None or first + len(lines) > len(rows):
+        return False
+    column = rows[first].index(f"{nick} │ ")
+    return all(rows[first + i][column:].startswith(" " * len(nick) + f" │ {line}")
+               for i, line in enumerate(lines[1:], 1))
+
+
+def test_ctrl_j_types_one_message_of_several_lines_and_alt_enter_sends_as_documented(clients, tmp_path):
+    """Ctrl+J is a line feed on every terminal: the lines go as one message.
+    Alt+Enter reaches the client as Escape and Enter (tmux, like most
+    terminals, speaks no kitty keyboard protocol), which reads as Enter: it sends."""
+    alice, bob = clients("alice"), clients("bob")
+    wait_screen(alice, "● bob")
+    wait_screen(bob, "● alice")
+    tmux("send-keys", "-t", alice, "roses are red", "M-Enter")
+    wait_screen(bob, "alice │ roses are red")
+    lines = ["violets are blue", "  one message", "of three lines"]
+    tmux("send-keys", "-t", alice, lines[0], "C-j", lines[1], "C-j", lines[2])
+    time.sleep(0.5)
+    assert "⏎" in screen(alice) and "alice │ violets" not in screen(bob)  # in the field, not sent
+    tmux("send-keys", "-t", alice, "Enter")
+    for session in (alice, bob):
+        deadline = time.monotonic() + 20
+        while not _lines_under_one_nick(shown := screen(session), "alice", lines):
+            assert time.monotonic() < deadline, f"not {len(lines)} lines under alice in {session}:\n{shown}"
+            time.sleep(0.2)
+    store = Store(tmp_path / "bob" / "sds-chat.sqlite3")
+    try:
+        assert [m.text for m in store.messages("general") if m.nick == "alice"] == ["roses are red", "\n".join(lines)]
+    finally:
+        store.close()
+    tmux("send-keys", "-t", alice, "C-q")
+    tmux("send-keys", "-t", bob, "C-q")

@@ -37,6 +37,6 @@ def test_an_offer_progress_and_saving_read_as_lines_of_the_channel():
 def test_a_file_message_reads_as_its_name_and_size_not_its_facts():
     offer = FileOffer("photo.jpg", 3_500_000, 262144, "1" * 64, "2" * 64, "image/jpeg")
     state = _state()
-    reduce(state, ev.MessageDelivered("general", 1, "f" * 32, "b" * 16, NOW, "bob", "file", offer.text, 1, False),
-           NOW)
+    reduce(state, ev.MessageDelivered("general", 1, "f" * 32, "b" * 16, NOW, "bob", "file", offer.text, 1, False,
+                                      offer=offer), NOW)
     assert _texts(state)[-1] == "[file] photo.jpg (3.5 MB, image/jpeg)"

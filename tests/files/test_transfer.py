@@ -101,7 +101,8 @@ async def _serving(holder: Files) -> tuple[asyncio.AbstractServer, tuple[str, in
 
 
 def _offered(files: Files, offer: FileOffer) -> None:
-    files.observe(ev.MessageDelivered("general", 1, "m1", "sender", 1, "alice", "file", offer.text, 1, False))
+    files.observe(ev.MessageDelivered("general", 1, "m1", "sender", 1, "alice", "file", offer.text, 1, False,
+                                      offer=offer))
 
 
 def test_bad_holders_are_left_for_a_good_one(tmp_path, monkeypatch):
@@ -306,7 +307,8 @@ def test_a_file_offered_twice_is_fetched_and_saved_once(tmp_path, monkeypatch):
         events = []
         me = Files(tmp_path / "me", events.append, lambda sender: [address])
         for message_id, channel in (("m1", "general"), ("m2", "random")):
-            me.observe(ev.MessageDelivered(channel, 1, message_id, "s", 1, "alice", "file", offer.text, 1, False))
+            me.observe(ev.MessageDelivered(channel, 1, message_id, "s", 1, "alice", "file", offer.text, 1, False,
+                                           offer=offer))
         me.accept(1)
         me.accept(2)  # while the first is under way
         for _ in range(500):

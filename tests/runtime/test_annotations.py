@@ -10,6 +10,7 @@ import pytest
 
 from chat_app import events as ev
 from chat_app.changes import Changes
+from chat_app.files.offer import FileOffer
 from chat_app.runtime import Runtime
 from chat_app.store import Store, StoredMessage
 
@@ -102,3 +103,41 @@ def test_a_direct_conversation_carries_reactions_edits_and_refusals_as_a_channel
         last = [e for e in told if isinstance(e, ev.MessageChanged)][-1]
         assert (last.message_id, last.text, last.edited, last.reactions) == (mid, "hello", True, (("👍", 1),))
         assert [e.reason for e in told if isinstance(e, ev.AboutRejected)] == ["an edit of someone else's message"]
+
+
+OFFER = FileOffer("notes.txt", 5, 4096, "1" * 64, "2" * 64, "text/plain")
+
+
+@pytest.mark.parametrize("where", ["general", "general+svs", "direct"])
+def test_a_file_message_takes_replies_reactions_and_its_author_s_deletion_but_no_edit(net, where):
+    channel = "general" if where == "direct" else where
+    alice, bob = net.add("alice", channels=(channel,)), net.add("bob", channels=(channel,))
+    if where == "direct":
+        introduce(net, alice, bob)
+
+    def say(rt, text, kind, about=""):
+        if where == "direct":
+            other = bob if rt is alice else alice
+            return rt.direct.send(f"@{other.peer_id}", text, kind, rt.nick, net.now, about)
+        return rt.say(rt.channels[0], text, kind, net.now, about=about)
+
+    mid = say(alice, OFFER.text, "file")
+    net.run(2_000)
+    reply = say(bob, "thanks", "reply", mid)
+    say(bob, "👍", "react", mid)
+    say(alice, "other.txt", "edit", mid)  # the node refuses it; a peer may still send it
+    net.run(2_000)
+    for rt in (alice, bob):
+        told = changes_seen(net, rt)
+        assert [e.reason for e in told if isinstance(e, ev.AboutRejected)] == \
+            ["an edit of a file message, which cannot take one"]
+        last = [e for e in told if isinstance(e, ev.MessageChanged)][-1]
+        assert (last.message_id, last.text, last.edited, last.reactions) == (mid, OFFER.text, False, (("👍", 1),))
+        replied = next(e for e in net.seen(rt) if isinstance(e, ev.MessageDelivered | ev.DmDelivered)
+                       and e.message_id == reply)
+        assert replied.about == mid
+    say(alice, "", "delete", mid)
+    net.run(2_000)
+    for rt in (alice, bob):
+        last = [e for e in changes_seen(net, rt) if isinstance(e, ev.MessageChanged)][-1]
+        assert (last.message_id, last.deleted, last.text) == (mid, True, "(message deleted)")

@@ -3,6 +3,7 @@ deleting with keys: Pilot against real nodes on loopback."""
 
 import pytest
 
+from chat_app.annotations import NOT_EDITABLE
 from chat_app.tui.widgets.channel_view import ChannelView
 
 from .conftest import until
@@ -87,3 +88,57 @@ async def test_escape_leaves_the_selection_for_the_input(make_app, bob_for):
         assert view.selected is None and app.chat.input.has_focus
         await pilot.press("e")  # a letter typed again, not a key on a message
         assert app.chat.input.value == "e"
+
+
+async def _select(pilot, view, message_id: str) -> None:
+    """Alt+Up, then Up until ``message_id`` is selected (past notices in between)."""
+    await pilot.press("alt+up")
+    for _ in range(10):
+        if view.selected == message_id:
+            return
+        await pilot.press("up")
+    raise AssertionError(f"{message_id} never selected")
+
+
+@pytest.mark.asyncio
+async def test_a_file_message_is_replied_to_reacted_to_and_deleted_but_never_edited(make_app, bob_for, tmp_path):
+    source = tmp_path / "notes.txt"
+    source.write_text("hello")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = await bob_heard(app, pilot, bob_for)
+        await type_line(pilot, f"/send {source}")
+        shown = "[file] notes.txt (5 bytes, text/plain)"
+        await until(pilot, lambda: shown in texts(app))
+        offer = row(app, shown).message_id
+        bob.wait_for(lambda e: e["event"] == "delivered" and e["message_id"] == offer)
+        view = app.query_one(ChannelView)
+
+        await _select(pilot, view, offer)
+        await pilot.press("plus")
+        await until(pilot, lambda: row(app, shown).reactions == "+1 1")
+        bob.wait_for(lambda e: e["event"] == "changed" and e["message_id"] == offer and e["reactions"] == [["+1", 1]])
+        assert row(app, shown).text == shown  # a reaction leaves the line as the offer reads
+
+        await _select(pilot, view, offer)
+        await pilot.press("e")  # ours, yet a file message: refused where it is typed
+        assert app.chat.input.value == "" and texts(app)[-1] == NOT_EDITABLE
+        await pilot.press("escape")
+        await type_line(pilot, f"/edit {offer} other.txt")  # typed: the node refuses it too
+        await until(pilot, lambda: texts(app).count(NOT_EDITABLE) == 2)
+
+        await _select(pilot, view, offer)
+        await pilot.press("r")
+        assert app.chat.input.value == f"/reply {offer} "
+        app.chat.input.value += "got it"
+        await pilot.press("enter")
+        await until(pilot, lambda: "got it" in texts(app))
+        assert row(app, "got it").quote == f"alice: {shown}"
+        bob.wait_for(lambda e: e["event"] == "delivered" and e.get("about") == offer and e["kind"] == "reply")
+
+        await _select(pilot, view, offer)
+        await pilot.press("d", "d")
+        await until(pilot, lambda: app.chat.state.channels["general"].by_id[offer].deleted)
+        assert app.chat.state.channels["general"].by_id[offer].text == "(message deleted)"
+        bob.wait_for(lambda e: e["event"] == "changed" and e["message_id"] == offer and e["deleted"])

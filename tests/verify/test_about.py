@@ -45,3 +45,19 @@ def test_an_edit_by_someone_else_and_a_reaction_to_nothing_are_reported_with_a_w
     assert forged["other_message_id"] == about and forged["other_peer_id"] == log[target]["sender_id"]
     assert "is by someone other than the author of" in forged["explanation"]
     assert "names a message no peer holds" in found[log[same]["message_id"]]["explanation"]
+
+
+def test_a_file_message_takes_replies_reactions_and_its_author_s_deletion_and_an_edit_is_reported(spark, logs):
+    log = next(iter(logs.values()))
+    target, other, same = _by_other_and_same_author(log)
+    about = log[target]["message_id"]
+    for peer_log in logs.values():
+        peer_log[target]["kind"] = "file"
+    _annotate(logs, other, "react", about)
+    _annotate(logs, next(i for i in range(3, len(log)) if i not in (other, same)), "reply", about)
+    _annotate(logs, same, "delete", about)
+    assert verify(spark, logs)["anomalies"] == {}
+    _annotate(logs, same, "edit", about)  # the author's own: still no edit of an offer
+    found = examples(verify(spark, logs), "bad_about")
+    assert [(e["message_id"], e["other_message_id"]) for e in found] == [(log[same]["message_id"], about)]
+    assert "edits the offer of the file message" in found[0]["explanation"]
