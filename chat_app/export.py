@@ -14,7 +14,7 @@ Columns (the schema ``sds-chat verify`` reads):
     delivered_at_ms    int64
     seq                int64          the author's sequence number in the channel (null if undecodable)
     nick               string         the nick the message carries (null if undecodable)
-    kind               string         text, me, topic, reply, react, edit, delete (null if undecodable)
+    kind               string         text, me, topic, file, reply, react, edit, delete (null if undecodable)
     about              string         a reply, reaction, edit or deletion: the id of the message it names
 
 Direct conversations are exported too, ordered by their MVDS timestamps, with
