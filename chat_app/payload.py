@@ -46,6 +46,8 @@ Text is data: even what this rule lets through is shown only after
 
 from __future__ import annotations
 
+import copy
+
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -183,6 +185,17 @@ class Payload:
             raise PayloadError(problem)
         if self.kind == "delete" and self.text:
             raise PayloadError("a deletion carries no text")
+
+    def numbered(self, seq: int) -> Payload:
+        """This payload, checked when it was made, with the sequence number it
+        leaves with (a message held back gets its number when it goes)."""
+        if seq == self.seq:
+            return self
+        if not 1 <= seq <= MAX_INT64:
+            raise PayloadError("seq must be between 1 and 2^63 - 1")
+        numbered = copy.copy(self)
+        object.__setattr__(numbered, "seq", seq)
+        return numbered
 
     def encode(self) -> bytes:
         data = {"kind": self.kind, "nick": self.nick, "sent_at": self.sent_at}

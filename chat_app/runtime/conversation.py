@@ -74,7 +74,7 @@ class Conversation:
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
         self._latest: OrderedDict[str, int] = OrderedDict()  # author -> the highest seq delivered here
         self.topic_id: str | None = None  # the topic message last reported
-        self.held: deque[tuple[str, str, str, int, str]] = deque()  # (nick, text, kind, typed at, about)
+        self.held: deque[Payload] = deque()  # checked, numbered when they go
         self.retry_at: int | None = None  # while messages are held: when to look for room again
 
     def _load(self, now: int) -> Channel:
@@ -94,17 +94,18 @@ class Conversation:
 
     def send(self, nick: str, text: str, kind: str, now: int, about: str = "") -> str | None:
         """Queue a chat message: its id, or None if it is held for later
-        (see the module's note on backpressure). Raises PayloadError or
+        (see the module's note on backpressure). Raises PayloadError (checked
+        here, once: a bad message is refused now, not when it leaves) or
         LocalProtocolError."""
-        Payload(kind, nick, text, self.seq + 1, now, about)  # refuse a bad message now, not when it leaves
+        payload = Payload(kind, nick, text, self.seq + 1, now, about)
         if self.held or not self._room(now):
-            self.held.append((nick, text, kind, now, about))
+            self.held.append(payload)
             self.retry_at = now + RETRY_MS
             return None
-        return self._send(nick, text, kind, now, now, about)
+        return self._send(payload, now)
 
-    def _send(self, nick: str, text: str, kind: str, typed_at: int, now: int, about: str) -> str:
-        payload = Payload(kind, nick, text, self.seq + 1, typed_at, about)
+    def _send(self, payload: Payload, now: int) -> str:
+        payload = payload.numbered(self.seq + 1)  # one held back takes its number when it goes
         message_id = self.engine.send(payload.encode(), now, decoded=payload)
         self.seq += 1
         return message_id
@@ -113,18 +114,18 @@ class Conversation:
         return not self.engine.participants or \
             self.engine.in_flight(now - IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT) < MAX_IN_FLIGHT
 
-    def _release(self, now: int, everything: bool) -> list[tuple[str, str, str, int, str]]:
+    def _release(self, now: int, everything: bool) -> list[Payload]:
         """Hand held messages to the engine while there is room (all of them
         if ``everything``); those that went."""
         released = []
         while self.held and (everything or self._room(now)):
-            nick, text, kind, typed_at, about = item = self.held.popleft()
+            payload = self.held.popleft()
             try:
-                self._send(nick, text, kind, typed_at, now, about)
+                self._send(payload, now)
             except (PayloadError, LocalProtocolError) as exc:
                 log.debug("#%s: a held message could not be sent: %s", self.channel, exc)
                 continue
-            released.append(item)
+            released.append(payload)
         self.retry_at = now + RETRY_MS if self.held else None
         return released
 

@@ -3,7 +3,11 @@ slows down (held, in order, never lost) when acknowledgements lag."""
 
 from __future__ import annotations
 
+import sys
+
 from chat_app import events as ev
+from chat_app.payload import Payload
+from chat_app.runtime import conversation
 from chat_app.runtime.conversation import IN_FLIGHT_WINDOW_MS, MAX_IN_FLIGHT
 from chat_app.store import Store
 
@@ -84,3 +88,34 @@ def test_leaving_sends_everything_held(tmp_path):
     assert len(texts(alice.store)) == MAX_IN_FLIGHT + 6  # stored as unacknowledged: resent after a restart
     reopened = Store(alice.store.path)
     assert len(reopened.states.load("general")["outgoing"]) == MAX_IN_FLIGHT + 5
+
+
+def test_a_message_is_checked_once_whether_it_goes_at_once_or_is_held(tmp_path, monkeypatch):
+    """Each line said becomes one checked payload; one held back takes its
+    sequence number when it goes, so the numbers stay in typed order."""
+    made = []
+    check = Payload.__post_init__
+
+    def counted(payload):
+        said = sys._getframe(2).f_code.co_filename == conversation.__file__  # not decoded
+        if payload.nick == "alice" and said:
+            made.append(payload)
+        check(payload)
+
+    monkeypatch.setattr(Payload, "__post_init__", counted)
+    net = Net(tmp_path)
+    alice, bob = net.add("alice"), net.add("bob")
+    bob.say("general", "hi", "text", net.now)
+    net.pump()
+    net.loss = 1.0
+    n = MAX_IN_FLIGHT + 10
+    for i in range(n):
+        alice.say("general", f"m{i}", "text", net.now)
+    assert len(alice.conversations["general"].held) == 10
+    net.loss = 0.0
+    net.run(IN_FLIGHT_WINDOW_MS * 3)
+    assert len(made) == n
+    assert texts(alice.store) == ["hi"] + [f"m{i}" for i in range(n)]
+    seqs = [seq for (seq,) in alice.store.db.conn.execute(
+        "SELECT seq FROM messages WHERE sender_id = ? ORDER BY lamport", (alice.peer_id,))]
+    assert seqs == list(range(1, n + 1))
