@@ -27,12 +27,13 @@ from chat_app.address import Address
 from chat_app.net.tcp import FrameError, frame, read_frame
 
 from .chunks import HASH, ChunkError, check_and_write, manifest_root
-from .offer import FileOffer
+from .offer import CHUNK_SIZE, FileOffer
 from .wire import WireError, decode_answer, encode_request
 
 CONNECT_S = 5.0
 SLOW_S = 10.0
 WINDOW = 32
+READ_AHEAD = 2 * CHUNK_SIZE  # what the stream buffers before it stops reading the socket
 
 
 class SourceFailed(Exception):
@@ -43,7 +44,7 @@ async def fetch_from(address: Address, offer: FileOffer, manifest: bytes | None,
                      pool: Executor, got_manifest: Callable[[bytes], None],
                      verified: Callable[[list[int]], None]) -> None:
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), CONNECT_S)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(*address, limit=READ_AHEAD), CONNECT_S)
     except (TimeoutError, OSError) as exc:
         raise SourceFailed(f"cannot connect ({exc.__class__.__name__})") from None
     try:
