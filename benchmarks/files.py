@@ -35,6 +35,14 @@ def peak_rss_mb(peer: HeadlessPeer) -> float:
     return float("nan")
 
 
+def random_file(path: Path, megabytes: int) -> int:
+    """Write ``megabytes`` MB of random bytes to ``path``, a MB at a time; its size."""
+    with open(path, "wb") as f:
+        for _ in range(megabytes):
+            f.write(os.urandom(1_000_000))
+    return path.stat().st_size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=200)
@@ -44,10 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sds-files-") as tmp, Lan() as lan:
         data = Path(tmp)
         source = data / "big.bin"
-        with open(source, "wb") as f:
-            for _ in range(args.size_mb):
-                f.write(os.urandom(1_000_000))
-        size = source.stat().st_size
+        size = random_file(source, args.size_mb)
         names = ["sender", *(f"r{i}" for i in range(args.receivers))]
         peers = [HeadlessPeer(data / n, n, host=lan.host(n)) for n in names]
         try:

@@ -17,7 +17,6 @@ their delay p50 / p99 / max, with the load average (1 minute).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import threading
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.files import random_file  # noqa: E402
 from benchmarks.load import load_average, percentile  # noqa: E402
 from benchmarks.lossy_lan import StampedPeer  # noqa: E402
 from tests.e2e.test_headless import _introduced  # noqa: E402
@@ -70,10 +70,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sds-bigfile-") as tmp, Lan() as lan:
         data = Path(tmp)
         source = data / "big.bin"
-        with open(source, "wb") as f:
-            for _ in range(args.size_mb):
-                f.write(os.urandom(1_000_000))
-        size = source.stat().st_size
+        size = random_file(source, args.size_mb)
         alice, bob = (StampedPeer(data / n, n, host=lan.host(n)) for n in ("alice", "bob"))
         chatters = [Chatter(alice, args.rate), Chatter(bob, args.rate)]
         phases: list[tuple[str, float]] = []  # (name, from when: ms since the epoch)
