@@ -19,9 +19,11 @@ set, bytes each way, stream messages each way, and what the store kept.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,10 +59,9 @@ def member(tmp: Path, history: int) -> Runtime:
 
 
 def insert(rt: Runtime, sql: str, rows: list[tuple]) -> None:
-    conn = rt.store.db.conn
-    conn.execute("BEGIN")
-    conn.executemany(sql, rows)
-    conn.execute("COMMIT")
+    """Write rows straight into the runtime's database file, in one transaction."""
+    with closing(sqlite3.connect(rt.store.path)) as conn, conn:
+        conn.executemany(sql, rows)
 
 
 def blind_store(tmp: Path, name: str, alice: Runtime, held: int) -> Runtime:

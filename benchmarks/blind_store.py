@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -44,8 +46,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "db.sqlite3")
             data = os.urandom(300)
-            store.db.conn.executemany("INSERT INTO blind (tag, blind_id, data, received_at) VALUES (?, ?, ?, ?)",
-                                      [(TAG, f"{i:032x}", data, i) for i in range(held)])
+            with closing(sqlite3.connect(store.path)) as conn, conn:
+                conn.executemany("INSERT INTO blind (tag, blind_id, data, received_at) VALUES (?, ?, ?, ?)",
+                                 [(TAG, f"{i:032x}", data, i) for i in range(held)])
             spare = per_insert(store, args.measure, 10 * held, held)
             full = per_insert(store, args.measure, held, held + args.measure)
             store.close()

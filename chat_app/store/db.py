@@ -1,4 +1,4 @@
-"""The peer's SQLite database, through sqlite-utils.
+"""The peer's SQLite database.
 
 One file per data directory, in WAL mode. Tables:
 
@@ -47,7 +47,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import cbor2
-from sqlite_utils import Database
 
 from chat_app.files.offer import FileOffer
 from chat_app.store.blind import BlindTable
@@ -116,9 +115,8 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit connection: every transaction is an explicit BEGIN..COMMIT.
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db = Database(self._conn)
         if not read_only:
-            self.db.enable_wal()
+            self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.create_function("py_lower", 1, lambda t: t.lower() if t is not None else None, deterministic=True)
         if not read_only:

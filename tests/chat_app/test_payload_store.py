@@ -1,4 +1,5 @@
 import sqlite3
+from contextlib import closing
 
 import cbor2
 import pytest
@@ -49,7 +50,8 @@ def test_identity_is_created_once_and_survives_reopening(tmp_path):
     store.close()
     again = Store(tmp_path / "db.sqlite3")
     assert again.keys.secret() == first and len(peer_id(first)) == 32
-    assert again.db.journal_mode == "wal"
+    with closing(sqlite3.connect(tmp_path / "db.sqlite3")) as conn:  # WAL is a property of the file
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_commit_step_is_atomic(tmp_path):

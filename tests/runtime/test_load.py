@@ -3,7 +3,9 @@ slows down (held, in order, never lost) when acknowledgements lag."""
 
 from __future__ import annotations
 
+import sqlite3
 import sys
+from contextlib import closing
 
 from chat_app import events as ev
 from chat_app.payload import Payload
@@ -116,6 +118,7 @@ def test_a_message_is_checked_once_whether_it_goes_at_once_or_is_held(tmp_path, 
     net.run(IN_FLIGHT_WINDOW_MS * 3)
     assert len(made) == n
     assert texts(alice.store) == ["hi"] + [f"m{i}" for i in range(n)]
-    seqs = [seq for (seq,) in alice.store.db.conn.execute(
-        "SELECT seq FROM messages WHERE sender_id = ? ORDER BY lamport", (alice.peer_id,))]
+    with closing(sqlite3.connect(alice.store.path)) as conn:
+        seqs = [seq for (seq,) in conn.execute(
+            "SELECT seq FROM messages WHERE sender_id = ? ORDER BY lamport", (alice.peer_id,))]
     assert seqs == list(range(1, n + 1))
