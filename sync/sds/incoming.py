@@ -13,7 +13,10 @@ is charged to a sender (``holdings``) and bounded in count and in bytes:
 
 * a message whose sender already has ``max_held_per_sender`` waiting, or
   ``max_held_bytes_per_sender``, or whose new missing ids would take its
-  sender past ``max_missing_per_sender``, is refused (``held_full``);
+  sender past ``max_missing_per_sender``, takes the place of that sender's
+  latest waiting message if it is earlier (``evicted_later``: the earlier
+  ones are what the later ones wait for), and is refused otherwise
+  (``held_full``);
 * past the totals (``max_incoming``, ``max_incoming_bytes``, ``max_missing``)
   the sender holding the most bytes gives up its oldest: first an id no
   message waits for, then a waiting message (``evicted``); when that is the
@@ -125,8 +128,15 @@ class IncomingBuffer:
             nbytes = held_cost(pending.wire) + sum(new) + sum(adopted)
             if (len(share.held) >= config.max_held_per_sender or share.missing + ids > config.max_missing_per_sender
                     or share.bytes + nbytes > config.max_held_bytes_per_sender):
-                return "held_full", (f"{sender[:40]} has {len(share.held)} messages and {share.missing} missing ids "
-                                     f"({share.bytes} bytes) waiting here; no more")
+                later = self._latest_held(share, pending.msg.lamport_timestamp)
+                if later is None:
+                    return "held_full", (f"{sender[:40]} has {len(share.held)} messages and {share.missing} missing "
+                                         f"ids ({share.bytes} bytes) waiting here; no more")
+                self._drop(later)  # it comes again; what it may wait for must get in first
+                self._out.stats["evicted_later"] += 1
+                self._out.emit(Rejected("evicted", f"evicted: {later.msg.message_id} from {sender[:40]}, waiting "
+                                                   f"for history, made room for an earlier message of theirs"))
+                continue
             if (holdings.held < config.max_incoming and holdings.missing + len(new) <= config.max_missing
                     and holdings.bytes + held_cost(pending.wire) + sum(new) <= config.max_incoming_bytes):
                 return None
@@ -134,6 +144,14 @@ class IncomingBuffer:
             if victim is None or victim == sender:
                 return "incoming_full", f"too many messages wait for history; {sender[:40]} has the most"
             self._evict(victim)
+
+    def _latest_held(self, share, lamport: int) -> Pending | None:
+        """The sender's waiting message with the highest timestamp, if it is
+        later than ``lamport``. A share full of later messages would otherwise
+        refuse the earlier ones they wait for, for ever: nothing that waits
+        could be delivered, and whatever came again found the share as full."""
+        latest = max((self.pending[mid] for mid in share.held), key=lambda p: p.msg.lamport_timestamp, default=None)
+        return latest if latest is not None and latest.msg.lamport_timestamp > lamport else None
 
     def _costs(self, pending: Pending) -> tuple[list[int], list[int]]:
         """What holding ``pending`` would charge its sender: a cost per new
