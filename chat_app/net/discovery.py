@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from chat_app.crypto import fingerprint, sender_id_of
 from chat_app.payload import nick_problem
-from zeroconf import IPVersion, NonUniqueNameException, ServiceStateChange
+from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 log = logging.getLogger(__name__)
@@ -66,8 +66,7 @@ class Discovery:
         self._interface = interface
         self._zc: AsyncZeroconf | None = None
         self._browser: AsyncServiceBrowser | None = None
-        self._registering: asyncio.Task | None = None  # claiming our name: probing, then registering it
-        self._registered: AsyncServiceInfo | None = None  # what we announce, once our name is ours
+        self._info: AsyncServiceInfo | None = None
         self._names: dict[str, str] = {}  # service name -> peer id
         self._tasks: set[asyncio.Task] = set()
         self.stats: Counter[str] = Counter()
@@ -86,49 +85,33 @@ class Discovery:
         )
 
     async def start(self) -> None:
-        """Browse at once, so others are found from the first moment; claim
-        our name on a task of its own: probing it (RFC 6762 section 8.1: a
-        random wait, then three probes 250 ms apart) takes up to a second
-        that starting need not wait for."""
         interfaces = [self._interface] if self._interface else None
         kwargs = {"interfaces": interfaces} if interfaces else {}
         self._zc = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)
+        self._info = self._service_info()
+        self._keep(await self._zc.async_register_service(self._info))
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
-        self._registering = asyncio.ensure_future(self._register(self._service_info()))
-
-    async def _register(self, info: AsyncServiceInfo) -> None:
-        try:
-            self._keep(await self._zc.async_register_service(info))
-        except NonUniqueNameException:  # another host answers for our id: we stay up, unannounced
-            self.stats["name_taken"] += 1
-            log.warning("another host answers for our mDNS name %s: not announcing ourselves", info.name)
-            return
-        self._registered = info
 
     async def update(self, nick: str, channels: tuple[str, ...], svs: tuple[str, ...] = ()) -> None:
-        """Announce a new nick or channel list (once our name is ours)."""
+        """Announce a new nick or channel list."""
         self.me = PeerInfo(self.me.peer_id, nick, self.me.addresses, self.me.port, channels, self.me.key, svs)
-        if self._registering is not None:
-            await asyncio.wait({self._registering})
-        if self._zc is not None and self._registered is not None:
-            self._registered = self._service_info()
-            self._keep(await self._zc.async_update_service(self._registered))
+        if self._zc is not None:
+            self._info = self._service_info()
+            self._keep(await self._zc.async_update_service(self._info))
 
     async def stop(self) -> None:
-        """Stop browsing, finish or cancel what is under way (our name still
-        being probed, announcements still being repeated, peers being
-        resolved: left pending, asyncio would complain about each at exit),
-        say goodbye if we said hello, close."""
+        """Stop browsing, finish or cancel what is under way (announcements
+        still being repeated, peers being resolved: left pending, asyncio
+        would complain about each at exit), say goodbye, close."""
         if self._zc is None:
             return
         if self._browser is not None:
             await self._browser.async_cancel()
-        self._registering.cancel()  # stops a probe; our name once registered, it is done and stays so
         for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(self._registering, *self._tasks, return_exceptions=True)
-        if self._registered is not None:
-            goodbye = await self._zc.async_unregister_service(self._registered)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._info is not None:
+            goodbye = await self._zc.async_unregister_service(self._info)
             try:  # others then see us leave at once, not when our records expire
                 await asyncio.wait_for(goodbye, GOODBYE_S)
             except TimeoutError:
