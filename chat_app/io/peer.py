@@ -222,10 +222,14 @@ class AsyncPeer:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # the first frame says what the stream is for: file chunks, or else replication
         first = asyncio.ensure_future(read_frame(reader))
-        await asyncio.wait([first], timeout=FIRST_FRAME_S)
-        if self.serve_files and first.done() and not first.exception() and is_file_request(first.result() or b""):
-            return await self.serve_files(reader, writer, first.result())
-        await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False, first=first)
+        try:
+            await asyncio.wait([first], timeout=FIRST_FRAME_S)
+            if self.serve_files and first.done() and not first.exception() and is_file_request(first.result() or b""):
+                return await self.serve_files(reader, writer, first.result())
+            await self._run_link(writer.get_extra_info("peername")[:2], reader, writer, initiator=False, first=first)
+        except asyncio.CancelledError:  # we quit while it waited: no error (and asyncio would
+            first.cancel()              # print a traceback for a handler that ends cancelled)
+            writer.close()
 
     async def _run_link(self, address: Address, reader, writer, initiator: bool,
                         first: asyncio.Future | None = None) -> None:

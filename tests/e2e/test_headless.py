@@ -235,3 +235,26 @@ def test_a_reader_that_stops_reading_the_events_does_not_stop_the_chat(spawn):
     texts = [e["text"][:3] for e in alice.wait_delivered(600, timeout=60)]
     assert texts == [f"{i:03d}" for i in range(600)]
 
+
+
+def test_quitting_while_streams_wait_writes_no_traceback(spawn, lan):
+    """A TCP stream that sends nothing waits up to 30 s for its first frame,
+    and a file stream up to 30 s for its next request; quitting meanwhile
+    cancels those waits, which is no error."""
+    import socket
+
+    from chat_app.files.wire import encode_request
+    from chat_app.net.tcp import frame
+
+    alice = spawn("alice")
+    mallory = lan.host("mallory")
+    streams = [mallory.socket(kind=socket.SOCK_STREAM) for _ in range(3)]
+    for sock in streams:
+        sock.connect((alice.host.address, alice.port))
+    streams[0].sendall(frame(encode_request("ab" * 32, None)))
+    assert streams[0].recv(4096)  # "not held here"; it waits for the next request
+    time.sleep(0.5)  # the others are accepted: each waits for its first frame
+    assert alice.stop() == 0
+    for sock in streams:
+        sock.close()
+    assert alice.stderr_path.read_text().strip() == ""
