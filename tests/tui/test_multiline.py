@@ -69,18 +69,20 @@ def keys_read(data: str) -> list[str]:
 async def test_alt_enter_sent_as_escape_and_cr_starts_a_new_line_and_escape_stays_escape(make_app):
     """xterm, tmux, GNOME Terminal and most others send Alt+Enter as ESC CR:
     one new line in the message, not Enter (which would send half of it).
-    Escape alone, or before a key other than Enter, reads as it did."""
+    A terminal with the kitty keyboard protocol sends Alt+Enter and
+    Shift+Enter as keys of their own. Escape alone, or before a key other
+    than Enter, reads as it did."""
     app = make_app()
-    typed = keys_read("first\x1b\rsecond")
-    assert typed == [*"first", "alt+enter", *"second"]
+    typed = keys_read("first\x1b\rsecond\x1b[13;2uthird\x1b[13;3ufourth")
+    assert typed == [*"first", "alt+enter", *"second", "shift+enter", *"third", "alt+enter", *"fourth"]
     assert keys_read("\x1b") == ["escape"] and keys_read("\x1b\x1b") == ["escape", "escape"]
-    assert keys_read("\x1b2") == ["alt+2"] and keys_read("\r") == ["enter"]
+    assert keys_read("\x1b2") == ["alt+2"] and keys_read("\r") == keys_read("\x1b[13u") == ["enter"]
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))
         await pilot.press(*typed)
-        assert app.chat.input.value == "first\nsecond"
+        assert app.chat.input.value == "first\nsecond\nthird\nfourth"
         await pilot.press(*keys_read("\r"))
-        await until(pilot, lambda: texts(app)[-1:] == ["first\nsecond"])
+        await until(pilot, lambda: texts(app)[-1:] == ["first\nsecond\nthird\nfourth"])
         assert app.chat.input.value == ""
 
 
