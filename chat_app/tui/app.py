@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual import on, work
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
@@ -35,12 +36,17 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
 
 
-def read_alt_digits_as_keys() -> None:
-    """Alt+1..9 switch channels. xterm, tmux, GNOME Terminal and most others
-    send ESC then the digit; Textual reads that as the character Option+digit
-    types on a Mac under WezTerm ("™" for Alt+2), which no binding can catch."""
+def read_alt_keys() -> None:
+    """Alt+1..9 switch channels and Alt+Enter starts a new line. xterm, tmux,
+    GNOME Terminal and most others send ESC then the key, which Textual misreads
+    where no binding can catch it: ESC and a digit as the character Option+digit
+    types on a Mac under WezTerm ("™" for Alt+2), and ESC and CR as Enter (it
+    keeps Alt only for a key of one character), which would send the message.
+    The pair is read as Alt+Enter as soon as the CR arrives; Escape alone still
+    reads as Escape once the terminal has sent nothing after it."""
     for digit in "123456789":
         ANSI_SEQUENCES_KEYS.pop(f"\x1b{digit}", None)
+    ANSI_SEQUENCES_KEYS["\x1b\r"] = (SimpleNamespace(value="alt+enter"),)  # Textual takes a key's name from .value
 
 
 def notification(title: str, body: str, environ=os.environ) -> str:
@@ -72,7 +78,7 @@ class ChatApp(App):
     def __init__(self, make_node: Callable[[Emit], Node], data_dir: Path, *, bell: bool = True,
                  show_typing: bool = True, highlight: list[str] | tuple[str, ...] = ()) -> None:
         super().__init__()
-        read_alt_digits_as_keys()
+        read_alt_keys()
         self.make_node = make_node
         self.data_dir = data_dir
         self.bridge: NodeThread | None = None

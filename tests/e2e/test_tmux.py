@@ -1,6 +1,6 @@
 """Two real sds-chat clients in a real terminal (tmux), on two hosts of the
 test LAN: what one types, the other sees - and sees it being typed; a message
-of several lines typed with Alt+Enter and Ctrl+J arrives as one."""
+of several lines typed with Alt+Enter or Ctrl+J arrives as one."""
 
 import shutil
 import subprocess
@@ -83,29 +83,47 @@ def _lines_under_one_nick(shown: str, nick: str, lines: list[str]) -> bool:
                for i, line in enumerate(lines[1:], 1))
 
 
-def test_ctrl_j_types_one_message_of_several_lines_and_alt_enter_sends_as_documented(clients, tmp_path):
-    """Ctrl+J is a line feed on every terminal: the lines go as one message.
-    Alt+Enter reaches the client as Escape and Enter (tmux, like most
-    terminals, speaks no kitty keyboard protocol), which reads as Enter: it sends."""
+def _wait_lines_under_one_nick(session: str, nick: str, lines: list[str]) -> None:
+    deadline = time.monotonic() + 20
+    while not _lines_under_one_nick(shown := screen(session), nick, lines):
+        assert time.monotonic() < deadline, f"not {len(lines)} lines under {nick} in {session}:\n{shown}"
+        time.sleep(0.2)
+
+
+def test_alt_enter_and_ctrl_j_type_one_message_of_several_lines(clients, tmp_path):
+    """Alt+Enter reaches the client as ESC CR (tmux, like most terminals,
+    speaks no kitty keyboard protocol) and starts a new line, as Ctrl+J (a
+    line feed on every terminal) does: Enter sends the lines as one message,
+    shown under one nick on both sides and stored as one row. Escape alone
+    still closes what it closed."""
     alice, bob = clients("alice"), clients("bob")
     wait_screen(alice, "● bob")
     wait_screen(bob, "● alice")
-    tmux("send-keys", "-t", alice, "roses are red", "M-Enter")
-    wait_screen(bob, "alice │ roses are red")
-    lines = ["violets are blue", "  one message", "of three lines"]
-    tmux("send-keys", "-t", alice, lines[0], "C-j", lines[1], "C-j", lines[2])
-    time.sleep(0.5)
-    assert "⏎" in screen(alice) and "alice │ violets" not in screen(bob)  # in the field, not sent
-    tmux("send-keys", "-t", alice, "Enter")
-    for session in (alice, bob):
-        deadline = time.monotonic() + 20
-        while not _lines_under_one_nick(shown := screen(session), "alice", lines):
-            assert time.monotonic() < deadline, f"not {len(lines)} lines under alice in {session}:\n{shown}"
-            time.sleep(0.2)
+    typed = [(["first", "second"], "M-Enter"),  # the key as tmux sends it
+             (["roses are red", "violets are blue"], "-H 1b 0d"),  # the bytes as a terminal sends them
+             (["one message", "  of three", "lines"], "C-j")]
+    for lines, new_line in typed:
+        for line in lines[:-1]:
+            tmux("send-keys", "-t", alice, "-l", line)
+            tmux("send-keys", "-t", alice, *new_line.split())
+        tmux("send-keys", "-t", alice, "-l", lines[-1])
+        wait_screen(alice, "⏎".join(lines))  # in the field, not sent
+        assert f"alice │ {lines[0]}" not in screen(bob)
+        tmux("send-keys", "-t", alice, "Enter")
+        for session in (alice, bob):
+            _wait_lines_under_one_nick(session, "alice", lines)
     store = Store(tmp_path / "bob" / "sds-chat.sqlite3")
     try:
-        assert [m.text for m in store.messages("general") if m.nick == "alice"] == ["roses are red", "\n".join(lines)]
+        assert [m.text for m in store.messages("general") if m.nick == "alice"] == ["\n".join(lines)
+                                                                                    for lines, _ in typed]
     finally:
         store.close()
+    tmux("send-keys", "-t", alice, "F1")
+    wait_screen(alice, "closes this help")
+    tmux("send-keys", "-t", alice, "Escape")
+    deadline = time.monotonic() + 10
+    while "closes this help" in screen(alice):
+        assert time.monotonic() < deadline, f"Escape left the help open:\n{screen(alice)}"
+        time.sleep(0.2)
     tmux("send-keys", "-t", alice, "C-q")
     tmux("send-keys", "-t", bob, "C-q")

@@ -1,11 +1,14 @@
-"""Alt+Enter writes a message of several lines: the client sends it as one,
-shows it under one nick, and the store, an export and ``verify`` keep it exactly."""
+"""Alt+Enter writes a message of several lines - also as most terminals send
+it, ESC CR - and the client sends it as one, shows it under one nick, and the
+store, an export and ``verify`` keep it exactly."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+from textual import events
+from textual._xterm_parser import XTermParser
 
 from chat_app.tui.widgets.channel_view import ChannelView
 
@@ -55,13 +58,38 @@ async def test_a_multi_line_message_survives_the_wire_export_and_verify_exactly(
     assert json.loads(report.read_text())["verdict"] == "consistent"
 
 
-@pytest.mark.asyncio
-async def test_ctrl_j_starts_a_new_line_where_the_terminal_reads_alt_enter_as_enter(make_app):
-    """Most terminals send Alt+Enter as Escape and CR, which Textual reads as
-    Enter; a line feed (Ctrl+J) is a key of its own on every terminal."""
-    from textual._xterm_parser import XTermParser
+def keys_read(data: str) -> list[str]:
+    """The keys Textual's parser reads in ``data``, sent by the terminal at once
+    and then nothing (so an Escape with nothing after it is read)."""
+    parser = XTermParser()
+    return [e.key for e in [*parser.feed(data), *parser.feed("")] if isinstance(e, events.Key)]
 
-    assert [e.key for e in XTermParser().feed("\n")] == ["ctrl+j"]
+
+@pytest.mark.asyncio
+async def test_alt_enter_sent_as_escape_and_cr_starts_a_new_line_and_escape_stays_escape(make_app):
+    """xterm, tmux, GNOME Terminal and most others send Alt+Enter as ESC CR:
+    one new line in the message, not Enter (which would send half of it).
+    A terminal with the kitty keyboard protocol sends Alt+Enter and
+    Shift+Enter as keys of their own. Escape alone, or before a key other
+    than Enter, reads as it did."""
+    app = make_app()
+    typed = keys_read("first\x1b\rsecond\x1b[13;2uthird\x1b[13;3ufourth")
+    assert typed == [*"first", "alt+enter", *"second", "shift+enter", *"third", "alt+enter", *"fourth"]
+    assert keys_read("\x1b") == ["escape"] and keys_read("\x1b\x1b") == ["escape", "escape"]
+    assert keys_read("\x1b2") == ["alt+2"] and keys_read("\r") == keys_read("\x1b[13u") == ["enter"]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        await pilot.press(*typed)
+        assert app.chat.input.value == "first\nsecond\nthird\nfourth"
+        await pilot.press(*keys_read("\r"))
+        await until(pilot, lambda: texts(app)[-1:] == ["first\nsecond\nthird\nfourth"])
+        assert app.chat.input.value == ""
+
+
+@pytest.mark.asyncio
+async def test_ctrl_j_starts_a_new_line_on_every_terminal(make_app):
+    """A line feed (Ctrl+J) is a key of its own on every terminal, alone or after Escape."""
+    assert keys_read("\n") == ["ctrl+j"] and keys_read("\x1b\n") == ["ctrl+j"]
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: started(app))

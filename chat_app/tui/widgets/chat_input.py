@@ -1,6 +1,6 @@
-"""The message line: Enter sends, Alt+Enter or Shift+Enter (where the
-terminal tells them from Enter: most send Alt+Enter as Escape and Enter,
-which reads as Enter) or Ctrl+J (a line feed, on every terminal) starts a
+"""The message line: Enter sends, Alt+Enter (ESC CR from most terminals,
+read as Alt+Enter by ``app.read_alt_keys``), Shift+Enter (where the terminal
+tells it from Enter) or Ctrl+J (a line feed, on every terminal) starts a
 new line of the same message - shown in the field as ⏎ - Tab completes commands, channels and
 nicks, Up and Down recall what was sent before, and a paste of several
 lines asks before it sends anything. So does a line longer than a message
