@@ -40,7 +40,9 @@ from chat_app.tui.effects import (
     Aspect, Bell, Changed, Effect, Follow, Mentioned, OlderPlaced, Placed, ReadConversations, ReadPage, Relayout,
     Run, SaveSettings, Show, Toast, Unseen,
 )
+from chat_app.tui.model import MessageRow
 from chat_app.tui.palette import ChatCommands
+from chat_app.tui.reactions import TYPE_ONE, ReactionPicker
 from chat_app.tui.read_markers import ReadMarkers
 from chat_app.tui.reducer import reduce
 from chat_app.tui.screens import ConfirmPaste
@@ -236,7 +238,8 @@ class ChatScreen(Screen):
     @on(ChannelView.Picked)
     def picked(self, event: ChannelView.Picked) -> None:
         """r, e, d, a or + on the selected message: a command for it, sent
-        (+1, a confirmed deletion) or put in the input to finish."""
+        (+1, a confirmed deletion), put in the input to finish, or, for a,
+        the reaction picker opened."""
         row, action = event.row, event.action
         if action in ("edit", "delete") and not row.own:
             return self.tell(f"only its author may {action} a message", "error")
@@ -245,14 +248,30 @@ class ChatScreen(Screen):
         if action == "delete" and self._deleting != row.message_id:
             self._deleting = row.message_id
             return self.tell("delete this message for everyone? d again: yes; Esc: no")
+        if action == "react":  # the selection stays marked until the picker answers
+            self.app.push_screen(ReactionPicker(), lambda emoji: self.reacted(row, emoji))
+            return
         if action == "delete":
             self.send(Delete(row.message_id))
         elif action == "+1":
             self.send(React(row.message_id, "+1"))
         else:
-            self.input.value = f"/{action} {row.message_id} " + (row.text if action == "edit" else "")
-            self.input.cursor_position = len(self.input.value)
+            self.to_finish(f"/{action} {row.message_id} " + (row.text if action == "edit" else ""))
         self.view_left()
+
+    def reacted(self, row: MessageRow, emoji: str | None) -> None:
+        """The reaction picker's answer: a reaction to send, the input left to
+        type one in (``TYPE_ONE``), or nothing (Esc)."""
+        if emoji == TYPE_ONE:
+            self.to_finish(f"/react {row.message_id} ")
+        elif emoji is not None:
+            self.send(React(row.message_id, emoji))
+        self.view_left()
+
+    def to_finish(self, line: str) -> None:
+        """``line`` in the input, the cursor at its end, for the user to finish."""
+        self.input.value = line
+        self.input.cursor_position = len(line)
 
     @on(ChannelView.Left)
     def view_left(self) -> None:

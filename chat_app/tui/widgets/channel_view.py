@@ -8,7 +8,7 @@ unseen messages begin, and asks for older history when scrolled near the top.
 
 A message may be selected (Alt+Up from the input; the view then has the
 focus): Up and Down move the selection, r replies, e edits, d deletes
-(pressed twice), a reacts (the input asks which emoji), + reacts with +1,
+(pressed twice), a reacts (a picker of common reactions), + reacts with +1,
 Escape leaves. The selected message is drawn on a background of its own.
 """
 
