@@ -35,7 +35,7 @@ with the same messages in the same order. **Esc** (or `F1`, `q`) closes this hel
 | `Ctrl+N` | the next channel with unread messages |
 | `PgUp` / `PgDn` | scroll the history (wherever the focus is) |
 | `Ctrl+F` | search this channel (`Enter`: older match, `Esc`: back) |
-| `Alt+Up` | pick a message: `Up`/`Down`, then `r` reply, `e` edit, `d` `d` delete, `+` +1, `a` react: `1`…`9` (or `←`/`→`, `Enter`) from a row of emoji, `/` to type one |
+| `Alt+Up` | pick a message: `Up`/`Down`, then `r` reply, `e` edit, `d` `d` delete, `+` +1, `a` react (`1`…`9`) |
 | `F3` | show or hide the sidebar (hidden below 80 columns) |
 | `Ctrl+T` | show or hide who is typing |
 | `F4` | show or hide join, part, quit and nick lines |
