@@ -5,6 +5,7 @@ emoji are two columns wide, and a digit reacts at once, seen by the other."""
 import ctypes
 import locale
 import shutil
+import time
 
 import pytest
 
@@ -59,6 +60,7 @@ def test_the_picker_is_square_at_80x24_and_narrow_and_a_digit_reacts(clients):  
     wait_screen(bob, "│ ❤️ 1")  # under bob's message, at once
 
     tmux("resize-window", "-t", alice, "-x", "40", "-y", "24")
+    wait_gone(alice, "members")  # the sidebar folded away: the new size is laid out before the next keys
     tmux("send-keys", "-t", alice, "M-Up")
     tmux("send-keys", "-t", alice, "a")
     shown = wait_screen(alice, "╭─ React")
@@ -67,6 +69,7 @@ def test_the_picker_is_square_at_80x24_and_narrow_and_a_digit_reacts(clients):  
     assert edges[0][1] < 40
     tmux("send-keys", "-t", alice, "Escape")
     wait_gone(alice, "╭─ React")
+    time.sleep(0.6)  # tmux holds an Esc up to escape-time (500 ms) and reads it with the next key as Meta
     tmux("send-keys", "-t", alice, "M-Up")
     tmux("send-keys", "-t", alice, "a")
     wait_screen(alice, "╭─ React")
