@@ -1,6 +1,8 @@
 """The quick-reaction picker (``a`` on a picked message): Pilot against real
 nodes on loopback, the reactions checked where bob's node delivers them."""
 
+from contextlib import asynccontextmanager
+
 import pytest
 from rich.cells import cell_len
 from textual.containers import Grid
@@ -13,6 +15,15 @@ from .test_annotation_keys import row
 from .test_app import SIZE, bob_heard, started
 
 
+@asynccontextmanager
+async def alice_and_bob(make_app, bob_for, size=SIZE):
+    """Alice's client, and bob's node, whose "hi alice" she has."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: started(app))
+        yield app, pilot, await bob_heard(app, pilot, bob_for)
+
+
 def reacted(bob, message_id, reactions):
     """Wait until bob's node shows ``reactions`` on ``message_id``."""
     return bob.wait_for(lambda e: e["event"] == "changed" and e["message_id"] == message_id
@@ -21,10 +32,7 @@ def reacted(bob, message_id, reactions):
 
 @pytest.mark.asyncio
 async def test_a_digit_or_the_arrows_and_enter_send_that_reaction_and_again_take_it_back(make_app, bob_for):
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = await bob_heard(app, pilot, bob_for)
+    async with alice_and_bob(make_app, bob_for) as (app, pilot, bob):
         hi = row(app, "hi alice").message_id
         view = app.query_one(ChannelView)
 
@@ -50,10 +58,7 @@ async def test_a_digit_or_the_arrows_and_enter_send_that_reaction_and_again_take
 
 @pytest.mark.asyncio
 async def test_escape_closes_the_picker_sending_nothing_and_the_input_has_the_focus(make_app, bob_for):
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = await bob_heard(app, pilot, bob_for)
+    async with alice_and_bob(make_app, bob_for) as (app, pilot, bob):
         hi = row(app, "hi alice").message_id
         view = app.query_one(ChannelView)
 
@@ -71,10 +76,7 @@ async def test_escape_closes_the_picker_sending_nothing_and_the_input_has_the_fo
 
 @pytest.mark.asyncio
 async def test_slash_leaves_the_reaction_to_type_in_the_input(make_app, bob_for):
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: started(app))
-        bob = await bob_heard(app, pilot, bob_for)
+    async with alice_and_bob(make_app, bob_for) as (app, pilot, bob):
         hi = row(app, "hi alice").message_id
 
         await pilot.press("alt+up", "a", "slash")
@@ -88,10 +90,7 @@ async def test_slash_leaves_the_reaction_to_type_in_the_input(make_app, bob_for)
 @pytest.mark.asyncio
 @pytest.mark.parametrize(("width", "rows"), [(80, 1), (40, 2), (24, 3)])
 async def test_the_picker_fits_the_terminal_wrapping_its_choices_into_rows(make_app, bob_for, width, rows):
-    app = make_app()
-    async with app.run_test(size=(width, 24)) as pilot:
-        await until(pilot, lambda: started(app))
-        await bob_heard(app, pilot, bob_for)
+    async with alice_and_bob(make_app, bob_for, (width, 24)) as (app, pilot, _):
         await pilot.press("alt+up", "a")
         await pilot.pause(0.1)
         picker = app.screen
