@@ -57,6 +57,16 @@ async def test_a_digit_or_the_arrows_and_enter_send_that_reaction_and_again_take
 
 
 @pytest.mark.asyncio
+async def test_a_click_on_a_choice_sends_it(make_app, bob_for):
+    async with alice_and_bob(make_app, bob_for) as (app, pilot, bob):
+        hi = row(app, "hi alice").message_id
+        await pilot.press("alt+up", "a")
+        await pilot.click(app.screen.choices[3])
+        reacted(bob, hi, [["🎉", 1]])
+        assert app.screen is app.chat and app.chat.input.has_focus
+
+
+@pytest.mark.asyncio
 async def test_escape_closes_the_picker_sending_nothing_and_the_input_has_the_focus(make_app, bob_for):
     async with alice_and_bob(make_app, bob_for) as (app, pilot, bob):
         hi = row(app, "hi alice").message_id
