@@ -8,7 +8,8 @@ figures; with ``--loopback`` they share this machine's loopback instead.
 
 Prints one row: whether every peer's stored log is identical and complete,
 latency p50/p99 from the line written to a peer's stdin to its delivery in
-every other peer's database, CPU seconds and peak RSS per peer, datagrams the
+every other peer's database, CPU seconds and peak RSS per peer (and the CPU
+spent from the first message on, per message each peer received), datagrams the
 kernel dropped from full socket buffers, how long /quit took, lines the
 peers wrote to stderr (there should be none), and the machine's load average
 (1 minute) when sending started and when the peers quit: figures from a
@@ -128,6 +129,7 @@ def run(args, host_for) -> None:
     sent: dict[str, float] = {}
     expected = int(args.rate * args.seconds) * args.peers
     load_at_start = load_average()
+    cpu_at_start = [cpu_seconds(p.proc.pid) for p in peers]  # starting and meeting the others is not the load
     threads = [threading.Thread(target=send_at_rate, args=(p, args.rate, args.seconds, sent)) for p in peers]
     for t in threads:
         t.start()
@@ -140,6 +142,8 @@ def run(args, host_for) -> None:
     drops = udp_drops(peers)
     cpu = [cpu_seconds(p.proc.pid) for p in peers]
     rss = [peak_rss_mb(p.proc.pid) for p in peers]
+    busy = sum(cpu) - sum(cpu_at_start)
+    received = int(args.rate * args.seconds) * (args.peers - 1)  # by each peer: everyone else's messages
     load_at_end = load_average()
     quit_times = []
 
@@ -175,7 +179,9 @@ def run(args, host_for) -> None:
           f"latency p50 {percentile(latencies, 50):.0f} ms / p99 {percentile(latencies, 99):.0f} ms "
           f"(in the author p99 {percentile(in_author, 99):.0f} ms, "
           f"on the way p99 {percentile(on_the_way, 99):.0f} ms); "
-          f"CPU {sum(cpu) / len(cpu):.1f} s per peer; peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
+          f"CPU {sum(cpu) / len(cpu):.1f} s per peer ({busy / len(cpu):.1f} s from the first message on: "
+          f"{busy / len(cpu) / received * 1e6:.0f} us per received message); "
+          f"peak RSS {max(rss):.0f} MB; kernel drops {drops}; "
           f"slowest quit {max(quit_times):.1f} s; stderr lines {sum(stderr_lines(p) for p in peers)}; "
           f"load average {load_at_start:.1f} -> {load_at_end:.1f}; events {dict(kinds)}")
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import replace
 
 from chat_app import events as ev
 from chat_app.payload import Payload, PayloadError
@@ -138,10 +137,7 @@ class Conversation:
 
     def drain(self, now: int, release_all: bool = False) -> Step:
         released = self._release(now, release_all)
-        translation = translate(self.channel, self.engine.events(), now)
-        if self.stored_wire is not None:
-            translation.rows = [replace(row, wire=self.stored_wire(self.channel, row.wire, row.sender_id))
-                                for row in translation.rows]
+        translation = translate(self.channel, self.engine.events(), now, self.stored_wire)
         return Step(translation, self.engine.datagrams_to_send(now), self.engine.take_changes(), released)
 
     def commit(self, step: Step, now: int) -> None:

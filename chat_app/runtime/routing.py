@@ -13,7 +13,7 @@ stages take: the checked message for the engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from chat_app.net.frames import FETCH, decode_fetch
 from chat_app.payload import EPHEMERAL_KINDS, Payload, PayloadError
@@ -93,4 +93,5 @@ def route_sds(parsed: Checked) -> SdsDatagram | Refused:
         return Refused("payload", str(exc))
     if payload.kind in EPHEMERAL_KINDS:
         return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
-    return SdsDatagram(replace(parsed, decoded=payload))
+    # built directly: ``dataclasses.replace`` reads every field's definition, for each message
+    return SdsDatagram(Checked(parsed.msg, parsed.data, parsed.derivation, parsed.config, payload))

@@ -8,7 +8,7 @@ the rows, and the runtime acts on the rest only after the commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from chat_app import events as ev
@@ -41,11 +41,17 @@ class Translation:
     rejected: int = 0
 
 
-def translate(channel: str, engine_events: Iterable[object], now: int) -> Translation:
+WireOf = Callable[[str, bytes, str], bytes]
+"""(channel, SDS bytes, sender id) -> what the store keeps of a delivered message."""
+
+
+def translate(channel: str, engine_events: Iterable[object], now: int, wire_of: WireOf | None = None) -> Translation:
+    """``wire_of``: what to store of each delivered message's datagram (the
+    SDS bytes themselves if None), applied as its row is built, once."""
     out = Translation()
     for event in engine_events:
         if isinstance(event, Delivered):
-            _delivered(channel, event, now, out)
+            _delivered(channel, event, now, out, wire_of)
         elif isinstance(event, Acknowledged):
             _ack(channel, event.message_id, "acknowledged", event.peers, event.via, out)
         elif isinstance(event, AcknowledgedByMore):
@@ -83,7 +89,7 @@ def _ack(channel: str, message_id: str, state: str, peers: int, via: str | None,
     out.events.append(ev.MessageAcknowledged(channel, message_id, state, peers, via))
 
 
-def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> None:
+def _delivered(channel: str, event: Delivered, now: int, out: Translation, wire_of: WireOf | None) -> None:
     payload, problem = event.decoded if isinstance(event.decoded, Payload) else None, None
     if payload is None:  # restored from the store, or stored before payloads were checked on receipt
         try:
@@ -92,11 +98,12 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation) -> No
             problem = str(exc)
     if payload is not None:
         out.authors.append((event.sender_id, payload.nick))
+    wire = wire_of(channel, event.wire, event.sender_id) if wire_of is not None else event.wire
     row = StoredMessage(
         channel, event.message_id, event.lamport, event.sender_id,
         payload.nick if payload else None, payload.kind if payload else None,
         payload.text if payload else None, payload.seq if payload else None,
-        payload.sent_at if payload else None, event.wire, event.received_at, now, event.own, event.gaps,
+        payload.sent_at if payload else None, wire, event.received_at, now, event.own, event.gaps,
         ack="unacknowledged" if event.own else None, about=payload.about or None if payload else None,
         offer=payload.offer if payload else None,
     )

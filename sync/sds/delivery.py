@@ -18,7 +18,7 @@ from .incoming import IncomingBuffer, Pending
 from .log import LocalLog
 from .output import Output
 from .repair import Responses
-from .wire import SdsMessage, entry_from_pb
+from .wire import SdsMessage
 
 HintFunction = Callable[[str, str, bytes, object], "bytes | None"]
 """(message_id, sender_id, content, decoded) -> the retrieval hint to cite it
@@ -51,8 +51,7 @@ class Delivery:
         self._repair.remember(mid, sender, wire, own)
         self._out.stats["delivered"] += 1
         self._out.emit(Delivered(
-            message_id=mid, sender_id=sender, lamport=lamport, content=msg.content, position=position,
-            causal_history=tuple(entry_from_pb(pb) for pb in msg.causal_history), wire=wire,
+            message_id=mid, sender_id=sender, lamport=lamport, content=msg.content, position=position, wire=wire,
             received_at=received_at, own=own, gaps=gaps, decoded=decoded))
 
     def give_up(self, dep: str) -> None:

@@ -38,7 +38,9 @@ class Delivered(Event):
     ``position`` is its index in the log at the moment of delivery (a message
     that arrives late is inserted before newer ones, so later positions shift).
     ``gaps`` names dependencies that were given up as lost before delivery.
-    ``wire`` is the exact datagram, for the caller to store and to serve.
+    ``wire`` is the exact datagram, for the caller to store and to serve
+    (and to read the causal history from, should it want it: nothing on the
+    receive path does, so it is not built for every message).
     """
 
     message_id: str
@@ -46,7 +48,6 @@ class Delivered(Event):
     lamport: int
     content: bytes
     position: int
-    causal_history: tuple[HistoryEntry, ...]
     wire: bytes = field(repr=False)
     received_at: int = 0
     own: bool = False

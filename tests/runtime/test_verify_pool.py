@@ -76,7 +76,7 @@ def test_batches_go_on_in_the_order_they_arrived_whichever_is_verified_first(net
         handed.append([a.data for a in arrivals.arrivals])
         carol.datagrams_verified(arrivals, verdicts, net.now)
 
-    pipeline = VerifyPipeline(verified, workers=2, in_flight=8)
+    pipeline = VerifyPipeline(verified, workers=2, in_flight=8, inline=0)
     batches = [wires[i:i + 3] for i in range(0, 12, 3)]
     for batch in batches:
         pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now))
@@ -141,3 +141,37 @@ def test_nothing_unverified_reaches_an_engine(net, pair):
     carol.datagrams_verified(arrivals, [False, True], net.now)
     assert engine.received == [wires[1][35:-64]]
     assert carol.envelopes.stats["bad_signature"] == 1
+
+
+def test_a_lone_datagram_is_checked_at_once_on_the_callers_thread_unless_a_batch_waits_before_it(
+        net, pair, monkeypatch):
+    alice, carol = pair
+    wires = said_to(net, alice, carol, ["one", "two", "three", "four"])
+    release = threading.Event()
+    checked_on: list[tuple[int, threading.Thread]] = []
+
+    def held_on_workers(envelopes):  # a worker waits for the test; the caller's thread never does
+        checked_on.append((len(envelopes), threading.current_thread()))
+        if threading.current_thread() is not threading.main_thread():
+            release.wait(5)
+        return verify_all(envelopes)
+
+    monkeypatch.setattr(verifying, "verify_all", held_on_workers)
+    handed: list[list[bytes]] = []
+
+    def verified(arrivals, verdicts):
+        handed.append([a.data for a in arrivals.arrivals])
+        carol.datagrams_verified(arrivals, verdicts, net.now)
+
+    pipeline = VerifyPipeline(verified, workers=1, inline=1)
+    batches = [wires[:1], wires[1:3], wires[3:]]
+    for batch in batches:
+        pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now))
+    assert handed == batches[:1]  # the first at once; the last waits for the one before it, on the pool
+    assert checked_on[0] == (1, threading.main_thread())
+    release.set()
+    pipeline.drain()
+    pipeline.close()
+    assert handed == batches
+    assert [thread is threading.main_thread() for _, thread in checked_on] == [True, False, False]
+    assert texts(carol.store) == ["one", "two", "three", "four"]
