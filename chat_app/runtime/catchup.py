@@ -4,7 +4,8 @@ replication link's events mean.
 Policy: replicate with a peer when we first hear of it, when a channel
 misses messages, and with one peer every ``ROUND_EVERY_MS`` whatever
 happened (anti-entropy: that finds what nobody references), at most once per
-``REPLICATE_EVERY_MS`` per address and one link per address at a time.
+``REPLICATE_EVERY_MS`` per address and one link per address at a time. When
+two peers meet, one link between them is enough (``met``).
 The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
 engines, application events to show, and reads of the store the link asks
@@ -64,7 +65,21 @@ SDS learns of a message only when a later one names it, and a peer's
 messages name the newest entries of its log: a peer that hears two others
 who cannot hear each other (two subnets, one host on both) may never name
 one side's last messages to the other side. A round finds them."""
+AWAIT_DIAL_MS = 2_000
+"""When two peers meet, only the one with the lower id dials; the other
+waits this long for that link before dialing itself. One session carries
+entries both ways (each side sends what the other lacks), and when both
+dialed at once the two sessions brought the same entries twice (a late
+joiner took about 15% of its history a second time). The wait is the
+fallback that leaves nobody un-replicated: the other side cannot reach us,
+has nothing to replicate, or its link closed before its session finished."""
 PEER_CLOSED = "the peer closed the stream"
+
+
+def _host(address: Address) -> str:
+    """The host of an address, an IPv4 one as such even where a dual-stack
+    socket reports it mapped into IPv6."""
+    return address[0].removeprefix("::ffff:")
 
 
 def replicated_as(envelopes: Envelopes, channel: str) -> str:
@@ -116,6 +131,8 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
+        self._awaited: dict[Address, tuple[int, int]] = {}  # peers met that should dial us: (met, look again)
+        self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
 
     def want(self, address: Address, now: int) -> bool:
@@ -124,6 +141,7 @@ class CatchUp:
             return False
         self._replicated_at[address] = now
         self._dialing.add(address)
+        self._awaited.pop(address, None)  # dialing: nothing left to wait for
         return True
 
     def dial(self, address: Address, now: int) -> None:
@@ -131,10 +149,52 @@ class CatchUp:
         if self.want(address, now):
             self._dials.append(address)
 
+    def met(self, address: Address, dial_first: bool, now: int) -> None:
+        """A peer new to us is at ``address``; it meets us too, and would dial
+        us as we would dial it. ``dial_first`` (our id is the lower: both
+        sides agree without a word) says which of us dials now; the other
+        waits ``AWAIT_DIAL_MS`` for that link, and so does the first while a
+        link from the peer's host is already running. Nothing a peer says on
+        a link decides who dials: a link from the same host stands in for
+        our dial only once its session finished (TCP vouches for the host,
+        and a forger there can delay our dial, not cancel it), and an
+        unfinished one only postpones it."""
+        if dial_first and not self._accepted_from(_host(address)):
+            self.dial(address, now)
+        elif address not in self._dialing:
+            self._awaited.setdefault(address, (now, now + AWAIT_DIAL_MS))
+
+    def _accepted_from(self, host: str) -> bool:
+        """A link that ``host`` opened to us is running."""
+        return any(not conn.initiator and _host(address) == host for conn, address in self.links.items())
+
+    def _dial_awaited(self, now: int) -> None:
+        """Dial each peer met that has not replicated with us since (see ``met``)."""
+        for address, (met_at, due) in list(self._awaited.items()):
+            if due > now:
+                continue
+            if self._accepted_from(host := _host(address)):  # its session is under way: look again later
+                self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)
+                continue
+            del self._awaited[address]
+            # a session finished a moment before we met counts too: the peer may have met us first
+            if (served := self._served.get(host)) is None or served < met_at - AWAIT_DIAL_MS:
+                self.dial(address, now)
+
     def start_rounds(self, now: int) -> None:
         self.round_due = now + ROUND_EVERY_MS
 
-    def round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
+    @property
+    def deadline(self) -> int | None:
+        """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
+        times = (self.round_due, *(look for _, look in self._awaited.values()))
+        return min((t for t in times if t is not None), default=None)
+
+    def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
+        self._dial_awaited(now)
+        self._round(now, candidates)
+
+    def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated
         with longest ago (asked only then: the timer fires far more often)."""
         if self.round_due is None or now < self.round_due:
@@ -265,7 +325,7 @@ class CatchUp:
         out, self._reads = self._reads, []
         return out
 
-    def outcome(self, conn: Connection, joined: set[str]) -> LinkOutcome:
+    def outcome(self, conn: Connection, joined: set[str], now: int) -> LinkOutcome:
         address = self.links.get(conn, ("?", 0))
         out = LinkOutcome()
         pending = list(conn.events())
@@ -293,6 +353,8 @@ class CatchUp:
                 out.entries.append((self.envelopes.channel_of(event.channel), event.checked))
             elif isinstance(event, SessionFinished):
                 self._catching_up.pop(conn, None)
+                if not conn.initiator:  # the peer's dial did the work of ours (``met``)
+                    self._served[_host(address)] = now
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
                 out.over = out.over or not event.live
