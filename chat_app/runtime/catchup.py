@@ -120,8 +120,11 @@ class LinkOutcome:
 
 
 class CatchUp:
-    def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore) -> None:
+    def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore,
+                 addresses_of: Callable[[str], Iterable[Address]] = lambda peer_id: ()) -> None:
+        """``addresses_of``: every address a peer is known at (``met``)."""
         self.live = live
+        self._addresses_of = addresses_of
         self.envelopes = envelopes
         self.blind = blind
         self.links: dict[Connection, Address] = {}
@@ -131,7 +134,7 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
-        self._awaited: dict[Address, tuple[int, int]] = {}  # peers met that should dial us: (met, look again)
+        self._awaited: dict[Address, tuple[str, int, int]] = {}  # peers met that should dial us: (id, met, look again)
         self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
 
@@ -149,36 +152,41 @@ class CatchUp:
         if self.want(address, now):
             self._dials.append(address)
 
-    def met(self, address: Address, dial_first: bool, now: int) -> None:
-        """A peer new to us is at ``address``; it meets us too, and would dial
-        us as we would dial it. ``dial_first`` (our id is the lower: both
-        sides agree without a word) says which of us dials now; the other
-        waits ``AWAIT_DIAL_MS`` for that link, and so does the first while a
-        link from the peer's host is already running. Nothing a peer says on
-        a link decides who dials: a link from the same host stands in for
-        our dial only once its session finished (TCP vouches for the host,
-        and a forger there can delay our dial, not cancel it), and an
-        unfinished one only postpones it."""
-        if dial_first and not self._accepted_from(_host(address)):
+    def met(self, peer_id: str, address: Address, dial_first: bool, now: int) -> None:
+        """``peer_id``, new to us, is at ``address``; it meets us too, and
+        would dial us as we would dial it. ``dial_first`` (our id is the
+        lower: both sides agree without a word) says which of us dials now;
+        the other waits ``AWAIT_DIAL_MS`` for that link, and so does the
+        first while a link from the peer's hosts is already running. Nothing
+        a peer says on a link decides who dials: a link from a host the peer
+        is known at (any of them: it may dial from its IPv4 address and be
+        known by its IPv6 one) stands in for our dial only once its session
+        finished - TCP vouches for the host, and a forger there can delay our
+        dial, not cancel it - and an unfinished one only postpones it."""
+        if dial_first and not self._accepted_from(self._hosts(peer_id, address)):
             self.dial(address, now)
         elif address not in self._dialing:
-            self._awaited.setdefault(address, (now, now + AWAIT_DIAL_MS))
+            self._awaited.setdefault(address, (peer_id, now, now + AWAIT_DIAL_MS))
 
-    def _accepted_from(self, host: str) -> bool:
-        """A link that ``host`` opened to us is running."""
-        return any(not conn.initiator and _host(address) == host for conn, address in self.links.items())
+    def _hosts(self, peer_id: str, address: Address) -> set[str]:
+        return {_host(a) for a in (address, *self._addresses_of(peer_id))}
+
+    def _accepted_from(self, hosts: set[str]) -> bool:
+        """A link that one of ``hosts`` opened to us is running."""
+        return any(not conn.initiator and _host(address) in hosts for conn, address in self.links.items())
 
     def _dial_awaited(self, now: int) -> None:
         """Dial each peer met that has not replicated with us since (see ``met``)."""
-        for address, (met_at, due) in list(self._awaited.items()):
+        for address, (peer_id, met_at, due) in list(self._awaited.items()):
             if due > now:
                 continue
-            if self._accepted_from(host := _host(address)):  # its session is under way: look again later
-                self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)
+            if self._accepted_from(hosts := self._hosts(peer_id, address)):  # its session is under way:
+                self._awaited[address] = (peer_id, met_at, now + AWAIT_DIAL_MS)  # look again later
                 continue
             del self._awaited[address]
+            served = [self._served[host] for host in hosts if host in self._served]
             # a session finished a moment before we met counts too: the peer may have met us first
-            if (served := self._served.get(host)) is None or served < met_at - AWAIT_DIAL_MS:
+            if not served or max(served) < met_at - AWAIT_DIAL_MS:
                 self.dial(address, now)
 
     def start_rounds(self, now: int) -> None:
@@ -187,7 +195,7 @@ class CatchUp:
     @property
     def deadline(self) -> int | None:
         """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
-        times = (self.round_due, *(look for _, look in self._awaited.values()))
+        times = (self.round_due, *(look for _, _, look in self._awaited.values()))
         return min((t for t in times if t is not None), default=None)
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:

@@ -47,6 +47,8 @@ class Hosts:
         self.nodes: dict[Address, Runtime] = {}
         self.links: list[Link] = []
         self.unreachable: set[Address] = set()
+        self.dials_from: dict[Address, str] = {}  # a node's dials leave from this host, not its own
+        self.tried: list[tuple[Address, Address]] = []  # (dialer, dialed) of every dial, connected or not
         self.events: list[ev.AppEvent] = []
 
     def add(self, name: str, host: str) -> Runtime:
@@ -58,10 +60,10 @@ class Hosts:
     def address(self, rt: Runtime) -> Address:
         return next(a for a, r in self.nodes.items() if r is rt)
 
-    def meet(self, rt: Runtime, other: Runtime) -> None:
-        """``rt`` finds ``other`` (mDNS)."""
+    def meet(self, rt: Runtime, other: Runtime, also: tuple[str, ...] = ()) -> None:
+        """``rt`` finds ``other`` (mDNS), announcing its host and ``also`` these."""
         host, port = self.address(other)
-        rt.peer_announced(other.peer_id, other.nick, [host], port, ("general",), self.now)
+        rt.peer_announced(other.peer_id, other.nick, [host, *also], port, ("general",), self.now)
 
     def opened(self) -> list[tuple[Address, Address]]:
         """(dialer, dialed) of every link connected so far."""
@@ -72,6 +74,7 @@ class Hosts:
             rt.datagrams_to_send()
             self.events += rt.events()
             for target in rt.dials():
+                self.tried.append((self.address(rt), target))
                 if target in self.unreachable or target not in self.nodes:
                     rt.dial_ended(target)
                 else:
@@ -85,7 +88,8 @@ class Hosts:
 
     def _connect(self, dialer: Runtime, target: Address) -> None:
         accepter = self.nodes[target]
-        ephemeral = (self.address(dialer)[0], 40_000 + len(self.links))
+        source = self.address(dialer)
+        ephemeral = (self.dials_from.get(source, source[0]), 40_000 + len(self.links))
         self.links.append(Link(dialer, dialer.stream_opened(target, initiator=True, now=self.now), target,
                                accepter, accepter.stream_opened(ephemeral, initiator=False, now=self.now)))
 
@@ -175,6 +179,19 @@ def test_peers_that_meet_replicate_over_one_link_dialed_by_the_lower_id(pair, or
     assert hosts.opened() == [(hosts.address(lower), hosts.address(higher))]
     finished = [e for e in hosts.events if isinstance(e, ev.CatchupFinished) and e.state == "done"]
     assert sorted(e.received for e in finished) == sorted([1, HISTORY])  # each line came once, both ways
+
+
+def test_a_link_from_any_address_the_peer_is_known_at_stands_for_our_dial(pair):
+    """A peer that announced an IPv4 and an IPv6 address may dial from the
+    one we do not use for it."""
+    hosts, lower, higher = pair
+    hosts.meet(higher, lower, also=("fd00::7",))
+    used = higher.peers.get(lower.peer_id).address[0]
+    hosts.dials_from[hosts.address(lower)] = next(h for h in (hosts.address(lower)[0], "fd00::7") if h != used)
+    hosts.meet(lower, higher)
+    hosts.run(AWAIT_DIAL_MS * 3)
+    assert converged(hosts)
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]
 
 
 @pytest.mark.parametrize("cannot_dial", ["lower", "higher"])
