@@ -121,8 +121,8 @@ class LinkOutcome:
 
 class CatchUp:
     def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore,
-                 addresses_of: Callable[[str], Iterable[Address]] = lambda peer_id: ()) -> None:
-        """``addresses_of``: every address a peer is known at (``met``)."""
+                 addresses_of: Callable[[Address], Iterable[Address]] = lambda address: ()) -> None:
+        """``addresses_of``: every address the peer at an address is known at (``met``)."""
         self.live = live
         self._addresses_of = addresses_of
         self.envelopes = envelopes
@@ -134,8 +134,9 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
-        self._awaited: dict[Address, tuple[str, int, int]] = {}  # peers met that should dial us: (id, met, look again)
+        self._awaited: dict[Address, tuple[int, int]] = {}  # peers that should dial us: (since, look again)
         self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
+        self._served_links: set[Connection] = set()  # links opened to us whose session finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
 
     def want(self, address: Address, now: int) -> bool:
@@ -148,40 +149,54 @@ class CatchUp:
         return True
 
     def dial(self, address: Address, now: int) -> None:
-        """Dial ``address`` (see ``dials``), unless ``want`` says not now."""
+        """Dial ``address`` (see ``dials``), unless ``want`` says not now - or
+        wait, while a link the peer opened to us is catching up: its session
+        brings what ours would (and more than once a late joiner, told by the
+        first datagrams it heard that it lacks the history, dialed the peer
+        whose link was bringing it)."""
+        if self._catching_up_from(self._hosts(address)):
+            self._await(address, now)
+        else:
+            self._dial_now(address, now)
+
+    def _dial_now(self, address: Address, now: int) -> None:
         if self.want(address, now):
             self._dials.append(address)
 
-    def met(self, peer_id: str, address: Address, dial_first: bool, now: int) -> None:
-        """``peer_id``, new to us, is at ``address``; it meets us too, and
-        would dial us as we would dial it. ``dial_first`` (our id is the
-        lower: both sides agree without a word) says which of us dials now;
-        the other waits ``AWAIT_DIAL_MS`` for that link, and so does the
-        first while a link from the peer's hosts is already running. Nothing
-        a peer says on a link decides who dials: a link from a host the peer
-        is known at (any of them: it may dial from its IPv4 address and be
-        known by its IPv6 one) stands in for our dial only once its session
-        finished - TCP vouches for the host, and a forger there can delay our
-        dial, not cancel it - and an unfinished one only postpones it."""
-        if dial_first and not self._accepted_from(self._hosts(peer_id, address)):
+    def met(self, address: Address, dial_first: bool, now: int) -> None:
+        """A peer new to us is at ``address``; it meets us too, and would dial
+        us as we would dial it. ``dial_first`` (our id is the lower: both
+        sides agree without a word) says which of us dials now; the other
+        waits ``AWAIT_DIAL_MS`` for that link. Nothing a peer says on a link
+        decides who dials: a link from a host the peer is known at (any of
+        them: it may dial from its IPv4 address and be known by its IPv6 one)
+        stands in for our dial only once its session finished - TCP vouches
+        for the host, and a forger there can delay our dial, not cancel it -
+        and an unfinished one only postpones it."""
+        if dial_first:
             self.dial(address, now)
-        elif address not in self._dialing:
-            self._awaited.setdefault(address, (peer_id, now, now + AWAIT_DIAL_MS))
+        else:
+            self._await(address, now)
 
-    def _hosts(self, peer_id: str, address: Address) -> set[str]:
-        return {_host(a) for a in (address, *self._addresses_of(peer_id))}
+    def _await(self, address: Address, now: int) -> None:
+        if address not in self._dialing:
+            self._awaited.setdefault(address, (now, now + AWAIT_DIAL_MS))
 
-    def _accepted_from(self, hosts: set[str]) -> bool:
-        """A link that one of ``hosts`` opened to us is running."""
-        return any(not conn.initiator and _host(address) in hosts for conn, address in self.links.items())
+    def _hosts(self, address: Address) -> set[str]:
+        return {_host(a) for a in (address, *self._addresses_of(address))}
+
+    def _catching_up_from(self, hosts: set[str]) -> bool:
+        """A link that one of ``hosts`` opened to us is open, its session not finished."""
+        return any(not conn.initiator and conn not in self._served_links and _host(address) in hosts
+                   for conn, address in self.links.items())
 
     def _dial_awaited(self, now: int) -> None:
-        """Dial each peer met that has not replicated with us since (see ``met``)."""
-        for address, (peer_id, met_at, due) in list(self._awaited.items()):
+        """Dial each peer waited for that has not replicated with us since (see ``met``)."""
+        for address, (met_at, due) in list(self._awaited.items()):
             if due > now:
                 continue
-            if self._accepted_from(hosts := self._hosts(peer_id, address)):  # its session is under way:
-                self._awaited[address] = (peer_id, met_at, now + AWAIT_DIAL_MS)  # look again later
+            if self._catching_up_from(hosts := self._hosts(address)):  # its session is under way:
+                self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)  # look again later
                 continue
             del self._awaited[address]
             served = [self._served[host] for host in hosts if host in self._served]
@@ -195,7 +210,7 @@ class CatchUp:
     @property
     def deadline(self) -> int | None:
         """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
-        times = (self.round_due, *(look for _, _, look in self._awaited.values()))
+        times = (self.round_due, *(look for _, look in self._awaited.values()))
         return min((t for t in times if t is not None), default=None)
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
@@ -210,7 +225,8 @@ class CatchUp:
         self.round_due = now + ROUND_EVERY_MS
         idle = [a for a in candidates() if a not in self._dialing]
         if idle:
-            self.dial(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
+            # not held back by a link from the peer's host: a round is what ends a forger's delay (``met``)
+            self._dial_now(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
 
     def dials(self) -> list[Address]:
         out, self._dials = self._dials, []
@@ -250,6 +266,7 @@ class CatchUp:
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
+        self._served_links.discard(conn)
         self._catching_up.pop(conn, None)
 
     def received(self, conn: Connection, data: bytes | None, now: int) -> None:
@@ -363,6 +380,7 @@ class CatchUp:
                 self._catching_up.pop(conn, None)
                 if not conn.initiator:  # the peer's dial did the work of ours (``met``)
                     self._served[_host(address)] = now
+                    self._served_links.add(conn)
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
                 out.over = out.over or not event.live

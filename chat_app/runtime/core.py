@@ -107,7 +107,7 @@ class Runtime:
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.fetcher = Fetcher()
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
-        self._catchup = CatchUp(live, self.envelopes, self.private.blind, self.peers.addresses_of)
+        self._catchup = CatchUp(live, self.envelopes, self.private.blind, self.peers.addresses_at)
         self.typing_state = TypingIndicator()
         self.people = People(store)
         self._stats: Counter[str] = Counter()
@@ -489,7 +489,7 @@ class Runtime:
     def _meet(self, peer_id: str, address: Address, now: int) -> None:
         """A peer new to us: one link between us is enough, and the lower id dials it (``CatchUp.met``)."""
         if self._replicates:
-            self._catchup.met(peer_id, address, dial_first=self.peer_id < peer_id, now=now)
+            self._catchup.met(address, dial_first=self.peer_id < peer_id, now=now)
 
     def _round_candidates(self) -> list[Address]:
         """Whom a replication round may pick: every address our channels' datagrams go to."""

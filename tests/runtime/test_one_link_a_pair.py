@@ -49,6 +49,8 @@ class Hosts:
         self.unreachable: set[Address] = set()
         self.dials_from: dict[Address, str] = {}  # a node's dials leave from this host, not its own
         self.tried: list[tuple[Address, Address]] = []  # (dialer, dialed) of every dial, connected or not
+        self.carry = False  # whether datagrams reach their destination
+        self.old: Runtime | None = None  # the one that holds the history
         self.events: list[ev.AppEvent] = []
 
     def add(self, name: str, host: str) -> Runtime:
@@ -70,8 +72,10 @@ class Hosts:
         return [(self.address(link.dialer), link.target) for link in self.links]
 
     def step(self) -> None:
-        for rt in self.nodes.values():
-            rt.datagrams_to_send()
+        for source, rt in self.nodes.items():
+            for data, destination in rt.datagrams_to_send():
+                if self.carry and destination in self.nodes:
+                    self.nodes[destination].datagram_received(data, source, self.now)
             self.events += rt.events()
             for target in rt.dials():
                 self.tried.append((self.address(rt), target))
@@ -140,23 +144,39 @@ class Hosts:
 HISTORY = 30
 
 
-@pytest.fixture
-def pair(tmp_path):
+@pytest.fixture(params=["the lower id holds the history", "the higher does"])
+def pair(tmp_path, request):
     """(the network, the peer with the lower id, the higher): the older one
     holds ``HISTORY`` lines, the newcomer one of its own."""
     hosts = Hosts(tmp_path)
-    old, new = hosts.add("old", "10.0.0.1"), hosts.add("new", "10.0.0.2")
+    lower, higher = sorted((hosts.add("one", "10.0.0.1"), hosts.add("two", "10.0.0.2")), key=lambda rt: rt.peer_id)
+    old, new = (lower, higher) if request.param.startswith("the lower") else (higher, lower)
     for i in range(HISTORY):
         old.say("general", f"line {i}", "text", hosts.now)
     new.say("general", "hello", "text", hosts.now)
     hosts.step()
-    lower, higher = sorted((old, new), key=lambda rt: rt.peer_id)
+    hosts.old = old
     return hosts, lower, higher
 
 
-def converged(hosts: Hosts) -> bool:
+def converged(hosts: Hosts, lines: int = HISTORY + 1) -> bool:
     held = [sorted(texts(rt.store)) for rt in hosts.nodes.values()]
-    return all(h == held[0] for h in held) and len(held[0]) == HISTORY + 1
+    return all(h == held[0] for h in held) and len(held[0]) == lines
+
+
+def test_a_newcomer_told_by_datagrams_what_it_lacks_waits_for_the_link_bringing_it(pair):
+    """The first datagrams a newcomer hears name history it lacks, which
+    would have it dial their author - whose link is bringing that history."""
+    hosts, lower, higher = pair
+    hosts.meet(lower, higher)
+    hosts.meet(higher, lower)
+    hosts.step()
+    assert any(link.open for link in hosts.links)
+    hosts.carry = True
+    hosts.old.say("general", "one more", "text", hosts.now)  # it names the history
+    hosts.run(AWAIT_DIAL_MS * 3)
+    assert converged(hosts, HISTORY + 2)
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]
 
 
 @pytest.mark.parametrize("order", ["at once", "lower first", "higher first", "higher during the link"])
