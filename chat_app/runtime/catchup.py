@@ -150,11 +150,11 @@ class CatchUp:
 
     def dial(self, address: Address, now: int) -> None:
         """Dial ``address`` (see ``dials``), unless ``want`` says not now - or
-        wait, while a link the peer opened to us is catching up: its session
-        brings what ours would (and more than once a late joiner, told by the
-        first datagrams it heard that it lacks the history, dialed the peer
-        whose link was bringing it)."""
-        if self._catching_up_from(self._hosts(address)):
+        wait, while we wait for the peer's link or it is catching up: its
+        session brings what ours would (and more than once a late joiner,
+        told by the first datagrams it heard that it lacks the history,
+        dialed the peer whose link was bringing it)."""
+        if address in self._awaited or self._catching_up_from(self._hosts(address)):
             self._await(address, now)
         else:
             self._dial_now(address, now)
@@ -185,24 +185,29 @@ class CatchUp:
     def _hosts(self, address: Address) -> set[str]:
         return {_host(a) for a in (address, *self._addresses_of(address))}
 
+    def _accepted_from(self, hosts: set[str]) -> list[Connection]:
+        """The open links that one of ``hosts`` opened to us."""
+        return [conn for conn, address in self.links.items() if not conn.initiator and _host(address) in hosts]
+
     def _catching_up_from(self, hosts: set[str]) -> bool:
         """A link that one of ``hosts`` opened to us is open, its session not finished."""
-        return any(not conn.initiator and conn not in self._served_links and _host(address) in hosts
-                   for conn, address in self.links.items())
+        return any(conn not in self._served_links for conn in self._accepted_from(hosts))
 
     def _dial_awaited(self, now: int) -> None:
         """Dial each peer waited for that has not replicated with us since (see ``met``)."""
         for address, (met_at, due) in list(self._awaited.items()):
             if due > now:
                 continue
-            if self._catching_up_from(hosts := self._hosts(address)):  # its session is under way:
+            links = self._accepted_from(hosts := self._hosts(address))
+            if any(conn not in self._served_links for conn in links):  # its session is under way:
                 self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)  # look again later
                 continue
             del self._awaited[address]
             served = [self._served[host] for host in hosts if host in self._served]
-            # a session finished a moment before we met counts too: the peer may have met us first
-            if not served or max(served) < met_at - AWAIT_DIAL_MS:
-                self.dial(address, now)
+            # a finished session counts while its link is open (our side of it may finish long
+            # before the peer has taken all it sent), or if it ended a moment before we met
+            if not links and (not served or max(served) < met_at - AWAIT_DIAL_MS):
+                self._dial_now(address, now)
 
     def start_rounds(self, now: int) -> None:
         self.round_due = now + ROUND_EVERY_MS

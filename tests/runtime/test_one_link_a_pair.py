@@ -7,7 +7,7 @@ carries them (a dialer hangs up when its session is over)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,9 @@ class Link:
     accepter: Runtime
     accepter_conn: Connection
     open: bool = True
+    slow: bool = False  # the dialer takes a frame the accepter wrote a second (it is busy)
+    backlog: list[bytes] = field(default_factory=list)  # what the accepter wrote that the dialer has yet to take
+    taken_at: int = 0
 
 
 class Hosts:
@@ -49,7 +52,7 @@ class Hosts:
         self.unreachable: set[Address] = set()
         self.dials_from: dict[Address, str] = {}  # a node's dials leave from this host, not its own
         self.tried: list[tuple[Address, Address]] = []  # (dialer, dialed) of every dial, connected or not
-        self.carry = False  # whether datagrams reach their destination
+        self.carry: tuple[Runtime, ...] = ()  # whose datagrams reach their destination
         self.old: Runtime | None = None  # the one that holds the history
         self.events: list[ev.AppEvent] = []
 
@@ -74,7 +77,7 @@ class Hosts:
     def step(self) -> None:
         for source, rt in self.nodes.items():
             for data, destination in rt.datagrams_to_send():
-                if self.carry and destination in self.nodes:
+                if rt in self.carry and destination in self.nodes:
                     self.nodes[destination].datagram_received(data, source, self.now)
             self.events += rt.events()
             for target in rt.dials():
@@ -106,7 +109,12 @@ class Hosts:
             if link.accepter.stream_frames(link.accepter_conn, frames, self.now):
                 self.cut(link)
                 return
-        if frames := [out.data for out in link.accepter_conn.datagrams_to_send(self.now)]:
+        link.backlog += [out.data for out in link.accepter_conn.datagrams_to_send(self.now)]
+        if link.slow and self.now - link.taken_at < 1_000:
+            return
+        link.taken_at = self.now
+        frames, link.backlog = (link.backlog[:1], link.backlog[1:]) if link.slow else (link.backlog, [])
+        if frames:
             if link.dialer.stream_frames(link.dialer_conn, frames, self.now):
                 self.hang_up(link)
 
@@ -172,7 +180,7 @@ def test_a_newcomer_told_by_datagrams_what_it_lacks_waits_for_the_link_bringing_
     hosts.meet(higher, lower)
     hosts.step()
     assert any(link.open for link in hosts.links)
-    hosts.carry = True
+    hosts.carry = (lower, higher)
     hosts.old.say("general", "one more", "text", hosts.now)  # it names the history
     hosts.run(AWAIT_DIAL_MS * 3)
     assert converged(hosts, HISTORY + 2)
@@ -210,6 +218,41 @@ def test_a_link_from_any_address_the_peer_is_known_at_stands_for_our_dial(pair):
     hosts.dials_from[hosts.address(lower)] = next(h for h in (hosts.address(lower)[0], "fd00::7") if h != used)
     hosts.meet(lower, higher)
     hosts.run(AWAIT_DIAL_MS * 3)
+    assert converged(hosts)
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]
+
+
+def test_datagrams_naming_what_we_lack_from_a_peer_we_wait_for_do_not_dial_it(pair):
+    """Heard before its link arrives (it found us a moment after we found
+    it), and our fetches lost: a fetch that did not help replicates."""
+    hosts, lower, higher = pair
+    hosts.meet(higher, lower)
+    hosts.carry = (hosts.old,)
+    hosts.old.say("general", "one more", "text", hosts.now)  # it names the history
+    hosts.run(AWAIT_DIAL_MS // 2)
+    hosts.meet(lower, higher)
+    hosts.run(AWAIT_DIAL_MS * 3)
+    assert converged(hosts, HISTORY + 2)
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]
+
+
+def test_a_link_whose_session_finished_on_our_side_stands_for_our_dial_while_open(pair):
+    """Our side of a session finishes once we sent everything and the peer
+    said it has nothing for us: the peer may take seconds more to take it
+    all in. Meeting it then is no reason to send it all again."""
+    hosts, lower, higher = pair
+    if hosts.old is lower:
+        pytest.skip("the dialer holds the history: the accepter's session is the one that ends last")
+    hosts.meet(lower, higher)
+    hosts.step()
+    link, = hosts.links
+    link.slow = True
+    hosts.run(AWAIT_DIAL_MS * 3)
+    hosts.meet(higher, lower)
+    hosts.run(AWAIT_DIAL_MS * 2)
+    assert link.backlog and hosts.tried == [(hosts.address(lower), hosts.address(higher))]
+    link.slow = False
+    hosts.run(1_000)
     assert converged(hosts)
     assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]
 
