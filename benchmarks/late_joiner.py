@@ -12,8 +12,8 @@ his ``ready`` line (the start: Python, the key, the store, the sockets),
 to his first caught-up message stored, and to the last; and messages per
 second counted from the process's start (the figure a user feels) and from
 the first message stored (the catch-up alone), and how many replication
-sessions bob had and how many entries they brought him (more than the
-history: some came twice). The load average (1 minute) is printed beside
+sessions bob had and how many entries each brought him (more than the
+history in all: some came twice), and how each ended. The load average (1 minute) is printed beside
 each row.
 """
 
@@ -82,9 +82,10 @@ def run(history: int, timeout: float) -> str:
         for peer in (alice, bob):
             peer.stop()
     whole, catch_up = done - began, done - first
+    brought = " + ".join(f"{e['received']:,} {e['state']}" for e in sessions)
     return (f"{history:>7,} messages: ready {ready - began:5.2f} s, first stored {first - began:5.2f} s, "
             f"all {whole:6.2f} s -> {history / whole:7,.0f}/s from start, {history / catch_up:7,.0f}/s "
-            f"catching up; {len(sessions)} session(s) brought {sum(e['received'] for e in sessions):,} "
+            f"catching up; sessions brought {brought} "
             f"(load average {load:.2f})")
 
 
