@@ -170,9 +170,10 @@ class CatchUp:
         waits ``AWAIT_DIAL_MS`` for that link. Nothing a peer says on a link
         decides who dials: a link from a host the peer is known at (any of
         them: it may dial from its IPv4 address and be known by its IPv6 one)
-        stands in for our dial only once its session finished - TCP vouches
-        for the host, and a forger there can delay our dial, not cancel it -
-        and an unfinished one only postpones it."""
+        stands in for our dial once its session finished, and an unfinished
+        one postpones it. TCP vouches for the host; a forger on the peer's
+        host can hold back our dial to a peer that cannot dial us itself
+        until the next round (``ROUND_EVERY_MS``), which no link holds back."""
         if dial_first:
             self.dial(address, now)
         else:
