@@ -154,7 +154,10 @@ class CatchUp:
         session brings what ours would (and more than once a late joiner,
         told by the first datagrams it heard that it lacks the history,
         dialed the peer whose link was bringing it)."""
-        if address in self._awaited or self._catching_up_from(self._hosts(address)):
+        hosts = self._hosts(address)
+        if any(self._hosts(awaited) & hosts for awaited in self._awaited):
+            return  # waited for already, maybe at another of its addresses: a datagram came from one, mDNS named both
+        if self._catching_up_from(hosts):
             self._await(address, now)
         else:
             self._dial_now(address, now)
