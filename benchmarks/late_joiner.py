@@ -11,8 +11,10 @@ history. Printed, per run: the seconds from starting bob's process to
 his ``ready`` line (the start: Python, the key, the store, the sockets),
 to his first caught-up message stored, and to the last; and messages per
 second counted from the process's start (the figure a user feels) and from
-the first message stored (the catch-up alone). The load average (1 minute)
-is printed beside each row.
+the first message stored (the catch-up alone), and how many replication
+sessions bob had and how many entries each brought him (more than the
+history in all: some came twice), and how each ended. The load average (1 minute) is printed beside
+each row.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tests.e2e.harness import HeadlessPeer  # noqa: E402
 from tests.lan import Lan, sweep  # noqa: E402
 
 POLL_S = 0.02
+SETTLE_S = 3.0
 
 
 def stored(peer: HeadlessPeer) -> int:
@@ -74,12 +77,16 @@ def run(history: int, timeout: float) -> str:
         ready = time.monotonic()
         first = wait_stored(bob, history, timeout)
         done = time.monotonic()
+        bob.drain(SETTLE_S)  # a session still running says how much it brought when it ends
+        sessions = [e for e in bob.events if e["event"] == "catchup"]
         for peer in (alice, bob):
             peer.stop()
     whole, catch_up = done - began, done - first
+    brought = " + ".join(f"{e['received']:,} {e['state']}" for e in sessions)
     return (f"{history:>7,} messages: ready {ready - began:5.2f} s, first stored {first - began:5.2f} s, "
             f"all {whole:6.2f} s -> {history / whole:7,.0f}/s from start, {history / catch_up:7,.0f}/s "
-            f"catching up  (load average {load:.2f})")
+            f"catching up; sessions brought {brought} "
+            f"(load average {load:.2f})")
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ replication link's events mean.
 Policy: replicate with a peer when we first hear of it, when a channel
 misses messages, and with one peer every ``ROUND_EVERY_MS`` whatever
 happened (anti-entropy: that finds what nobody references), at most once per
-``REPLICATE_EVERY_MS`` per address and one link per address at a time.
+``REPLICATE_EVERY_MS`` per address and one link per address at a time. When
+two peers meet, one link between them is enough (``met``).
 The links themselves are sans-I/O ``Connection``s; the I/O adapter moves
 their bytes, and this module turns their events into entries to feed the
 engines, application events to show, and reads of the store the link asks
@@ -64,7 +65,21 @@ SDS learns of a message only when a later one names it, and a peer's
 messages name the newest entries of its log: a peer that hears two others
 who cannot hear each other (two subnets, one host on both) may never name
 one side's last messages to the other side. A round finds them."""
+AWAIT_DIAL_MS = 2_000
+"""When two peers meet, only the one with the lower id dials; the other
+waits this long for that link before dialing itself. One session carries
+entries both ways (each side sends what the other lacks), and when both
+dialed at once the two sessions brought the same entries twice (a late
+joiner took about 15% of its history a second time). The wait is the
+fallback that leaves nobody un-replicated: the other side cannot reach us,
+has nothing to replicate, or its link closed before its session finished."""
 PEER_CLOSED = "the peer closed the stream"
+
+
+def _host(address: Address) -> str:
+    """The host of an address, an IPv4 one as such even where a dual-stack
+    socket reports it mapped into IPv6."""
+    return address[0].removeprefix("::ffff:")
 
 
 def replicated_as(envelopes: Envelopes, channel: str) -> str:
@@ -105,8 +120,11 @@ class LinkOutcome:
 
 
 class CatchUp:
-    def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore) -> None:
+    def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore,
+                 addresses_of: Callable[[Address], Iterable[Address]] = lambda address: ()) -> None:
+        """``addresses_of``: every address the peer at an address is known at (``met``)."""
         self.live = live
+        self._addresses_of = addresses_of
         self.envelopes = envelopes
         self.blind = blind
         self.links: dict[Connection, Address] = {}
@@ -116,6 +134,9 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
+        self._awaited: dict[Address, tuple[int, int]] = {}  # peers that should dial us: (since, look again)
+        self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
+        self._served_links: set[Connection] = set()  # links opened to us whose session finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
 
     def want(self, address: Address, now: int) -> bool:
@@ -124,17 +145,88 @@ class CatchUp:
             return False
         self._replicated_at[address] = now
         self._dialing.add(address)
+        self._awaited.pop(address, None)  # dialing: nothing left to wait for
         return True
 
     def dial(self, address: Address, now: int) -> None:
-        """Dial ``address`` (see ``dials``), unless ``want`` says not now."""
+        """Dial ``address`` (see ``dials``), unless ``want`` says not now - or
+        wait, while we wait for the peer's link or it is catching up: its
+        session brings what ours would (and more than once a late joiner,
+        told by the first datagrams it heard that it lacks the history,
+        dialed the peer whose link was bringing it)."""
+        hosts = self._hosts(address)
+        if any(self._hosts(awaited) & hosts for awaited in self._awaited):
+            return  # waited for already, maybe at another of its addresses: a datagram came from one, mDNS named both
+        if self._catching_up_from(hosts):
+            self._await(address, now)
+        else:
+            self._dial_now(address, now)
+
+    def _dial_now(self, address: Address, now: int) -> None:
         if self.want(address, now):
             self._dials.append(address)
+
+    def met(self, address: Address, dial_first: bool, now: int) -> None:
+        """A peer new to us is at ``address``; it meets us too, and would dial
+        us as we would dial it. ``dial_first`` (our id is the lower: both
+        sides agree without a word) says which of us dials now; the other
+        waits ``AWAIT_DIAL_MS`` for that link. Nothing a peer says on a link
+        decides who dials: a link from a host the peer is known at (any of
+        them: it may dial from its IPv4 address and be known by its IPv6 one)
+        stands in for our dial once its session finished, and an unfinished
+        one postpones it. TCP vouches for the host; a forger on the peer's
+        host can hold back our dial to a peer that cannot dial us itself
+        until the next round (``ROUND_EVERY_MS``), which no link holds back."""
+        if dial_first:
+            self.dial(address, now)
+        else:
+            self._await(address, now)
+
+    def _await(self, address: Address, now: int) -> None:
+        if address not in self._dialing:
+            self._awaited.setdefault(address, (now, now + AWAIT_DIAL_MS))
+
+    def _hosts(self, address: Address) -> set[str]:
+        return {_host(a) for a in (address, *self._addresses_of(address))}
+
+    def _accepted_from(self, hosts: set[str]) -> list[Connection]:
+        """The open links that one of ``hosts`` opened to us."""
+        return [conn for conn, address in self.links.items() if not conn.initiator and _host(address) in hosts]
+
+    def _catching_up_from(self, hosts: set[str]) -> bool:
+        """A link that one of ``hosts`` opened to us is open, its session not finished."""
+        return any(conn not in self._served_links for conn in self._accepted_from(hosts))
+
+    def _dial_awaited(self, now: int) -> None:
+        """Dial each peer waited for that has not replicated with us since (see ``met``)."""
+        for address, (met_at, due) in list(self._awaited.items()):
+            if due > now:
+                continue
+            links = self._accepted_from(hosts := self._hosts(address))
+            if any(conn not in self._served_links for conn in links):  # its session is under way:
+                self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)  # look again later
+                continue
+            del self._awaited[address]
+            served = [self._served[host] for host in hosts if host in self._served]
+            # a finished session counts while its link is open (our side of it may finish long
+            # before the peer has taken all it sent), or if it ended a moment before we met
+            if not links and (not served or max(served) < met_at - AWAIT_DIAL_MS):
+                self._dial_now(address, now)
 
     def start_rounds(self, now: int) -> None:
         self.round_due = now + ROUND_EVERY_MS
 
-    def round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
+    @property
+    def deadline(self) -> int | None:
+        """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
+        times = (self.round_due, *(look for _, look in self._awaited.values()))
+        return min((t for t in times if t is not None), default=None)
+
+    def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
+        self._dial_awaited(now)
+        self._round(now, candidates)
+
+    def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated
         with longest ago (asked only then: the timer fires far more often)."""
         if self.round_due is None or now < self.round_due:
@@ -142,7 +234,8 @@ class CatchUp:
         self.round_due = now + ROUND_EVERY_MS
         idle = [a for a in candidates() if a not in self._dialing]
         if idle:
-            self.dial(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
+            # not held back by a link from the peer's host: a round is what ends a forger's delay (``met``)
+            self._dial_now(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
 
     def dials(self) -> list[Address]:
         out, self._dials = self._dials, []
@@ -182,6 +275,7 @@ class CatchUp:
 
     def close(self, conn: Connection) -> None:
         self.links.pop(conn, None)
+        self._served_links.discard(conn)
         self._catching_up.pop(conn, None)
 
     def received(self, conn: Connection, data: bytes | None, now: int) -> None:
@@ -265,7 +359,7 @@ class CatchUp:
         out, self._reads = self._reads, []
         return out
 
-    def outcome(self, conn: Connection, joined: set[str]) -> LinkOutcome:
+    def outcome(self, conn: Connection, joined: set[str], now: int) -> LinkOutcome:
         address = self.links.get(conn, ("?", 0))
         out = LinkOutcome()
         pending = list(conn.events())
@@ -293,6 +387,9 @@ class CatchUp:
                 out.entries.append((self.envelopes.channel_of(event.channel), event.checked))
             elif isinstance(event, SessionFinished):
                 self._catching_up.pop(conn, None)
+                if not conn.initiator:  # the peer's dial did the work of ours (``met``)
+                    self._served[_host(address)] = now
+                    self._served_links.add(conn)
                 out.events.append(ev.CatchupFinished(tuple(address), tuple(event.channels), event.received,
                                                      event.sent, "live" if event.live else "done"))
                 out.over = out.over or not event.live

@@ -107,7 +107,7 @@ class Runtime:
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.fetcher = Fetcher()
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
-        self._catchup = CatchUp(live, self.envelopes, self.private.blind)
+        self._catchup = CatchUp(live, self.envelopes, self.private.blind, self.peers.addresses_at)
         self.typing_state = TypingIndicator()
         self.people = People(store)
         self._stats: Counter[str] = Counter()
@@ -147,7 +147,7 @@ class Runtime:
         deadlines.append(self.peers.deadline(self.conversations))
         deadlines.append(self.private.blind.deadline())
         deadlines.append(self.direct.get_timer())
-        deadlines.append(self._catchup.round_due)
+        deadlines.append(self._catchup.deadline)
         deadlines = [d for d in deadlines if d is not None]
         return min(deadlines) if deadlines else None
 
@@ -395,7 +395,7 @@ class Runtime:
         self.direct.heard(peer_id, addr, now)
         if new:
             self.outbox.met(addr)
-            self._replicate(addr, now)
+            self._meet(peer_id, addr, now)
             self.profile.greet(now)  # a newcomer learns we are away
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
@@ -411,7 +411,7 @@ class Runtime:
         self.direct.heard(peer_id, peer.address, now)
         if new:
             self.outbox.met(peer.address)
-            self._replicate(peer.address, now)
+            self._meet(peer_id, peer.address, now)
 
     def _named(self, event: ev.PeerJoined) -> ev.PeerJoined:
         """A private channel is announced by its tag: show its name if it is ours."""
@@ -486,6 +486,11 @@ class Runtime:
         if self._replicates:
             self._catchup.dial(address, now)
 
+    def _meet(self, peer_id: str, address: Address, now: int) -> None:
+        """A peer new to us: one link between us is enough, and the lower id dials it (``CatchUp.met``)."""
+        if self._replicates:
+            self._catchup.met(address, dial_first=self.peer_id < peer_id, now=now)
+
     def _round_candidates(self) -> list[Address]:
         """Whom a replication round may pick: every address our channels' datagrams go to."""
         if not self._replicates:
@@ -503,4 +508,4 @@ class Runtime:
         self._events += left
         for address in probed:  # a probe's first datagram: heard there, we are moved there
             self.outbox.met(address)
-        self._catchup.round(now, self._round_candidates)
+        self._catchup.handle_timer(now, self._round_candidates)

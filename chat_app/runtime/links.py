@@ -61,7 +61,7 @@ class Links:
         """Feed what the link's last frame (or answer, or timer) brought to the
         engines, noting the channels touched; True when the link is done."""
         conversations = self.channels.conversations
-        outcome = self.catchup.outcome(conn, set(conversations))
+        outcome = self.catchup.outcome(conn, set(conversations), now)
         for channel, entry in outcome.entries:
             if channel in conversations:
                 conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))

@@ -53,6 +53,22 @@ def test_a_late_joiner_with_an_empty_database_gets_the_whole_history(spawn):
     assert wait_log(d, 50, timeout=30) == log_order(a)
 
 
+def test_a_late_joiner_takes_each_message_once_over_one_link(spawn):
+    """The two peers meet each other (mDNS, and the first datagrams): one of
+    them dials, and one session brings the history - not one each way."""
+    a = spawn("alice")
+    for i in range(300):
+        a.send(f"alice {i}")
+    a.wait_delivered(300)
+    d = spawn("dave")
+    assert wait_log(d, 300, timeout=60) == log_order(a)
+    d.drain(3.0)  # a second session would end by now
+    brought = [e["received"] for e in d.events if e["event"] == "catchup" and e["received"]]
+    shown = [(e["event"], e.get("address"), e.get("received"), e.get("state"), e.get("found")) for e in d.events
+             if e["event"].startswith(("catchup", "peer_joined", "replication"))]
+    assert len(brought) == 1 and sum(brought) <= 300, shown  # a message may come by a fetch instead
+
+
 def test_a_store_peer_serves_history_after_the_authors_left(spawn):
     store = spawn("store", "serve", "--channel", "general")
     a, b = spawn("alice"), spawn("bob")

@@ -5,7 +5,7 @@ longer misses it - and a restarted peer asks for what it still missed."""
 from __future__ import annotations
 
 from chat_app.crypto import Kind
-from chat_app.runtime.catchup import REPLICATE_EVERY_MS
+from chat_app.runtime.catchup import AWAIT_DIAL_MS, REPLICATE_EVERY_MS
 from chat_app.runtime.fetching import FETCH_RETRY_MAX_MS, FETCH_RETRY_MS
 from chat_app.store import Store
 from sync.sds import Config
@@ -100,7 +100,7 @@ def test_only_the_first_fetch_that_did_not_help_replicates_with_everyone(tmp_pat
     for rt in (alice, carol):  # found by mDNS
         host, port = net.address(rt)
         bob.peer_announced(rt.peer_id, rt.nick, [host], port, ("general",), net.now)
-    net.run(REPLICATE_EVERY_MS)  # the catch-up on meeting them is over
+    net.run(AWAIT_DIAL_MS + REPLICATE_EVERY_MS)  # the catch-up on meeting them is over (the higher id waits first)
     for who, address in net.dialed:
         net.nodes[who].dial_ended(address)
     net.loss = 1.0
