@@ -281,8 +281,11 @@ class ChatScreen(Screen):
         self.input.focus()
 
     def action_select_message(self) -> None:
+        # set_focus, not view.focus(): focus() moves it only once the app has
+        # handled the keys already queued, so an a read in the same burst as
+        # Alt+Up would be handed to the input and typed there.
         if self.view.select_last():
-            self.view.focus()
+            self.set_focus(self.view)
 
     @on(ChannelList.Selected)
     def channel_selected(self, event: ChannelList.Selected) -> None:

@@ -1,0 +1,31 @@
+"""Keys that move the focus, and the keys read with them in one burst (fast
+typing, a slow link, tmux send-keys of both): each key after the move goes
+where the move sent the focus. Pilot against a real node on loopback; the
+keys are queued together, as the driver queues what one read returned."""
+
+import pytest
+
+from chat_app.tui.reactions import ReactionPicker
+from chat_app.tui.widgets.channel_view import ChannelView
+
+from .conftest import until
+from .test_annotation_keys import row
+from .test_app import SIZE, started, texts, type_line
+from .test_defects import send_at_once
+
+
+async def said(pilot, app, text="hello"):
+    await until(pilot, lambda: started(app))
+    await type_line(pilot, text)
+    await until(pilot, lambda: texts(app) == [text])
+
+
+@pytest.mark.asyncio
+async def test_alt_up_and_a_in_one_burst_open_the_reaction_picker(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        send_at_once(app, ["alt+up", "a"])
+        await until(pilot, lambda: isinstance(app.screen, ReactionPicker))
+        assert app.query_one(ChannelView).selected == row(app, "hello").message_id
+        assert app.chat.input.value == ""
