@@ -29,3 +29,16 @@ async def test_alt_up_and_a_in_one_burst_open_the_reaction_picker(make_app):
         await until(pilot, lambda: isinstance(app.screen, ReactionPicker))
         assert app.query_one(ChannelView).selected == row(app, "hello").message_id
         assert app.chat.input.value == ""
+
+
+@pytest.mark.asyncio
+async def test_what_is_typed_after_r_finishes_the_reply_and_does_not_replace_it(make_app):
+    """The input gets the focus back holding "/reply <id> ": none of it selected."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        hello = row(app, "hello").message_id
+        await pilot.press("alt+up", "r")
+        await until(pilot, lambda: app.chat.input.has_focus)
+        await pilot.press(*"yes")
+        assert app.chat.input.value == f"/reply {hello} yes"

@@ -88,7 +88,9 @@ class ChatInput(Field):
             self.lines, self.whole, self.in_field, self.one = lines, whole, in_field, one
 
     def __init__(self, candidates: Callable[[], tuple[list[str], list[str]]], **kwargs) -> None:
-        super().__init__(placeholder="Message, or /help", **kwargs)
+        # Not select_on_focus (Input's default): the focus comes back here holding
+        # "/reply <id> " or a draft, and with all of it selected the next key typed would replace it.
+        super().__init__(placeholder="Message, or /help", select_on_focus=False, **kwargs)
         self._candidates = candidates  # () -> (channels, nicks)
         self._cycle: tuple[str, list[str], int] | None = None
         self.history: list[str] = []  # lines sent, oldest first
