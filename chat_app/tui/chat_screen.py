@@ -235,12 +235,14 @@ class ChatScreen(Screen):
     def all_seen(self, event: ChannelView.ReachedEnd) -> None:
         self.act(channels.all_seen, event.channel)
 
-    @on(ChannelView.Picked)
-    def picked(self, event: ChannelView.Picked) -> None:
-        """r, e, d, a or + on the selected message: a command for it, sent
-        (+1, a confirmed deletion), put in the input to finish, or, for a,
-        the reaction picker opened."""
-        row, action = event.row, event.action
+    def action_pick(self, action: str) -> None:
+        """r, e, d, a or + on the selected message (``ChannelView``'s keys,
+        carried out as the app reads them): a command for it, sent (+1, a
+        confirmed deletion), put in the input to finish, or, for a, the
+        reaction picker opened."""
+        row = self.view.selected_row
+        if row is None:
+            return
         if action in ("edit", "delete") and not row.own:
             return self.tell(f"only its author may {action} a message", "error")
         if action == "edit" and row.kind in UNEDITABLE_KINDS:
@@ -273,12 +275,18 @@ class ChatScreen(Screen):
         self.input.value = line
         self.input.cursor_position = len(line)
 
-    @on(ChannelView.Left)
+    def action_leave_view(self) -> None:
+        """Escape in the history (``ChannelView``'s key): back to the input,
+        the search closed if it was open, as Escape closes it anywhere."""
+        if self.search.display:
+            self.search.action_close()
+        self.view_left()
+
     def view_left(self) -> None:
         self._deleting = None
         self.view.selected = None
         self.view.refresh()
-        self.input.focus()
+        self.set_focus(self.input)  # at once, as action_select_message says: the next key is typed
 
     def action_select_message(self) -> None:
         # set_focus, not view.focus(): focus() moves it only once the app has

@@ -42,3 +42,28 @@ async def test_what_is_typed_after_r_finishes_the_reply_and_does_not_replace_it(
         await until(pilot, lambda: app.chat.input.has_focus)
         await pilot.press(*"yes")
         assert app.chat.input.value == f"/reply {hello} yes"
+
+
+@pytest.mark.asyncio
+async def test_escape_and_text_in_one_burst_type_the_text_in_the_input(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        view = app.query_one(ChannelView)
+        await pilot.press("alt+up")
+        assert view.has_focus
+        send_at_once(app, ["escape", *"hi there"])
+        await until(pilot, lambda: app.chat.input.value == "hi there")
+        assert app.chat.input.has_focus and view.selected is None
+
+
+@pytest.mark.asyncio
+async def test_r_and_text_in_one_burst_write_the_reply(make_app):
+    """The e of "yes" is typed, not taken for e (edit) on the picked message."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        hello = row(app, "hello").message_id
+        send_at_once(app, ["alt+up", "r", *"yes, hi"])
+        await until(pilot, lambda: app.chat.input.value.endswith("hi"))
+        assert app.chat.input.value == f"/reply {hello} yes, hi" and app.chat.input.has_focus

@@ -9,7 +9,9 @@ unseen messages begin, and asks for older history when scrolled near the top.
 A message may be selected (Alt+Up from the input; the view then has the
 focus): Up and Down move the selection, r replies, e edits, d deletes
 (pressed twice), a reacts (a picker of common reactions), + reacts with +1,
-Escape leaves. The selected message is drawn on a background of its own.
+Escape leaves; the chat screen carries these out (they end with the focus
+elsewhere: see ``BINDINGS``). The selected message is drawn on a background
+of its own.
 """
 
 from __future__ import annotations
@@ -53,27 +55,23 @@ class ChannelView(ScrollView, can_focus=True):
     }
     """
 
+    # Priority bindings run while the app reads their key, before it hands on
+    # the keys read after it in the same burst (fast typing, a slow link).
+    # r, e, d, a, + and Escape end the picking and move the focus - to the
+    # input, or the reaction picker - so the chat screen carries them out
+    # there and then: left to run once the key had come back up to the app,
+    # they would find the keys after them handed to this view already ("r"
+    # then "yes" was an edit). Up and Down too, to keep their order with them.
     BINDINGS = [
-        Binding("up", "select(-1)", "Previous message", show=False),
-        Binding("down", "select(1)", "Next message", show=False),
-        Binding("r", "pick('reply')", "Reply", show=False),
-        Binding("e", "pick('edit')", "Edit", show=False),
-        Binding("d", "pick('delete')", "Delete", show=False),
-        Binding("a", "pick('react')", "React", show=False),
-        Binding("plus", "pick('+1')", "+1", show=False),
-        Binding("escape", "leave", "Back to the input", show=False),
+        Binding("up", "select(-1)", "Previous message", show=False, priority=True),
+        Binding("down", "select(1)", "Next message", show=False, priority=True),
+        Binding("r", "screen.pick('reply')", "Reply", show=False, priority=True),
+        Binding("e", "screen.pick('edit')", "Edit", show=False, priority=True),
+        Binding("d", "screen.pick('delete')", "Delete", show=False, priority=True),
+        Binding("a", "screen.pick('react')", "React", show=False, priority=True),
+        Binding("plus", "screen.pick('+1')", "+1", show=False, priority=True),
+        Binding("escape", "screen.leave_view", "Back to the input", show=False, priority=True),
     ]
-
-    class Picked(Message):
-        """The user chose to act on the selected message: ``action`` is
-        reply, edit, delete, react, or +1."""
-
-        def __init__(self, action: str, row: MessageRow) -> None:
-            super().__init__()
-            self.action, self.row = action, row
-
-    class Left(Message):
-        """Escape: the selection is gone, the input may take the focus back."""
 
     class NeedOlder(Message):
         """Scrolled near the top of what is loaded: load an older page."""
@@ -278,14 +276,9 @@ class ChannelView(ScrollView, can_focus=True):
             self.scroll_to_message(self.selected)
             self.refresh()
 
-    def action_pick(self, action: str) -> None:
-        if self.model is not None and (row := self.model.by_id.get(self.selected)) is not None:
-            self.post_message(self.Picked(action, row))
-
-    def action_leave(self) -> None:
-        self.selected = None
-        self.refresh()
-        self.post_message(self.Left())
+    @property
+    def selected_row(self) -> MessageRow | None:
+        return self.model.by_id.get(self.selected) if self.model is not None else None
 
     # --------------------------------------------------------- rendering
 
