@@ -40,13 +40,16 @@ class ReactionPicker(ModalScreen[str | None]):
     ReactionPicker Grid > Label.-chosen {{ background: $accent; color: $text; text-style: bold; }}
     ReactionPicker .hint {{ color: $text-muted; width: 100%; }}
     """
+    # Priority bindings, as the history's (``ChannelView``): the answer closes the
+    # picker while the app reads its key, so the keys read after it in one burst
+    # go to the input, not to a picker about to close.
     BINDINGS = [
-        Binding("escape", "dismiss(None)", "Back"),
-        Binding("slash", f"dismiss({TYPE_ONE!r})", "Type one"),
-        Binding("left", "move(-1)", show=False),
-        Binding("right", "move(1)", show=False),
-        Binding("enter", "choose", show=False),
-        *(Binding(str(n), f"choose({n - 1})", show=False) for n in range(1, len(QUICK) + 1)),
+        Binding("escape", "dismiss(None)", "Back", priority=True),
+        Binding("slash", f"dismiss({TYPE_ONE!r})", "Type one", priority=True),
+        Binding("left", "move(-1)", show=False, priority=True),
+        Binding("right", "move(1)", show=False, priority=True),
+        Binding("enter", "choose", show=False, priority=True),
+        *(Binding(str(n), f"choose({n - 1})", show=False, priority=True) for n in range(1, len(QUICK) + 1)),
     ]
 
     def __init__(self) -> None:

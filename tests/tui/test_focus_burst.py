@@ -67,3 +67,14 @@ async def test_r_and_text_in_one_burst_write_the_reply(make_app):
         send_at_once(app, ["alt+up", "r", *"yes, hi"])
         await until(pilot, lambda: app.chat.input.value.endswith("hi"))
         assert app.chat.input.value == f"/reply {hello} yes, hi" and app.chat.input.has_focus
+
+
+@pytest.mark.asyncio
+async def test_alt_up_a_and_a_digit_in_one_burst_send_that_reaction(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        send_at_once(app, ["alt+up", "a", "3", *"ok"])
+        await until(pilot, lambda: row(app, "hello").reactions == "😂 1")
+        await until(pilot, lambda: app.chat.input.value == "ok")
+        assert app.screen is app.chat and app.chat.input.has_focus
