@@ -32,19 +32,6 @@ async def test_alt_up_and_a_in_one_burst_open_the_reaction_picker(make_app):
 
 
 @pytest.mark.asyncio
-async def test_what_is_typed_after_r_finishes_the_reply_and_does_not_replace_it(make_app):
-    """The input gets the focus back holding "/reply <id> ": none of it selected."""
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await said(pilot, app)
-        hello = row(app, "hello").message_id
-        await pilot.press("alt+up", "r")
-        await until(pilot, lambda: app.chat.input.has_focus)
-        await pilot.press(*"yes")
-        assert app.chat.input.value == f"/reply {hello} yes"
-
-
-@pytest.mark.asyncio
 async def test_escape_and_text_in_one_burst_type_the_text_in_the_input(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -58,12 +45,20 @@ async def test_escape_and_text_in_one_burst_type_the_text_in_the_input(make_app)
 
 
 @pytest.mark.asyncio
-async def test_r_and_text_in_one_burst_write_the_reply(make_app):
-    """The e of "yes" is typed, not taken for e (edit) on the picked message."""
+async def test_what_is_typed_after_r_finishes_the_reply_after_a_pause_or_in_one_burst(make_app):
+    """The input gets the focus back holding "/reply <id> ", none of it
+    selected (it was, and the first key replaced it); in one burst, the e
+    of "yes" is typed, not taken for e (edit) on the picked message."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await said(pilot, app)
         hello = row(app, "hello").message_id
+        await pilot.press("alt+up", "r")
+        await until(pilot, lambda: app.chat.input.has_focus)
+        await pilot.press(*"yes")
+        assert app.chat.input.value == f"/reply {hello} yes"
+
+        app.chat.input.value = ""
         send_at_once(app, ["alt+up", "r", *"yes, hi"])
         await until(pilot, lambda: app.chat.input.value.endswith("hi"))
         assert app.chat.input.value == f"/reply {hello} yes, hi" and app.chat.input.has_focus
