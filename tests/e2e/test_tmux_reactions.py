@@ -1,13 +1,13 @@
 """The quick-reaction picker in a real terminal (tmux) at 80x24, between two
 clients on hosts of the test LAN: its box stays square though emoji are two
 columns wide (as tmux counts them), and a digit reacts at once, seen by the
-other; the same again takes it back. (Narrow layouts, where the choices
+other; the same again takes it back, Alt+Up, a, the digit and the text
+after them sent as one burst. (Narrow layouts, where the choices
 wrap, are laid out by Textual alike: tests/tui/test_reaction_picker.py.)"""
 
 import ctypes
 import locale
 import shutil
-import time
 
 import pytest
 
@@ -42,13 +42,10 @@ def picker_edges(shown: str) -> list[list[int]]:
             for row in rows[top:bottom + 1]]
 
 
-def pick(session: str) -> None:
-    """Alt+Up (the newest message picked), then a. Textual moves the focus to
-    the history after the keys it has already read, so an a read in the same
-    burst as Alt+Up still reaches the input: a pause between them."""
-    tmux("send-keys", "-t", session, "M-Up")
-    time.sleep(0.3)
-    tmux("send-keys", "-t", session, "a")
+def pick(session: str, *then: str) -> None:
+    """Alt+Up (the newest message picked), a, and ``then``, in one send-keys:
+    one burst, which the client reads in the order typed."""
+    tmux("send-keys", "-t", session, "M-Up", "a", *then)
 
 
 def test_the_picker_is_square_at_80x24_and_a_digit_reacts_then_takes_it_back(clients):  # noqa: F811
@@ -69,8 +66,7 @@ def test_the_picker_is_square_at_80x24_and_a_digit_reacts_then_takes_it_back(cli
     wait_gone(alice, "╭─ React")
     wait_screen(bob, "│ ❤️ 1")  # under bob's message, at once
 
-    pick(alice)
-    wait_screen(alice, "╭─ React")
-    tmux("send-keys", "-t", alice, "2")  # the same again: taken back
+    pick(alice, "2", "s", "o")  # the same again: taken back; what follows is typed in the input
     wait_gone(bob, "│ ❤️ 1")
+    wait_screen(alice, "▊  so ")
     assert "bob │ hi alice" in screen(bob)
