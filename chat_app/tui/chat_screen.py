@@ -11,8 +11,9 @@ state. A small observer rather than Textual reactives: the history view must
 be told which row changed (so that one arrival costs the same with 100 or
 100,000 rows loaded), where a reactive says only that an attribute was
 assigned; and the state stays free of Textual, its changes tested without an
-app. Widgets talk up with their own messages. Layout styles are in
-``assets/chat.tcss``.
+app. Widgets talk up with their own messages - but for the history's keys,
+which the screen carries out as the app reads them (``ChannelView.BINDINGS``
+says why). Layout styles are in ``assets/chat.tcss``.
 """
 
 from __future__ import annotations
