@@ -10,7 +10,8 @@ One row per loss: whether every stored log is identical and complete, the
 per-message convergence p50/p99/max (from the author storing a message to
 the last peer storing it), how long after the last send every log was
 complete, and the bytes the hosts sent (all of UDP and TCP, while the
-messages went and were recovered) per message delivered to another peer;
+messages went and were recovered) per message delivered to another peer,
+with the UDP and the TCP part of them (datagrams; replication);
 then, for each message a peer received late (over 300 ms after its
 author), where the seconds went, from the peer's own headless events
 stamped as they were read: when it was noticed as missing (a ``missing``
@@ -73,9 +74,14 @@ def stored(peer: HeadlessPeer) -> dict[str, tuple[str, int]]:
         conn.close()
 
 
-def sent_bytes(peers: list[HeadlessPeer]) -> int:
-    """Bytes the peers' hosts have sent on the LAN (UDP, TCP, everything)."""
-    return sum(int(p.host.run("cat", "/sys/class/net/eth0/statistics/tx_bytes").stdout) for p in peers)
+def sent_bytes(peers: list[HeadlessPeer]) -> Counter:
+    """Bytes the peers' hosts have sent on the LAN: ``all`` (every frame, as
+    the interface counts it) and, of those, the IP bytes of ``udp`` and ``tcp``."""
+    sent = Counter()
+    for p in peers:
+        sent["all"] += int(p.host.run("cat", "/sys/class/net/eth0/statistics/tx_bytes").stdout)
+        sent.update(p.host.sent())
+    return sent
 
 
 def send_paced(peer: HeadlessPeer, messages: int, rate: float) -> None:
@@ -100,6 +106,7 @@ class Measured:
     convergence_ms: list[float]  # per message: from its author storing it to the last peer storing it
     complete_after_ms: float  # from the last send to the last delivery anywhere
     bytes_per_delivery: float
+    udp_tcp_per_delivery: tuple[float, float]  # of those, the UDP and the TCP (IP bytes)
     stderr_lines: int
     load: tuple[float, float]
     breakdown: str
@@ -117,6 +124,7 @@ def measure(loss: int, peers: int, messages: int, rate: float, converge: float, 
         _introduced(*running)
         for peer in running:
             peer.host.drop(loss)
+            peer.host.count_sent()
         expected = messages * peers
         load_at_start = load_average()
         bytes_at_start = sent_bytes(running)
@@ -143,13 +151,15 @@ def measure(loss: int, peers: int, messages: int, rate: float, converge: float, 
     own = {p.peer_id: i for i, p in enumerate(running)}
     authored = {mid: at for i, log in enumerate(logs) for mid, (sender, at) in log.items() if own.get(sender) == i}
     complete = all(len(log) == expected for log in logs)
+    deliveries = expected * (peers - 1)
     return Measured(
         loss=loss, peers=peers, protocol=protocol, expected=expected,
         fewest=min(map(len, logs)), most=max(map(len, logs)),
         identical=complete and all(log.keys() == logs[0].keys() for log in logs),
         convergence_ms=[max(log[mid][1] for log in logs if mid in log) - at for mid, at in authored.items()],
         complete_after_ms=max(at for log in logs for _, at in log.values()) - last_send,
-        bytes_per_delivery=bytes_sent / (expected * (peers - 1)),
+        bytes_per_delivery=bytes_sent["all"] / deliveries,
+        udp_tcp_per_delivery=(bytes_sent["udp"] / deliveries, bytes_sent["tcp"] / deliveries),
         stderr_lines=sum(stderr_lines(p) for p in running),
         load=(load_at_start, load_at_end),
         breakdown=breakdown(running, logs, authored))
@@ -162,7 +172,8 @@ def run(loss: int, args) -> str:
             f"convergence p50 {percentile(m.convergence_ms, 50) / 1000:.2f} s / p99 "
             f"{percentile(m.convergence_ms, 99) / 1000:.2f} s / max {max(m.convergence_ms) / 1000:.2f} s; "
             f"complete {m.complete_after_ms / 1000:.1f} s after the last send; "
-            f"{m.bytes_per_delivery:,.0f} bytes sent per delivery; stderr lines {m.stderr_lines}; "
+            f"{m.bytes_per_delivery:,.0f} bytes sent per delivery (UDP {m.udp_tcp_per_delivery[0]:,.0f}, "
+            f"TCP {m.udp_tcp_per_delivery[1]:,.0f}); stderr lines {m.stderr_lines}; "
             f"load {m.load[0]:.1f} -> {m.load[1]:.1f}\n{m.breakdown}")
 
 

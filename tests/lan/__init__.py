@@ -163,6 +163,19 @@ class Host:
                   "  chain output { type filter hook output priority 0; ip daddr 224.0.0.0/4 drop; }",
                   "}")
 
+    def count_sent(self) -> None:
+        """Count the UDP and TCP bytes this host sends on the LAN (``sent``)."""
+        self._nft("table inet lan_sent {",
+                  "  chain output { type filter hook output priority 0; policy accept;",
+                  '    oif "lo" accept', "    meta l4proto udp counter", "    meta l4proto tcp counter",
+                  "  }", "}")
+
+    def sent(self) -> dict[str, int]:
+        """IP bytes sent so far, by protocol, since ``count_sent``."""
+        listing = self.run("nft", "list", "table", "inet", "lan_sent").stdout
+        return {proto: int(n) for proto, n in
+                re.findall(r"meta l4proto (udp|tcp) counter packets \d+ bytes (\d+)", listing)}
+
     def counters(self) -> str:
         return self.run("nft", "list", "ruleset").stdout
 
