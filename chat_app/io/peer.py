@@ -219,8 +219,12 @@ class AsyncPeer:
         taken = asyncio.get_running_loop().create_future()
 
         def verified(read: LinkRead, verdicts: list[bool]) -> None:
-            if not self._stopping:
+            if taken.cancelled() or self._stopping:  # leaving: the link's loop is cancelled
+                return
+            try:
                 taken.set_result(self.call(self.runtime.stream_verified, conn, read, verdicts))
+            except Exception as exc:  # raised in the link's loop, as by a step taken there
+                taken.set_exception(exc)
 
         self._verifying.put(self.runtime.stream_admit(conn, frames), verified)
         return await taken

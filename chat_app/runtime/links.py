@@ -39,7 +39,7 @@ from sync.replication import Connection, EntryMessage, Message, ReplicationError
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
+class LinkFrame:
     """One frame of a read, decoded (or why it could not be)."""
 
     message: Message | ReplicationError
@@ -52,7 +52,7 @@ class Frame:
 class LinkRead:
     """The frames one read of a link brought, admitted, in their order."""
 
-    frames: list[Frame]
+    frames: list[LinkFrame]
     to_verify: list[Unverified]
     """The entries' signatures left to check, in order: one verdict each for ``Links.verified``."""
 
@@ -79,7 +79,7 @@ class Links:
     def admit(self, conn: Connection, frames: Sequence[bytes]) -> LinkRead:
         """The first step of taking a read: each frame decoded, each entry of
         an open session opened all but its signature (``LinkRead.to_verify``)."""
-        read: list[Frame] = []
+        read: list[LinkFrame] = []
         to_verify: list[Unverified] = []
         for data in frames:
             message, entry = read_message(data), None
@@ -87,7 +87,7 @@ class Links:
                 entry = self.catchup.admit_entry(message.entry)
                 if isinstance(entry, Admitted):
                     to_verify.append(entry.envelope)
-            read.append(Frame(message, entry))
+            read.append(LinkFrame(message, entry))
         return LinkRead(read, to_verify)
 
     def verified(self, conn: Connection, read: LinkRead, verdicts: Sequence[bool], now: int) -> bool:
