@@ -107,9 +107,9 @@ def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], routed: SdsDa
     return routed
 
 
-UNOPENED = Refused("unopened", "the entry's session was not open when it arrived")
-"""What an entry the runtime did not open is (``CatchUp.admit_entry``) when
-the connection reports it all the same: refused, and the link ends."""
+UNOPENED = Refused("unopened", "not opened when it arrived (no session was open for it, or its channel kept blind)")
+"""What an entry the runtime did not open (``Links.admit``) is when the
+connection reports it all the same: refused."""
 
 
 Read = HeightsWanted | EntriesWanted

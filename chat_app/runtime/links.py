@@ -120,12 +120,12 @@ class Links:
         return self._step(conn, now)
 
     def _take(self, conn: Connection, now: int, touched: dict[str, None],
-              entry: SdsDatagram | Refused | None = None) -> bool:
+              opened: SdsDatagram | Refused | None = None) -> bool:
         """Feed what the link's last frame (or answer, or timer) brought to the
-        engines, noting the channels touched (``entry``: the frame's entry,
+        engines, noting the channels touched (``opened``: the frame's entry,
         opened and verified); True when the link is done."""
         conversations = self.channels.conversations
-        outcome = self.catchup.outcome(conn, set(conversations), now, entry)
+        outcome = self.catchup.outcome(conn, set(conversations), now, opened)
         for channel, entry in outcome.entries:
             if channel in conversations:
                 conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))
