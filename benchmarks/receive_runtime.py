@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chat_app.io.verifying import VerifyPipeline  # noqa: E402
+from chat_app.io.verifying import Verified, VerifyPipeline  # noqa: E402
 from chat_app.runtime import Runtime  # noqa: E402
 from chat_app.store import Store  # noqa: E402
 
@@ -72,10 +72,10 @@ def one_core(carol: Runtime, chunk: list) -> None:
         carol.events()
 
 
-def pooled(carol: Runtime, pipeline: VerifyPipeline, chunk: list, clock: list[int]) -> None:
+def pooled(carol: Runtime, pipeline: VerifyPipeline, take: Verified, chunk: list, clock: list[int]) -> None:
     for now, batch in chunk:
         clock[0] = now  # the adapter's clock, read when a batch is handed on: the latest arrival's time
-        pipeline.put(carol.admit(batch, now))
+        pipeline.put(carol.admit(batch, now), take)
     pipeline.drain()
 
 
@@ -95,7 +95,7 @@ def measure(history: int, m: int, batch: int, rounds: int) -> None:
             carol.datagrams_verified(arrivals, verdicts, clock[0])
             carol.datagrams_to_send()
             carol.events()
-        pipeline = VerifyPipeline(take)
+        pipeline = VerifyPipeline()
         print(f"history {history:,}: {m:,} messages a chunk, batches of {batch}")
         for r in range(rounds):
             start = history + 2 * r * m
@@ -103,7 +103,7 @@ def measure(history: int, m: int, batch: int, rounds: int) -> None:
             shared = batches(wires[start + m:start + 2 * m], batch, now + m)
             now += 2 * m
             cpu1, wall1 = timed(one_core, carol, alone)
-            cpu2, wall2 = timed(pooled, carol, pipeline, shared, clock)
+            cpu2, wall2 = timed(pooled, carol, pipeline, take, shared, clock)
             print(f"  round {r}: one core {m / cpu1:7,.0f} msg/CPU-s ({m / wall1:7,.0f}/s wall)   "
                   f"pool {m / wall2:7,.0f} msg/s wall ({m / cpu2:7,.0f}/CPU-s, {cpu2 / wall2:.2f} cores)")
         pipeline.close()

@@ -243,6 +243,8 @@ def is_passing(data: bytes) -> bool:
 
 def channel_tag_of(data: bytes) -> bytes | None:
     """The channel tag of a private datagram (what a blind store files it under), else None."""
+    if len(data) < 2 or data[1] not in _PRIVATE_KINDS:  # a public one (most), without raising and catching
+        return None
     try:
         _check_private_header(data)
     except EnvelopeError:

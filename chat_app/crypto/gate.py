@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from sync.sds import Config
 
-from .channel import ChannelKey, Keyring, open_datagram, read_datagram
+from .channel import ChannelKey, Keyring, read_datagram
 from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, Unverified, check_sds, seal
 from .keys import Identity
 
@@ -144,10 +144,16 @@ class Gate:
         self.stats[exc.reason] += 1
         self.budget.punish(source, now)
 
-    def open_unbudgeted(self, data: bytes) -> Opened:
-        """Verify ``data`` (and check the SDS message inside) without spending
-        anyone's budget: for what a link we chose brings. Raises ``EnvelopeError``."""
-        return self._checked(open_datagram(data, self.known_keys, self.keyring))
+    def admit_unbudgeted(self, data: bytes) -> Unverified:
+        """Check ``data`` in every way but its signature (``Unverified.verify``,
+        on any thread) without spending anyone's budget: for what a link we
+        chose or accepted brings. Raises ``EnvelopeError``."""
+        return read_datagram(data, self.known_keys, self.keyring)
+
+    def accept_unbudgeted(self, envelope: Unverified, verified: bool) -> Opened:
+        """What ``admit_unbudgeted`` let through, given its signature's verdict,
+        with the SDS message inside checked. Raises ``EnvelopeError``."""
+        return self._checked(envelope.accept(verified, self.known_keys))
 
     def _checked(self, opened: Opened) -> Opened:
         """``opened``, with the SDS message inside checked (once) if it holds one."""

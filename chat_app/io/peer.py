@@ -9,9 +9,12 @@ thread with a connection of its own, never on the event loop. Datagrams go
 in in two steps: the runtime admits a batch (``Runtime.admit``), its
 signatures are checked on worker threads (``chat_app.io.verifying``), and
 the runtime takes it back verified (``Runtime.datagrams_verified``), batches
-in the order they arrived. The adapter uses only the runtime's face
+in the order they arrived; so do the frames each read of a replication link
+brings (``stream_admit``, ``stream_verified``), in the same order with the
+datagrams. The adapter uses only the runtime's face
 (``chat_app.runtime.core.FACE``): replication streams go in through
-``stream_opened``, ``stream_frames``, ``stream_timer`` and ``stream_closed``.
+``stream_opened``, ``stream_admit`` and ``stream_verified``, ``stream_timer``,
+``stream_frames`` (only for the end of the stream) and ``stream_closed``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from chat_app.net.udp import Datagrams, UdpEndpoint
 from chat_app.runtime import Runtime
 from chat_app.runtime.arrivals import Arrivals
 from chat_app.runtime.catchup import PEER_CLOSED, Read
+from chat_app.runtime.links import LinkRead
 from chat_app.store import Store
 from sync.replication import Connection
 
@@ -67,8 +71,7 @@ class AsyncPeer:
 
     async def start(self, channels: list[str]) -> None:
         loop = asyncio.get_running_loop()
-        self._verifying = VerifyPipeline(
-            self._on_verified, wake=lambda: loop.call_soon_threadsafe(self._verifying.deliver_ready))
+        self._verifying = VerifyPipeline(wake=lambda: loop.call_soon_threadsafe(self._verifying.deliver_ready))
         self._udp, self._tcp = await listen(self.host, self.port, self._on_datagrams, self._accept)
         self.port = self._udp.port
         # a host with no usable interface still talks to peers on itself
@@ -132,7 +135,7 @@ class AsyncPeer:
 
     def _on_datagrams(self, batch: Datagrams) -> None:
         if not self._stopping:  # a flood must not hold up leaving
-            self._verifying.put(self.runtime.admit(batch, self._now()))
+            self._verifying.put(self.runtime.admit(batch, self._now()), self._on_verified)
 
     def _on_verified(self, arrivals: Arrivals, verdicts: list[bool]) -> None:
         if not self._stopping:
@@ -209,6 +212,23 @@ class AsyncPeer:
 
     # -------------------------------------------------------- replication links
 
+    async def _take_read(self, conn: Connection, frames: list[bytes]) -> bool:
+        """Hand the frames of one read to the runtime, their entries' signatures
+        checked on the verify pool; True when the runtime says to hang up. The
+        link reads on only after: what a read brings may end its session."""
+        taken = asyncio.get_running_loop().create_future()
+
+        def verified(read: LinkRead, verdicts: list[bool]) -> None:
+            if taken.cancelled() or self._stopping:  # leaving: the link's loop is cancelled
+                return
+            try:
+                taken.set_result(self.call(self.runtime.stream_verified, conn, read, verdicts))
+            except Exception as exc:  # raised in the link's loop, as by a step taken there
+                taken.set_exception(exc)
+
+        self._verifying.put(self.runtime.stream_admit(conn, frames), verified)
+        return await taken
+
     async def _dial(self, address: Address) -> None:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), 5)
@@ -255,7 +275,7 @@ class AsyncPeer:
                 if frames is None:
                     conn.close(PEER_CLOSED)
                     break
-                if self.call(self.runtime.stream_frames, conn, frames) and initiator:
+                if await self._take_read(conn, frames) and initiator:
                     break  # our session is over: hang up
         except FrameError as exc:
             conn.close(str(exc))

@@ -30,7 +30,7 @@ from chat_app.crypto import ChannelKey, blind_id, channel_tag_of
 from chat_app.crypto.channel import is_passing
 from chat_app.address import Address
 from chat_app.runtime.blind import DATAGRAM_SET, BlindStore, datagram_set, datagram_set_tag
-from chat_app.runtime.envelopes import Envelopes, is_envelope
+from chat_app.runtime.envelopes import Admitted, Envelopes, is_envelope
 from chat_app.runtime.routing import Refused, SdsDatagram
 from sync.replication import (
     Closed,
@@ -90,12 +90,13 @@ def replicated_as(envelopes: Envelopes, channel: str) -> str:
     return datagram_set(key.tag) if key is not None else channel
 
 
-def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes, fatal: bool = True) -> SdsDatagram:
+def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], routed: SdsDatagram | Refused,
+                  fatal: bool = True) -> SdsDatagram:
     """A replicated entry must be its author's signed envelope (encrypted, in
     a private channel) holding a chat message (with its author's sequence
-    number) for a channel the session is about; returns it routed, or raises
+    number) for a channel the session is about; ``routed`` is the entry
+    opened (``Envelopes.entry_verified``). Returns it, or raises
     ``EntryRefused`` (``fatal``: the link ends) naming why."""
-    routed = envelopes.open_entry(entry)
     if isinstance(routed, Refused):
         raise EntryRefused(routed.kind, f"entry refused: {routed.reason}", fatal=fatal)
     if replicated_as(envelopes, routed.channel) not in channels:
@@ -104,6 +105,11 @@ def checked_entry(envelopes: Envelopes, channels: tuple[str, ...], entry: bytes,
     if not routed.chat:
         raise EntryRefused("not_chat", "entry is not a chat message with a sequence number", fatal=fatal)
     return routed
+
+
+UNOPENED = Refused("unopened", "not opened when it arrived (no session was open for it, or its channel kept blind)")
+"""What an entry the runtime did not open (``Links.admit``) is when the
+connection reports it all the same: refused."""
 
 
 Read = HeightsWanted | EntriesWanted
@@ -249,10 +255,24 @@ class CatchUp:
         self.links[conn] = address
         return conn
 
-    def check(self, channels: tuple[str, ...], entry: bytes) -> tuple[Verdict, SdsDatagram | None]:
+    def admit_entry(self, entry: bytes) -> Admitted | SdsDatagram | Refused | None:
+        """The first step of opening an entry that arrived on a link (the
+        second is ``entry_verified``, given its signature's verdict): what is
+        left to verify, or what it is already. None for a datagram of a
+        channel kept blind, which is never opened (``check``)."""
+        if channel_tag_of(entry) in self.blind.tags:
+            return None
+        return self.envelopes.admit_entry(entry)
+
+    def entry_verified(self, admitted: Admitted, verdict: bool) -> SdsDatagram | Refused:
+        return self.envelopes.entry_verified(admitted, verdict)
+
+    def check(self, channels: tuple[str, ...], entry: bytes,
+              opened: SdsDatagram | Refused | None) -> tuple[Verdict, SdsDatagram | None]:
         """What an entry that arrived on a link is (``EntryArrived``, answered
         with ``Connection.entry_checked``), by the names channels go by on
-        links, and the entry as routed - or why it is refused. A public
+        links, and the entry as routed - or why it is refused. ``opened`` is
+        the entry opened and verified (``admit_entry``, ``entry_verified``). A public
         channel's entry is its author's message with its sequence number. In
         a datagram set it is one datagram, by its blind id: kept blind
         (``BlindStore``), a chat message's datagram under the set's tag; read
@@ -266,7 +286,8 @@ class CatchUp:
                 return EntryRefused("passing", "entry is not a chat message's datagram"), None
             return EntryKey(datagram_set(tag), blind_id(entry), 1), None
         try:
-            routed = checked_entry(self.envelopes, channels, entry, fatal=not in_set)
+            routed = checked_entry(self.envelopes, channels, UNOPENED if opened is None else opened,
+                                   fatal=not in_set)
         except EntryRefused as refusal:
             return refusal, None
         if in_set:
@@ -277,11 +298,6 @@ class CatchUp:
         self.links.pop(conn, None)
         self._served_links.discard(conn)
         self._catching_up.pop(conn, None)
-
-    def received(self, conn: Connection, data: bytes | None, now: int) -> None:
-        """One frame from a link (None: the stream ended, and ``conn`` is already closed)."""
-        if data is not None:
-            conn.receive(data, now, self.links.get(conn))
 
     def answer(self, store, wanted: Read) -> dict[str, list[tuple[str, int]]] | list[bytes]:
         """Read what ``wanted`` asks for (in whatever thread owns ``store``)."""
@@ -359,7 +375,10 @@ class CatchUp:
         out, self._reads = self._reads, []
         return out
 
-    def outcome(self, conn: Connection, joined: set[str], now: int) -> LinkOutcome:
+    def outcome(self, conn: Connection, joined: set[str], now: int,
+                opened: SdsDatagram | Refused | None = None) -> LinkOutcome:
+        """What the link's events mean; ``opened``: the entry of the frame it
+        was last given, opened and verified (``check``)."""
         address = self.links.get(conn, ("?", 0))
         out = LinkOutcome()
         pending = list(conn.events())
@@ -375,7 +394,7 @@ class CatchUp:
                 else:
                     out.over = True  # nothing in common
             elif isinstance(event, EntryArrived):
-                conn.entry_checked(event.session_id, event.entry, *self.check(event.channels, event.entry))
+                conn.entry_checked(event.session_id, event.entry, *self.check(event.channels, event.entry, opened))
                 pending += conn.events()
             elif isinstance(event, EntryDropped):
                 out.refused.append(event.kind)

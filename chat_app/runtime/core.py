@@ -56,7 +56,7 @@ from chat_app.runtime.arrivals import Arrival, Arrivals, verify_all
 from chat_app.runtime.envelopes import Admitted, Envelopes, Routed
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
 from chat_app.runtime.fetching import BEHIND, Fetcher
-from chat_app.runtime.links import Links
+from chat_app.runtime.links import LinkRead, Links
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
@@ -75,7 +75,8 @@ FACE = frozenset({
     "start", "leave", "admit", "datagrams_verified", "datagrams_received", "datagram_received",
     "peer_announced", "peer_gone", "handle_timer",
     # replication streams and the store reads their links ask for
-    "stream_opened", "stream_frames", "stream_timer", "stream_closed", "dial_ended", "read_wanted",
+    "stream_opened", "stream_admit", "stream_verified", "stream_frames", "stream_timer", "stream_closed",
+    "dial_ended", "read_wanted",
     "store_answered",
     # outputs, drained after every input
     "datagrams_to_send", "events", "dials", "reads", "get_timer",
@@ -442,11 +443,22 @@ class Runtime:
         until ``conn.get_timer()``, and passes the link to the calls below."""
         return self._links.open(address, initiator=initiator, now=now)
 
+    def stream_admit(self, conn: Connection, frames: Sequence[bytes]) -> LinkRead:
+        """The first step of taking the frames one read of ``conn``'s stream
+        brought, all of them: decoded, each entry opened but for its signature;
+        ``to_verify`` is the signatures left to check (``verify_all``, on any thread)."""
+        return self._links.admit(conn, frames)
+
+    def stream_verified(self, conn: Connection, read: LinkRead, verdicts: Sequence[bool], now: int) -> bool:
+        """The second step: ``verdicts`` on ``read.to_verify``, in its order.
+        The frames go to the link in order, the verified entries to their
+        engines (they commit in one step). True when the adapter should hang
+        up: a session we started is over, or the link closed."""
+        return self._links.verified(conn, read, verdicts, now)
+
     def stream_frames(self, conn: Connection, frames: Sequence[bytes] | None, now: int) -> bool:
-        """The frames one read of ``conn``'s stream brought, all of them (their
-        entries commit in one step); None: the stream ended or failed (the
-        adapter closed ``conn`` first, saying why). True when the adapter
-        should hang up: a session we started is over, or the link closed."""
+        """Both steps at once, the signatures checked on this thread; None:
+        the stream ended or failed (the adapter closed ``conn`` first, saying why)."""
         return self._links.received(conn, frames, now)
 
     def stream_timer(self, conn: Connection, now: int) -> bool:

@@ -277,18 +277,37 @@ class Envelopes:
 
     def open_entry(self, entry: bytes) -> SdsDatagram | Refused:
         """Verify and route one replication entry (an author's envelope)."""
+        admitted = self.admit_entry(entry)
+        if not isinstance(admitted, Admitted):
+            return admitted
+        return self.entry_verified(admitted, admitted.envelope.verify())
+
+    def admit_entry(self, entry: bytes) -> Admitted | SdsDatagram | Refused:
+        """The first step of opening a replication entry: what is left to
+        verify, or - for an entry opened lately, or refused before any
+        signature - what it is. No budget: a link we chose or accepted brings
+        it, and the session it arrived in was open (``Connection.takes_entries``)."""
         digest = _digest(entry)
         routed = self._entries.get(digest)
-        if routed is None:
-            try:
-                opened = self.gate.open_unbudgeted(entry)
-            except EnvelopeError as exc:
-                self.stats[f"entry_{exc.reason}"] += 1
-                return Refused(exc.reason, str(exc))
-            routed, _ = self._route_keeping(opened)
-            self._entries.put(digest, routed, 2 * len(entry))
+        if routed is not None:
+            return routed
+        try:
+            return Admitted(self.gate.admit_unbudgeted(entry), None, digest, len(entry))
+        except EnvelopeError as exc:
+            self.stats[f"entry_{exc.reason}"] += 1
+            return Refused(exc.reason, str(exc))
+
+    def entry_verified(self, admitted: Admitted, verdict: bool) -> SdsDatagram | Refused:
+        """The second step: an admitted entry, given its signature's verdict, routed."""
+        try:
+            opened = self.gate.accept_unbudgeted(admitted.envelope, verdict)
+        except EnvelopeError as exc:
+            self.stats[f"entry_{exc.reason}"] += 1
+            return Refused(exc.reason, str(exc))
+        routed, _ = self._route_keeping(opened)
         if not isinstance(routed, (SdsDatagram, Refused)):
-            return Refused("kind", "a replication entry must be an SDS message")
+            routed = Refused("kind", "a replication entry must be an SDS message")
+        self._entries.put(admitted.digest, routed, 2 * admitted.size)
         return routed
 
     def open_record(self, envelope: bytes) -> SdsDatagram | Refused:

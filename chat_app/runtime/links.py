@@ -4,24 +4,57 @@ A link is a TCP stream running the replication protocol with one peer (a
 sans-I/O ``Connection``; ``CatchUp`` decides when to dial and reads its
 events). The adapter opens a link, then feeds it frames, its idle timer and
 the store's answers to the reads it asked for, all through the runtime's
-face (``Runtime.stream_opened``, ``stream_frames``, ``stream_timer``,
-``store_answered``), never through this class; each of those ends with the
-link's step here: the entries that arrived go to their channel's engine and
-that channel steps (so they are committed before anything is sent, as for
-a datagram), and the link's events go to the user. Every entry point
-returns True when the adapter should hang up.
+face (``Runtime.stream_opened``, ``stream_admit`` and ``stream_verified``,
+``stream_timer``, ``store_answered``), never through this class; each of
+those ends with the link's step here: the entries that arrived go to their
+channel's engine and that channel steps (so they are committed before
+anything is sent, as for a datagram), and the link's events go to the user.
+Every entry point returns True when the adapter should hang up.
+
+The frames of a read go in in two steps, as a batch of datagrams does
+(``chat_app.runtime.arrivals``): ``admit`` decodes each and opens each entry
+all but its signature; the signatures are checked wherever the adapter likes
+(``verify_all``: on worker threads); ``verified`` hands each frame to the
+link, and the entry it carries, opened and verified, to the check that
+answers the link's ``EntryArrived``. An entry is opened only in a session
+open for it: any other closes the link unopened, as it did before anything
+was checked.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from chat_app.crypto import Unverified
 from chat_app.events import Emit
 from chat_app.address import Address
+from chat_app.runtime.arrivals import verify_all
 from chat_app.runtime.catchup import CatchUp, Read
 from chat_app.runtime.channels import Channels
-from sync.replication import Connection
+from chat_app.runtime.envelopes import Admitted
+from chat_app.runtime.routing import Refused, SdsDatagram
+from sync.replication import Connection, EntryMessage, Message, ReplicationError, read_message
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFrame:
+    """One frame of a read, decoded (or why it could not be)."""
+
+    message: Message | ReplicationError
+    entry: Admitted | SdsDatagram | Refused | None = None
+    """The entry it carries as far as it is opened (``CatchUp.admit_entry``);
+    None for no entry, or one not to be opened."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRead:
+    """The frames one read of a link brought, admitted, in their order."""
+
+    frames: list[LinkFrame]
+    to_verify: list[Unverified]
+    """The entries' signatures left to check, in order: one verdict each for ``Links.verified``."""
 
 
 class Links:
@@ -35,15 +68,44 @@ class Links:
         return self.catchup.open(self.channels.replicated, address, initiator=initiator, now=now)
 
     def received(self, conn: Connection, frames: Sequence[bytes] | None, now: int) -> bool:
-        """The frames one read of a link brought (None: the stream ended or
-        failed, and ``conn`` is already closed). Each frame is taken in turn -
-        the entries it carries checked and fed to their engines - and the
-        channels they touched step once for all of them: one commit a read."""
+        """The frames one read of a link brought, both steps at once, the
+        signatures checked here (None: the stream ended or failed, and
+        ``conn`` is already closed)."""
+        if frames is None:
+            return self._step(conn, now)
+        read = self.admit(conn, frames)
+        return self.verified(conn, read, verify_all(read.to_verify), now)
+
+    def admit(self, conn: Connection, frames: Sequence[bytes]) -> LinkRead:
+        """The first step of taking a read: each frame decoded, each entry of
+        an open session opened all but its signature (``LinkRead.to_verify``)."""
+        read: list[LinkFrame] = []
+        to_verify: list[Unverified] = []
+        for data in frames:
+            message, entry = read_message(data), None
+            if isinstance(message, EntryMessage) and conn.takes_entries(message.session_id):
+                entry = self.catchup.admit_entry(message.entry)
+                if isinstance(entry, Admitted):
+                    to_verify.append(entry.envelope)
+            read.append(LinkFrame(message, entry))
+        return LinkRead(read, to_verify)
+
+    def verified(self, conn: Connection, read: LinkRead, verdicts: Sequence[bool], now: int) -> bool:
+        """The second step: ``verdicts`` on ``read.to_verify``, in its order.
+        Each frame is taken in turn - the entry it carries checked and fed to
+        its engine - and the channels they touched step once for all of them:
+        one commit a read."""
+        if len(verdicts) != len(read.to_verify):
+            raise ValueError(f"{len(verdicts)} verdicts for {len(read.to_verify)} signatures")
+        verdict = iter(verdicts)
         touched: dict[str, None] = {}
         done = False
-        for data in (None,) if frames is None else frames:
-            self.catchup.received(conn, data, now)
-            if done := self._take(conn, now, touched):
+        for frame in read.frames:
+            entry = frame.entry
+            if isinstance(entry, Admitted):
+                entry = self.catchup.entry_verified(entry, next(verdict))
+            conn.take(frame.message, now)
+            if done := self._take(conn, now, touched, entry):
                 break  # the session is over: what follows is not for it
         self._commit(touched, now)
         return done
@@ -57,11 +119,13 @@ class Links:
         self.catchup.answered(conn, wanted, answer)
         return self._step(conn, now)
 
-    def _take(self, conn: Connection, now: int, touched: dict[str, None]) -> bool:
+    def _take(self, conn: Connection, now: int, touched: dict[str, None],
+              opened: SdsDatagram | Refused | None = None) -> bool:
         """Feed what the link's last frame (or answer, or timer) brought to the
-        engines, noting the channels touched; True when the link is done."""
+        engines, noting the channels touched (``opened``: the frame's entry,
+        opened and verified); True when the link is done."""
         conversations = self.channels.conversations
-        outcome = self.catchup.outcome(conn, set(conversations), now)
+        outcome = self.catchup.outcome(conn, set(conversations), now, opened)
         for channel, entry in outcome.entries:
             if channel in conversations:
                 conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))

@@ -15,8 +15,8 @@ from .events import (
     RemoteAnnounced,
     SessionFinished,
 )
-from .messages import EntryRefused, ReplicationError, decode, encode, log_id
+from .messages import EntryMessage, EntryRefused, Message, ReplicationError, decode, encode, log_id, read_message
 
-__all__ = ["Closed", "Connection", "EntriesWanted", "EntryArrived", "EntryDropped", "EntryKey", "EntryReceived",
-           "EntryRefused", "HeightsWanted", "RemoteAnnounced", "ReplicationError", "SessionFinished", "Verdict",
-           "decode", "encode", "log_id"]
+__all__ = ["Closed", "Connection", "EntriesWanted", "EntryArrived", "EntryDropped", "EntryKey", "EntryMessage",
+           "EntryReceived", "EntryRefused", "HeightsWanted", "Message", "RemoteAnnounced", "ReplicationError",
+           "SessionFinished", "Verdict", "decode", "encode", "log_id", "read_message"]

@@ -62,11 +62,12 @@ from .messages import (
     Announce,
     EntryMessage,
     Have,
+    Message,
     ReplicationError,
     SyncDone,
     SyncRequest,
-    decode,
     encode,
+    read_message,
 )
 from .session import RECONCILIATION, EntryKey, Output, Session, Verdict
 
@@ -192,6 +193,12 @@ class Connection:
 
     def receive(self, data: bytes, now: int, source: Hashable | None = None) -> None:
         """One whole stream message. Never raises for bad input: it closes."""
+        self.take(read_message(data), now)
+
+    def take(self, msg: Message | ReplicationError, now: int) -> None:
+        """One stream message, decoded already (``read_message``: the runtime
+        reads a frame's entry before the connection sees it), or why it could
+        not be: that closes. Never raises for bad input."""
         self.stats["received"] += 1
         if self.closed:
             self.stats["after_close"] += 1
@@ -199,7 +206,14 @@ class Connection:
         if any(s.unchecked for s in self._sessions.values()):
             raise LocalProtocolError("an entry is not checked yet: answer EntryArrived before the next frame")
         self._last_activity = now
-        self._guarded(lambda: self._handle(decode(data)))
+        self._guarded(self._handle, msg)
+
+    def takes_entries(self, session_id: int) -> bool:
+        """Whether an entry for ``session_id`` would be looked at now: the
+        session is open and not finished (any other closes the connection
+        unchecked, so nothing need be spent checking it)."""
+        session = self._sessions.get(session_id)
+        return self.closed is None and session is not None and not session.finished
 
     def _guarded(self, step, *args) -> None:
         try:
@@ -208,7 +222,9 @@ class Connection:
             self.stats["closed_bad_input"] += 1
             self.close(str(exc))
 
-    def _handle(self, msg) -> None:
+    def _handle(self, msg: Message | ReplicationError) -> None:
+        if isinstance(msg, ReplicationError):
+            raise msg
         if isinstance(msg, Announce):
             if msg.timestamp > self._remote_timestamp:
                 self._remote_timestamp = msg.timestamp

@@ -226,6 +226,16 @@ def _item(v, what: str = "item") -> Item:
     return (v[0], _u64(v[1], f"{what} log_id"), _u64(v[2], f"{what} seq_num"))
 
 
+def read_message(data: bytes) -> Message | ReplicationError:
+    """``decode``, with why it failed as the value rather than raised: a
+    frame read ahead of the connection (``Connection.take``) keeps its
+    reason for the moment the connection would have read it."""
+    try:
+        return decode(data)
+    except ReplicationError as exc:
+        return exc
+
+
 def decode(data: bytes) -> Message:
     try:
         value = cbor2.loads(data)

@@ -53,7 +53,7 @@ def _real_check(tmp_path) -> tuple[Check, Runtime]:
     (general,) = author.store.entries_after("general", author.peer_id, 0)
     (random_,) = author.store.entries_after("random", author.peer_id, 0)
     def validate(channels: tuple[str, ...], entry: bytes) -> EntryKey:
-        verdict, _ = links.check(channels, entry)
+        verdict, _ = links.check(channels, entry, reader.envelopes.open_entry(entry))
         if isinstance(verdict, ReplicationError):
             raise verdict
         return verdict

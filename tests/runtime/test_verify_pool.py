@@ -31,6 +31,11 @@ def said_to(net: Net, alice: Runtime, carol: Runtime, lines: list[str]) -> list[
     return wires
 
 
+def taken_by(carol: Runtime, net: Net):
+    """Hands a verified batch of datagrams to ``carol``."""
+    return lambda arrivals, verdicts: carol.datagrams_verified(arrivals, verdicts, net.now)
+
+
 def tampered(wire: bytes) -> bytes:
     return wire[:-1] + bytes((wire[-1] ^ 1,))
 
@@ -76,10 +81,10 @@ def test_batches_go_on_in_the_order_they_arrived_whichever_is_verified_first(net
         handed.append([a.data for a in arrivals.arrivals])
         carol.datagrams_verified(arrivals, verdicts, net.now)
 
-    pipeline = VerifyPipeline(verified, workers=2, in_flight=8, inline=0)
+    pipeline = VerifyPipeline(workers=2, in_flight=8, inline=0)
     batches = [wires[i:i + 3] for i in range(0, 12, 3)]
     for batch in batches:
-        pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now))
+        pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now), verified)
     assert last_done.wait(5)
     pipeline.deliver_ready()  # every batch but the first is verified: none may go before it
     assert handed == []
@@ -95,8 +100,8 @@ def test_a_bad_signature_mid_batch_is_dropped_and_counted_and_the_rest_go_on_in_
     wires = said_to(net, alice, carol, ["one", "two", "three", "four"])
     engine = Engine(carol)
     batch = [wires[0], tampered(wires[1]), wires[2], wires[3]]
-    pipeline = VerifyPipeline(lambda arrivals, verdicts: carol.datagrams_verified(arrivals, verdicts, net.now))
-    pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now))
+    pipeline = VerifyPipeline()
+    pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now), taken_by(carol, net))
     pipeline.drain()
     pipeline.close()
     assert carol.envelopes.stats["bad_signature"] == 1
@@ -117,12 +122,12 @@ def test_the_budget_and_bad_bytes_seen_before_spare_the_workers(net, pair, monke
     carol.envelopes.gate.budget = VerifyBudget(rate=0, burst=3, penalty=0)
     good = seal(Identity.generate(), Kind.SDS, said_as("b" * 32, "x"))
     bad = [good[:-2] + i.to_bytes(2, "big") for i in range(1, 11)]
-    pipeline = VerifyPipeline(lambda arrivals, verdicts: carol.datagrams_verified(arrivals, verdicts, net.now))
-    pipeline.put(carol.admit([(b, EVE) for b in bad], net.now))  # ten from one source: three are checked
+    pipeline, take = VerifyPipeline(), taken_by(carol, net)
+    pipeline.put(carol.admit([(b, EVE) for b in bad], net.now), take)  # ten from one source: three are checked
     pipeline.drain()
     assert sum(checked) == 3 and carol.envelopes.stats["over_budget"] == 7
     carol.envelopes.gate.budget = VerifyBudget()
-    pipeline.put(carol.admit([(b, EVE) for b in bad[:3]], net.now))  # the three that failed, again
+    pipeline.put(carol.admit([(b, EVE) for b in bad[:3]], net.now), take)  # the three that failed, again
     pipeline.drain()
     pipeline.close()
     assert sum(checked) == 3 and carol.envelopes.stats["repeated_bad"] == 3
@@ -163,10 +168,10 @@ def test_a_lone_datagram_is_checked_at_once_on_the_callers_thread_unless_a_batch
         handed.append([a.data for a in arrivals.arrivals])
         carol.datagrams_verified(arrivals, verdicts, net.now)
 
-    pipeline = VerifyPipeline(verified, workers=1, inline=1)
+    pipeline = VerifyPipeline(workers=1, inline=1)
     batches = [wires[:1], wires[1:3], wires[3:]]
     for batch in batches:
-        pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now))
+        pipeline.put(carol.admit([(w, net.address(alice)) for w in batch], net.now), verified)
     assert handed == batches[:1]  # the first at once; the last waits for the one before it, on the pool
     assert checked_on[0] == (1, threading.main_thread())
     release.set()
