@@ -357,3 +357,17 @@ def test_someone_verified_in_an_earlier_run_is_marked_without_a_line():
     assert state.trusted == {BOB} and state.label(BOB, "bob") == "bob✓"
     assert Relayout(follow=True, relabel=True) in effects and told(state) == []
     assert reduce(state, ev.Verified("bob", BOB), NOW) == []  # told once is enough
+
+
+def test_a_direct_conversation_follows_the_other_persons_new_nick():
+    """bob takes the nick robert: the conversation with him is @robert in the
+    sidebar and the title, whether his announcement or a message of his in a
+    channel says it first, not @bob until he writes to us again."""
+    state = started("general", current="general")
+    reduce(state, ev.DmOpened(DM, BOB, "bob"), NOW)
+    later = NOW + presence.ALREADY_HERE_MS + 1
+    reduce(state, ev.PeerJoined(BOB, "bob", ("10.0.0.2", 1), channels=("general",)), later)
+    effects = reduce(state, ev.PeerUpdated(BOB, "robert", ("10.0.0.2", 1), channels=("general",)), later)
+    assert state.title(DM) == "@robert" and Aspect.SIDEBAR | Aspect.TITLE in changed(effects)
+    effects = reduce(state, said("hi", channel="general", nick="bobby"), later)
+    assert state.title(DM) == "@bobby" and Aspect.SIDEBAR in changed(effects)
