@@ -28,7 +28,7 @@ def switch_to(state: ClientState, channel: str) -> list[Effect]:
     leave(state)
     model = state.channels[channel]
     state.current = channel
-    unread = model.last_messages(model.unread)
+    unread = model.last_messages(model.unread, theirs=True)  # our own never count as unread
     model.unread = model.mentions = 0
     effects: list[Effect] = [Show(model, unread[0].message_id if unread else None, left), Changed(Aspect.SWITCHED)]
     if state.settings.last_channel != channel:

@@ -202,12 +202,13 @@ class ChannelModel:
     def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
 
-    def last_messages(self, count: int) -> list[MessageRow]:
-        """The newest ``count`` messages, oldest first, passing over the client's own lines."""
+    def last_messages(self, count: int, theirs: bool = False) -> list[MessageRow]:
+        """The newest ``count`` messages, oldest first, passing over the client's
+        own lines, and over our messages too if ``theirs`` (as unread counts do)."""
         found: list[MessageRow] = []
         index = len(self.entries) - 1
         while count > len(found) and index >= 0:
-            if not self.entries[index].is_local:
+            if not self.entries[index].is_local and not (theirs and self.entries[index].own):
                 found.append(self.entries[index])
             index -= 1
         return found[::-1]

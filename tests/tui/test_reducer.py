@@ -371,3 +371,16 @@ def test_a_direct_conversation_follows_the_other_persons_new_nick():
     assert state.title(DM) == "@robert" and Aspect.SIDEBAR | Aspect.TITLE in changed(effects)
     effects = reduce(state, said("hi", channel="general", nick="bobby"), later)
     assert state.title(DM) == "@bobby" and Aspect.SIDEBAR in changed(effects)
+
+
+def test_the_new_messages_rule_goes_above_the_first_unread_message_not_above_our_own_after_it():
+    """bob wrote m1 after where alice left #random, and she answered (m2) from
+    another run before a restart: one unread, and the rule above m1, not
+    above her own m2, the newest."""
+    state = ClientState(read_markers=ReadMarkers({"random": (NOW, f"{0:032x}")}))
+    reduce(state, ev.Ready(ME, "alice", 4000, (), ("general", "random")), NOW)
+    rows = [MessageRow(NOW + i, f"{i:032x}", BOB, "bob", f"m{i}") for i in range(2)]
+    rows.append(MessageRow(NOW + 2, f"{2:032x}", ME, "alice", "m2", own=True))
+    history.page_read(state, "random", history.Page(rows, (NOW, f"{0:032x}"), True, frozenset()), None)
+    assert state.channels["random"].unread == 1
+    assert of(Show, channels.switch_to(state, "random"))[0].marker == f"{1:032x}"
