@@ -45,6 +45,17 @@ def leave(state: ClientState) -> None:
         state.read_markers.saw(model.name, newest[0].key)
 
 
+def quitting(state: ClientState) -> None:
+    """The client closes: the channel on screen is left, and a channel or
+    conversation with unread messages and no read marker yet (joined, or
+    opened by a message, in this run) is marked read up to just before
+    them, or they would all count as seen at the next start."""
+    leave(state)
+    for model in state.channels.values():
+        if model.unread and state.read_markers.get(model.name) is None:
+            state.read_markers.saw(model.name, model.before(model.last_messages(model.unread, theirs=True)[0]))
+
+
 def part(state: ClientState, channel: str) -> list[Effect]:
     """``channel`` is no longer shown; if it was on screen, the first one left is."""
     state.channels.pop(channel, None)

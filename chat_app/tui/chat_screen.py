@@ -160,7 +160,7 @@ class ChatScreen(Screen):
 
     def on_unmount(self) -> None:
         self.state.following = self.view.following
-        channels.leave(self.state)
+        channels.quitting(self.state)
         self.state.read_markers.save(self.data_dir)
 
     @property

@@ -213,6 +213,14 @@ class ChannelModel:
             index -= 1
         return found[::-1]
 
+    def before(self, row: MessageRow) -> tuple[int, str]:
+        """A key just before ``row`` in log order, after every message loaded
+        before it: the message before it, or one lamport earlier."""
+        index = self.index(row.message_id) - 1
+        while index >= 0 and self.entries[index].is_local:
+            index -= 1
+        return self.entries[index].key if index >= 0 else (row.lamport - 1, "")
+
     def page_before(self) -> tuple[int, str] | None:
         """Where the next older page starts: before everything loaded, and
         before what was read but not shown (an ignored person's messages)."""

@@ -384,3 +384,26 @@ def test_the_new_messages_rule_goes_above_the_first_unread_message_not_above_our
     history.page_read(state, "random", history.Page(rows, (NOW, f"{0:032x}"), True, frozenset()), None)
     assert state.channels["random"].unread == 1
     assert of(Show, channels.switch_to(state, "random"))[0].marker == f"{1:032x}"
+
+
+def test_what_was_never_opened_is_still_unread_after_a_restart():
+    """bob writes to alice, who never opens the conversation before she
+    quits: it has no read marker yet, and with none every message would count
+    as seen at the next start. Quitting marks it read up to just before it."""
+    state = started("general", current="general")
+    reduce(state, said("old news", 1), NOW)
+    dm = ev.DmDelivered(DM, BOB, "bob", "d" * 64, BOB, 5, "bob", "text", "psst", NOW + 5, False)
+    reduce(state, dm, NOW)
+    reduce(state, said("unseen here", 3, channel="general"), NOW)  # on screen, but scrolled up
+    state.following = False
+    state.channels["general"].unread = 1
+    channels.quitting(state)
+    again = ClientState(read_markers=state.read_markers)
+    reduce(again, ev.Ready(ME, "alice", 4000, (), ("general",)), NOW)
+    direct.listed(again, [(DM, "bob")])
+    rows = [MessageRow(NOW + 5, "d" * 64, BOB, "bob", "psst")]
+    history.page_read(again, DM, history.Page(rows, None, True, frozenset()), None)
+    assert again.current == "general" and again.channels[DM].unread == 1
+    general = [MessageRow(NOW + i, f"{i:032x}", BOB, "bob", t) for i, t in ((1, "old news"), (3, "unseen here"))]
+    effects = history.page_read(again, "general", history.Page(general, None, True, frozenset()), None)
+    assert of(Unseen, effects) == [Unseen(f"{3:032x}")]  # on screen: the rule above it
