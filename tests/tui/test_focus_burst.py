@@ -73,3 +73,18 @@ async def test_alt_up_a_and_a_digit_in_one_burst_send_that_reaction(make_app):
         await until(pilot, lambda: row(app, "hello").reactions == "😂 1")
         await until(pilot, lambda: app.chat.input.value == "ok")
         assert app.screen is app.chat and app.chat.input.has_focus
+
+
+@pytest.mark.asyncio
+async def test_ctrl_f_a_search_and_escape_in_one_burst_leave_the_rest_in_the_input(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        search = app.chat.search
+        send_at_once(app, ["ctrl+f", *"hel"])
+        await until(pilot, lambda: search.value == "hel")
+        assert app.chat.input.value == "" and search.has_focus
+        send_at_once(app, ["escape", *"ok"])
+        await until(pilot, lambda: app.chat.input.value == "ok")
+        assert not search.display and app.chat.input.has_focus
+
