@@ -426,7 +426,7 @@ class ChatScreen(Screen):
         def chosen(channel: str | None) -> None:
             if channel in self.state.channels:
                 self.switch_to(channel)
-            self.input.focus()
+            self.set_focus(self.input)  # at once: the keys read after the answer are typed
 
         listed = [(name, self.state.channels[name].unread) for name in channels.sidebar_order(self.state)]
         self.app.push_screen(QuickSwitcher(listed), chosen)

@@ -88,3 +88,14 @@ async def test_ctrl_f_a_search_and_escape_in_one_burst_leave_the_rest_in_the_inp
         await until(pilot, lambda: app.chat.input.value == "ok")
         assert not search.display and app.chat.input.has_focus
 
+
+@pytest.mark.asyncio
+async def test_the_switchers_answer_and_what_follows_in_one_burst(make_app):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        send_at_once(app, ["ctrl+k", *"rand", "enter", *"hi"])
+        await until(pilot, lambda: app.chat.state.current == "random")
+        await until(pilot, lambda: app.chat.input.value == "hi")
+        assert app.screen is app.chat and app.chat.input.has_focus
+

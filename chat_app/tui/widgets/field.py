@@ -15,6 +15,12 @@ class Field(Input):
     field: "abc⌫d" became "abcd"."""
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.screen is not self.app.screen:  # its screen closed with a key read before this one
+            event.stop()
+            event.prevent_default()
+            if self.app.focused is not None:
+                self.app.focused.post_message(events.Key(event.key, event.character))
+            return
         bound = self._bindings.key_to_bindings.get(event.key, ())
         action = next((b.action for b in bound if not b.priority), None)
         if action is not None and await self.app.run_action(action, self):
