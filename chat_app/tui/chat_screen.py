@@ -327,7 +327,7 @@ class ChatScreen(Screen):
                 sent = how == "lines" and all(self.send(Say(line)) for line in event.lines)
             if sent and event.in_field:
                 self.input.value = ""
-            self.input.focus()
+            self.set_focus(self.input)  # at once: the keys read after the answer are typed
 
         self.app.push_screen(ConfirmPaste(event.lines, event.whole, event.one), answer)
 

@@ -4,8 +4,10 @@ where the move sent the focus. Pilot against a real node on loopback; the
 keys are queued together, as the driver queues what one read returned."""
 
 import pytest
+from textual import events
 
 from chat_app.tui.reactions import ReactionPicker
+from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.widgets.channel_view import ChannelView
 
 from .conftest import until
@@ -99,3 +101,17 @@ async def test_the_switchers_answer_and_what_follows_in_one_burst(make_app):
         await until(pilot, lambda: app.chat.input.value == "hi")
         assert app.screen is app.chat and app.chat.input.has_focus
 
+
+@pytest.mark.asyncio
+async def test_the_paste_prompts_answer_and_what_follows_in_one_burst(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        event = events.Paste("one\ntwo")
+        event.set_sender(app)
+        app._driver.send_message(event)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        send_at_once(app, ["o", *"hi"])
+        await until(pilot, lambda: texts(app) == ["hello", "one\ntwo"])
+        await until(pilot, lambda: app.chat.input.value == "hi")
+        assert app.screen is app.chat and app.chat.input.has_focus
