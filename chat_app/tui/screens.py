@@ -117,7 +117,7 @@ class ConfirmPaste(ModalScreen[str | None]):
         what = f"{len(self.lines)} lines" if self.whole is None else \
             f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
         with Vertical():
-            ask = f"Send {what} as {len(self.lines)} messages" + (", or as one (o)?" if self.one else "?")
+            ask = f"Send {what} as {len(self.lines)} messages (y)" + (", or as one (o)?" if self.one else "?")
             yield Label(ask)
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():
