@@ -22,6 +22,12 @@ async def said(pilot, app, text="hello"):
     await until(pilot, lambda: texts(app) == [text])
 
 
+async def typed_in_the_input(pilot, app, text):
+    """The keys after the one that closed a picker, a prompt or the switcher went to the input."""
+    await until(pilot, lambda: app.chat.input.value == text)
+    assert app.screen is app.chat and app.chat.input.has_focus
+
+
 @pytest.mark.asyncio
 async def test_alt_up_and_a_in_one_burst_open_the_reaction_picker(make_app):
     app = make_app()
@@ -67,14 +73,19 @@ async def test_what_is_typed_after_r_finishes_the_reply_after_a_pause_or_in_one_
 
 
 @pytest.mark.asyncio
-async def test_alt_up_a_and_a_digit_in_one_burst_send_that_reaction(make_app):
-    app = make_app()
+@pytest.mark.parametrize("keys, done", [
+    (["alt+up", "a", "3", *"ok"], lambda app: row(app, "hello").reactions == "😂 1"),  # the reaction picker
+    (["ctrl+k", *"rand", "enter", *"ok"], lambda app: app.chat.state.current == "random"),  # the switcher
+], ids=["reaction", "switcher"])
+async def test_an_answer_and_what_follows_in_one_burst(make_app, keys, done):
+    """A digit sends that reaction, Enter switches to the channel found; the
+    text after either is the input's."""
+    app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
         await said(pilot, app)
-        send_at_once(app, ["alt+up", "a", "3", *"ok"])
-        await until(pilot, lambda: row(app, "hello").reactions == "😂 1")
-        await until(pilot, lambda: app.chat.input.value == "ok")
-        assert app.screen is app.chat and app.chat.input.has_focus
+        send_at_once(app, keys)
+        await until(pilot, lambda: done(app))
+        await typed_in_the_input(pilot, app, "ok")
 
 
 @pytest.mark.asyncio
@@ -92,17 +103,6 @@ async def test_ctrl_f_a_search_and_escape_in_one_burst_leave_the_rest_in_the_inp
 
 
 @pytest.mark.asyncio
-async def test_the_switchers_answer_and_what_follows_in_one_burst(make_app):
-    app = make_app(channels=("general", "random"))
-    async with app.run_test(size=SIZE) as pilot:
-        await said(pilot, app)
-        send_at_once(app, ["ctrl+k", *"rand", "enter", *"hi"])
-        await until(pilot, lambda: app.chat.state.current == "random")
-        await until(pilot, lambda: app.chat.input.value == "hi")
-        assert app.screen is app.chat and app.chat.input.has_focus
-
-
-@pytest.mark.asyncio
 async def test_the_paste_prompts_answer_and_what_follows_in_one_burst(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -113,5 +113,4 @@ async def test_the_paste_prompts_answer_and_what_follows_in_one_burst(make_app):
         await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
         send_at_once(app, ["o", *"hi"])
         await until(pilot, lambda: texts(app) == ["hello", "one\ntwo"])
-        await until(pilot, lambda: app.chat.input.value == "hi")
-        assert app.screen is app.chat and app.chat.input.has_focus
+        await typed_in_the_input(pilot, app, "hi")
