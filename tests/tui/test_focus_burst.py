@@ -74,18 +74,18 @@ async def test_what_is_typed_after_r_finishes_the_reply_after_a_pause_or_in_one_
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("keys, done", [
-    (["alt+up", "a", "3", *"ok"], lambda app: row(app, "hello").reactions == "😂 1"),  # the reaction picker
-    (["ctrl+k", *"rand", "enter", *"ok"], lambda app: app.chat.state.current == "random"),  # the switcher
+    (["x", "alt+up", "a", "3", *"ok"], lambda app: row(app, "hello").reactions == "😂 1"),  # the reaction picker
+    (["x", "ctrl+k", *"rand", "enter", *"ok"], lambda app: app.chat.state.current == "random"),  # the switcher
 ], ids=["reaction", "switcher"])
 async def test_an_answer_and_what_follows_in_one_burst(make_app, keys, done):
     """A digit sends that reaction, Enter switches to the channel found; the
-    text after either is the input's."""
+    text before and after either is the input's."""
     app = make_app(channels=("general", "random"))
     async with app.run_test(size=SIZE) as pilot:
         await said(pilot, app)
         send_at_once(app, keys)
         await until(pilot, lambda: done(app))
-        await typed_in_the_input(pilot, app, "ok")
+        await typed_in_the_input(pilot, app, "xok")
 
 
 @pytest.mark.asyncio
