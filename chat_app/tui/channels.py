@@ -28,7 +28,7 @@ def switch_to(state: ClientState, channel: str) -> list[Effect]:
     leave(state)
     model = state.channels[channel]
     state.current = channel
-    unread = model.last_messages(model.unread)
+    unread = model.last_messages(model.unread, theirs=True)  # our own never count as unread
     model.unread = model.mentions = 0
     effects: list[Effect] = [Show(model, unread[0].message_id if unread else None, left), Changed(Aspect.SWITCHED)]
     if state.settings.last_channel != channel:
@@ -43,6 +43,17 @@ def leave(state: ClientState) -> None:
     model = state.current_model
     if model is not None and state.following and (newest := model.last_messages(1)):
         state.read_markers.saw(model.name, newest[0].key)
+
+
+def quitting(state: ClientState) -> None:
+    """The client closes: the channel on screen is left, and a channel or
+    conversation with unread messages and no read marker yet (joined, or
+    opened by a message, in this run) is marked read up to just before
+    them, or they would all count as seen at the next start."""
+    leave(state)
+    for model in state.channels.values():
+        if model.unread and state.read_markers.get(model.name) is None:
+            state.read_markers.saw(model.name, model.before(model.last_messages(model.unread, theirs=True)[0]))
 
 
 def part(state: ClientState, channel: str) -> list[Effect]:

@@ -70,7 +70,7 @@ def now_ms() -> int:
 class ChatScreen(Screen):
     COMMANDS = {ChatCommands}
     BINDINGS = [
-        Binding("ctrl+f", "search", "Search"),
+        Binding("ctrl+f", "search", "Search", priority=True),  # at once: the keys after it are the search's
         Binding("ctrl+n", "next_unread", "Next unread"),
         Binding("ctrl+t", "toggle_typing", "Typing on/off", show=False),
         Binding("f4", "toggle_joins", "Joins on/off", show=False),
@@ -101,13 +101,13 @@ class ChatScreen(Screen):
         self.view = ChannelView(id="history")
         self.view.renderer.highlight_words = self.state.highlight
         self.view.renderer.label = self.state.label
-        self.search = SearchBar(data_dir, self.view, id="search")
         self.channel_list = ChannelList(id="channels")
         self.direct_list = DirectList(id="direct")
         self.member_list = MemberList(id="members")
         self.typing_line = TypingLine(id="typing")
         self.topic_line = TopicLine(id="topic")
         self.input = ChatInput(lambda: (list(self.state.channels), self.state.roster.nicks()), id="input")
+        self.search = SearchBar(data_dir, self.view, back_to=self.input, id="search")
         self.status_bar = StatusBar(str(data_dir), id="status")
         # Who draws which aspect of the state, and what each kind of effect does.
         self.watchers: tuple[tuple[Aspect, Callable[[ClientState], None]], ...] = (
@@ -160,7 +160,7 @@ class ChatScreen(Screen):
 
     def on_unmount(self) -> None:
         self.state.following = self.view.following
-        channels.leave(self.state)
+        channels.quitting(self.state)
         self.state.read_markers.save(self.data_dir)
 
     @property
@@ -302,10 +302,6 @@ class ChatScreen(Screen):
             self.switch_to(event.channel)
         self.input.focus()
 
-    @on(SearchBar.Closed)
-    def search_closed(self) -> None:
-        self.input.focus()
-
     @on(Input.Changed, "#input")
     def typed(self, event: Input.Changed) -> None:
         if event.value and not event.value.startswith("/") and self.state.current and self.node is not None:
@@ -331,7 +327,7 @@ class ChatScreen(Screen):
                 sent = how == "lines" and all(self.send(Say(line)) for line in event.lines)
             if sent and event.in_field:
                 self.input.value = ""
-            self.input.focus()
+            self.set_focus(self.input)  # at once: the keys read after the answer are typed
 
         self.app.push_screen(ConfirmPaste(event.lines, event.whole, event.one), answer)
 
@@ -430,7 +426,7 @@ class ChatScreen(Screen):
         def chosen(channel: str | None) -> None:
             if channel in self.state.channels:
                 self.switch_to(channel)
-            self.input.focus()
+            self.set_focus(self.input)  # at once: the keys read after the answer are typed
 
         listed = [(name, self.state.channels[name].unread) for name in channels.sidebar_order(self.state)]
         self.app.push_screen(QuickSwitcher(listed), chosen)

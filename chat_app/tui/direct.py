@@ -18,7 +18,7 @@ from pathlib import Path
 
 from chat_app.store import Store, database_path
 from chat_app.tui.channels import add_channel, part
-from chat_app.tui.effects import Effect, SaveSettings
+from chat_app.tui.effects import Aspect, Changed, Effect, SaveSettings
 from chat_app.tui.state import ClientState
 
 
@@ -30,6 +30,18 @@ def add_conversation(state: ClientState, channel: str, nick: str) -> list[Effect
         closed.remove(channel[1:])
         effects.append(SaveSettings())
     return effects
+
+
+def renamed(state: ClientState, peer_id: str) -> list[Effect]:
+    """Call when the roster learned a new nick for ``peer_id``: the
+    conversation with them is listed and titled by it, not by the nick they
+    had when it opened."""
+    channel, member = f"@{peer_id}", state.roster.members.get(peer_id)
+    if channel not in state.direct_nicks or member is None or not member.nick \
+            or state.direct_nicks[channel] == member.nick:
+        return []
+    state.direct_nicks[channel] = member.nick
+    return [Changed(Aspect.SIDEBAR | Aspect.TITLE)]
 
 
 def close(state: ClientState, channel: str) -> list[Effect]:

@@ -202,15 +202,24 @@ class ChannelModel:
     def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None
 
-    def last_messages(self, count: int) -> list[MessageRow]:
-        """The newest ``count`` messages, oldest first, passing over the client's own lines."""
+    def last_messages(self, count: int, theirs: bool = False) -> list[MessageRow]:
+        """The newest ``count`` messages, oldest first, passing over the client's
+        own lines, and over our messages too if ``theirs`` (as unread counts do)."""
         found: list[MessageRow] = []
         index = len(self.entries) - 1
         while count > len(found) and index >= 0:
-            if not self.entries[index].is_local:
+            if not self.entries[index].is_local and not (theirs and self.entries[index].own):
                 found.append(self.entries[index])
             index -= 1
         return found[::-1]
+
+    def before(self, row: MessageRow) -> tuple[int, str]:
+        """A key just before ``row`` in log order, after every message loaded
+        before it: the message before it, or one lamport earlier."""
+        index = self.index(row.message_id) - 1
+        while index >= 0 and self.entries[index].is_local:
+            index -= 1
+        return self.entries[index].key if index >= 0 else (row.lamport - 1, "")
 
     def page_before(self) -> tuple[int, str] | None:
         """Where the next older page starts: before everything loaded, and

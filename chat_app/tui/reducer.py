@@ -17,7 +17,7 @@ from chat_app.net.addresses import hostport
 from chat_app.peers import NOBODY_HINT, describe
 from chat_app.tui import notices, presence
 from chat_app.tui.channels import add_channel, part, set_topic, switch_to
-from chat_app.tui.direct import add_conversation
+from chat_app.tui.direct import add_conversation, renamed
 from chat_app.tui.effects import (
     Aspect, Bell, Changed, Effect, Follow, Mentioned, Placed, ReadConversations, Relayout, Run, SaveSettings, Toast,
     Unseen,
@@ -221,7 +221,7 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
     if not own:
         model.spoke_at[event.sender_id] = now
     if state.roster.spoke(event.sender_id, event.nick, now):
-        effects += [Changed(Aspect.MEMBERS), *nicks_shared(state)]
+        effects += [Changed(Aspect.MEMBERS), *nicks_shared(state), *renamed(state, event.sender_id)]
     visible = model.name == state.current
     following = visible and state.following
     if visible:
@@ -302,7 +302,7 @@ def typing_stopped(state: ClientState, event: ev.TypingStopped, now: int) -> lis
 def peer_joined(state: ClientState, event: ev.PeerJoined, now: int) -> list[Effect]:
     effects = presence.peer_changed(state, event, now)
     state.roster.present(event, now)
-    return [*effects, Changed(Aspect.MEMBERS), *nicks_shared(state)]
+    return [*effects, Changed(Aspect.MEMBERS), *nicks_shared(state), *renamed(state, event.peer_id)]
 
 
 def nicks_shared(state: ClientState) -> list[Effect]:

@@ -98,8 +98,12 @@ class ConfirmPaste(ModalScreen[str | None]):
     ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmPaste Button { margin-left: 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "send('lines')", "Send"),
-                Binding("o", "send('one')", "One message")]
+    # Priority bindings, as the reaction picker's: the answer closes the prompt
+    # while the app reads its key, so the keys read after it in one burst go to
+    # the input, not to a button about to close.
+    BINDINGS = [Binding("escape", "cancel", "Cancel", priority=True),
+                Binding("y", "send('lines')", "Send", priority=True),
+                Binding("o", "send('one')", "One message", priority=True)]
 
     def __init__(self, lines: list[str], whole: str | None = None, one: str | None = None) -> None:
         """``lines``: the messages to send; ``whole``: the one line they were cut
@@ -113,7 +117,7 @@ class ConfirmPaste(ModalScreen[str | None]):
         what = f"{len(self.lines)} lines" if self.whole is None else \
             f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
         with Vertical():
-            ask = f"Send {what} as {len(self.lines)} messages" + (", or as one (o)?" if self.one else "?")
+            ask = f"Send {what} as {len(self.lines)} messages (y)" + (", or as one (o)?" if self.one else "?")
             yield Label(ask)
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():

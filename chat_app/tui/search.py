@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual import on, work
 from textual.binding import Binding
-from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input
 
 from chat_app.store import Store, database_path
@@ -25,22 +25,26 @@ class SearchBar(Field):
     DEFAULT_CSS = """
     SearchBar { dock: bottom; margin-bottom: 3; border: tall $warning; display: none; }
     """
-    BINDINGS = [Binding("escape", "close", "Back", show=False)]
+    # A priority binding: Esc closes the search as the app reads it, so the keys
+    # read after it in one burst go to the input, not to a search about to close.
+    BINDINGS = [Binding("escape", "close", "Back", show=False, priority=True)]
 
-    class Closed(Message):
-        """The search is over; the reader is back where it started."""
-
-    def __init__(self, data_dir: Path, view: ChannelView, **kwargs) -> None:
+    def __init__(self, data_dir: Path, view: ChannelView, back_to: Widget, **kwargs) -> None:
+        """``back_to``: the widget that has the focus again once the search is over."""
         super().__init__(placeholder="Search this channel (Enter: older match, Esc: back)", **kwargs)
         self.data_dir = data_dir
         self.view = view
+        self.back_to = back_to
         self._started_at: tuple[float, bool] | None = None  # (scroll_y, following)
 
     def open(self) -> None:
         if not self.display:
             self._started_at = (self.view.scroll_y, self.view.following)
             self.display = True
-        self.focus()
+        # set_focus, not focus(): focus() moves it only once the app has handled
+        # the keys already queued, so the letters read with Ctrl+F in one burst
+        # would be typed in the input.
+        self.screen.set_focus(self)
 
     def action_close(self) -> None:
         view = self.view
@@ -55,7 +59,7 @@ class SearchBar(Field):
             else:
                 view.scroll_to(y=scroll_y, animate=False)
         self._started_at = None
-        self.post_message(self.Closed())
+        self.screen.set_focus(self.back_to)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:

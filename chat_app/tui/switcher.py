@@ -30,6 +30,14 @@ def ranked(query: str, channels: list[tuple[str, int]]) -> list[str]:
     return [name for _, score, _, _, name in sorted(scored, reverse=True) if score > 0]
 
 
+class Query(Field):
+    """The switcher's field: Enter answers at once, in order with the letters
+    typed before it, so the keys read after it in one burst are the input's."""
+
+    def action_submit(self) -> None:
+        self.screen.choose(self.value)
+
+
 class QuickSwitcher(ModalScreen[str | None]):
     DEFAULT_CSS = """
     QuickSwitcher { align: center top; }
@@ -46,10 +54,11 @@ class QuickSwitcher(ModalScreen[str | None]):
     def __init__(self, channels: list[tuple[str, int]]) -> None:
         super().__init__()
         self.channels = channels
+        self.shown_for: str | None = None  # the query the options were listed for
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Field(placeholder="Switch to channel…")
+            yield Query(placeholder="Switch to channel…")
             yield OptionList()
 
     def on_mount(self) -> None:
@@ -57,9 +66,11 @@ class QuickSwitcher(ModalScreen[str | None]):
 
     @on(Input.Changed)
     def _typed(self, event: Input.Changed) -> None:
-        self._show(event.value)
+        if event.value != self.shown_for:
+            self._show(event.value)
 
     def _show(self, query: str) -> None:
+        self.shown_for = query
         options = self.query_one(OptionList)
         options.clear_options()
         unread = dict(self.channels)
@@ -74,8 +85,11 @@ class QuickSwitcher(ModalScreen[str | None]):
         if options.option_count:
             options.highlighted = ((options.highlighted or 0) + step) % options.option_count
 
-    @on(Input.Submitted)
-    def _chosen(self) -> None:
+    def choose(self, query: str) -> None:
+        """Enter, as the field reads it: the best match for what it holds
+        (its Changed messages are still queued behind the keys)."""
+        if query != self.shown_for:
+            self._show(query)
         options = self.query_one(OptionList)
         if options.highlighted is None:
             self.app.bell()

@@ -142,3 +142,25 @@ async def test_a_file_message_is_replied_to_reacted_to_and_deleted_but_never_edi
         await until(pilot, lambda: app.chat.state.channels["general"].by_id[offer].deleted)
         assert app.chat.state.channels["general"].by_id[offer].text == "(message deleted)"
         bob.wait_for(lambda e: e["event"] == "changed" and e["message_id"] == offer and e["deleted"])
+
+
+@pytest.mark.asyncio
+async def test_after_picking_a_message_the_view_still_follows_and_counts_nothing_unread(make_app, bob_for):
+    """Picking the newest message and going back (Esc, or r and a reply) does
+    not scroll the view: it is still at the newest message, so what bob says
+    next is followed, not counted unread under a "new messages" rule, and
+    the channel is read to its end when the reader leaves it."""
+    app = make_app("alice", channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app))
+        bob = await bob_heard(app, pilot, bob_for)
+        view = app.query_one(ChannelView)
+        await pilot.press("alt+up", "escape")
+        assert view.selected is None and app.chat.input.has_focus
+        bob.say("are you there?")
+        await until(pilot, lambda: "are you there?" in texts(app))
+        await pilot.pause(0.2)
+        assert view.following and view.marker_id is None and app.chat.state.channels["general"].unread == 0
+        app.chat.switch_to("random")
+        newest = app.chat.state.channels["general"].last_messages(1)[0]
+        assert app.chat.state.read_markers.get("general") == newest.key

@@ -4,6 +4,7 @@ import socket
 
 import pytest
 from textual import events
+from textual.widgets import Label
 
 from chat_app import events as ev
 from chat_app.crypto import Identity, Kind, seal
@@ -191,6 +192,9 @@ async def test_a_multiline_paste_asks_before_sending(make_app):
         await until(pilot, lambda: started(app))
         app.query_one("#input").post_message(events.Paste("first line\nsecond line"))
         await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.pause(0.1)
+        asked = app.screen.query_one(Label).render()
+        assert str(asked) == "Send 2 lines as 2 messages (y), or as one (o)?"  # each answer with its key
         await pilot.press("y")
         await until(pilot, lambda: texts(app) == ["first line", "second line"])
 

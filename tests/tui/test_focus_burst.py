@@ -4,8 +4,10 @@ where the move sent the focus. Pilot against a real node on loopback; the
 keys are queued together, as the driver queues what one read returned."""
 
 import pytest
+from textual import events
 
 from chat_app.tui.reactions import ReactionPicker
+from chat_app.tui.screens import ConfirmPaste
 from chat_app.tui.widgets.channel_view import ChannelView
 
 from .conftest import until
@@ -18,6 +20,12 @@ async def said(pilot, app, text="hello"):
     await until(pilot, lambda: started(app))
     await type_line(pilot, text)
     await until(pilot, lambda: texts(app) == [text])
+
+
+async def typed_in_the_input(pilot, app, text):
+    """The keys after the one that closed a picker, a prompt or the switcher went to the input."""
+    await until(pilot, lambda: app.chat.input.value == text)
+    assert app.screen is app.chat and app.chat.input.has_focus
 
 
 @pytest.mark.asyncio
@@ -65,11 +73,44 @@ async def test_what_is_typed_after_r_finishes_the_reply_after_a_pause_or_in_one_
 
 
 @pytest.mark.asyncio
-async def test_alt_up_a_and_a_digit_in_one_burst_send_that_reaction(make_app):
+@pytest.mark.parametrize("keys, done", [
+    (["x", "alt+up", "a", "3", *"ok"], lambda app: row(app, "hello").reactions == "😂 1"),  # the reaction picker
+    (["x", "ctrl+k", *"rand", "enter", *"ok"], lambda app: app.chat.state.current == "random"),  # the switcher
+], ids=["reaction", "switcher"])
+async def test_an_answer_and_what_follows_in_one_burst(make_app, keys, done):
+    """A digit sends that reaction, Enter switches to the channel found; the
+    text before and after either is the input's."""
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        send_at_once(app, keys)
+        await until(pilot, lambda: done(app))
+        await typed_in_the_input(pilot, app, "xok")
+
+
+@pytest.mark.asyncio
+async def test_ctrl_f_a_search_and_escape_in_one_burst_leave_the_rest_in_the_input(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await said(pilot, app)
-        send_at_once(app, ["alt+up", "a", "3", *"ok"])
-        await until(pilot, lambda: row(app, "hello").reactions == "😂 1")
+        search = app.chat.search
+        send_at_once(app, ["ctrl+f", *"hel"])
+        await until(pilot, lambda: search.value == "hel")
+        assert app.chat.input.value == "" and search.has_focus
+        send_at_once(app, ["escape", *"ok"])
         await until(pilot, lambda: app.chat.input.value == "ok")
-        assert app.screen is app.chat and app.chat.input.has_focus
+        assert not search.display and app.chat.input.has_focus
+
+
+@pytest.mark.asyncio
+async def test_the_paste_prompts_answer_and_what_follows_in_one_burst(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        event = events.Paste("one\ntwo")
+        event.set_sender(app)
+        app._driver.send_message(event)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        send_at_once(app, ["o", *"hi"])
+        await until(pilot, lambda: texts(app) == ["hello", "one\ntwo"])
+        await typed_in_the_input(pilot, app, "hi")

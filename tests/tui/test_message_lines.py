@@ -39,3 +39,18 @@ def test_a_topic_reads_as_who_set_it_to_what_with_its_links():
     assert links(strips) == {url}
     linked = "".join(seg.text for seg in strips[0] if seg.style and seg.style.link)
     assert linked == url  # the link covers the URL, not text shifted by the lead-in
+
+
+def test_the_delivery_mark_is_never_split_from_its_count():
+    """Wrapping at a word boundary would leave "●" at the end of one line and
+    "1" alone on the next; the mark goes whole after the text, or on a line
+    of its own when it does not fit beside the text's last line."""
+    renderer = MessageRenderer("ana")
+    text = "set the topic: plans for the weekend, and a rather long topic line that will not fit at eighty columns"
+    for width in range(30, 100):
+        row = MessageRow(1, "m", "s" * 32, "ana", text, own=True, ack="acknowledged", peers=1)
+        lines = [strip.text.split("│ ", 1)[1].rstrip() for strip in renderer.render(row, width, False, None, None)]
+        assert lines[-1].endswith("● 1"), (width, lines)
+        assert not any(line.endswith("●") or line == "1" for line in lines), (width, lines)
+        height = renderer.height(row, width, False, None)
+        assert height is None or height == len(lines)

@@ -357,3 +357,53 @@ def test_someone_verified_in_an_earlier_run_is_marked_without_a_line():
     assert state.trusted == {BOB} and state.label(BOB, "bob") == "bob✓"
     assert Relayout(follow=True, relabel=True) in effects and told(state) == []
     assert reduce(state, ev.Verified("bob", BOB), NOW) == []  # told once is enough
+
+
+def test_a_direct_conversation_follows_the_other_persons_new_nick():
+    """bob takes the nick robert: the conversation with him is @robert in the
+    sidebar and the title, whether his announcement or a message of his in a
+    channel says it first, not @bob until he writes to us again."""
+    state = started("general", current="general")
+    reduce(state, ev.DmOpened(DM, BOB, "bob"), NOW)
+    later = NOW + presence.ALREADY_HERE_MS + 1
+    reduce(state, ev.PeerJoined(BOB, "bob", ("10.0.0.2", 1), channels=("general",)), later)
+    effects = reduce(state, ev.PeerUpdated(BOB, "robert", ("10.0.0.2", 1), channels=("general",)), later)
+    assert state.title(DM) == "@robert" and Aspect.SIDEBAR | Aspect.TITLE in changed(effects)
+    effects = reduce(state, said("hi", channel="general", nick="bobby"), later)
+    assert state.title(DM) == "@bobby" and Aspect.SIDEBAR in changed(effects)
+
+
+def test_the_new_messages_rule_goes_above_the_first_unread_message_not_above_our_own_after_it():
+    """bob wrote m1 after where alice left #random, and she answered (m2) from
+    another run before a restart: one unread, and the rule above m1, not
+    above her own m2, the newest."""
+    state = ClientState(read_markers=ReadMarkers({"random": (NOW, f"{0:032x}")}))
+    reduce(state, ev.Ready(ME, "alice", 4000, (), ("general", "random")), NOW)
+    rows = [MessageRow(NOW + i, f"{i:032x}", BOB, "bob", f"m{i}") for i in range(2)]
+    rows.append(MessageRow(NOW + 2, f"{2:032x}", ME, "alice", "m2", own=True))
+    history.page_read(state, "random", history.Page(rows, (NOW, f"{0:032x}"), True, frozenset()), None)
+    assert state.channels["random"].unread == 1
+    assert of(Show, channels.switch_to(state, "random"))[0].marker == f"{1:032x}"
+
+
+def test_what_was_never_opened_is_still_unread_after_a_restart():
+    """bob writes to alice, who never opens the conversation before she
+    quits: it has no read marker yet, and with none every message would count
+    as seen at the next start. Quitting marks it read up to just before it."""
+    state = started("general", current="general")
+    reduce(state, said("old news", 1), NOW)
+    dm = ev.DmDelivered(DM, BOB, "bob", "d" * 64, BOB, 5, "bob", "text", "psst", NOW + 5, False)
+    reduce(state, dm, NOW)
+    reduce(state, said("unseen here", 3, channel="general"), NOW)  # on screen, but scrolled up
+    state.following = False
+    state.channels["general"].unread = 1
+    channels.quitting(state)
+    again = ClientState(read_markers=state.read_markers)
+    reduce(again, ev.Ready(ME, "alice", 4000, (), ("general",)), NOW)
+    direct.listed(again, [(DM, "bob")])
+    rows = [MessageRow(NOW + 5, "d" * 64, BOB, "bob", "psst")]
+    history.page_read(again, DM, history.Page(rows, None, True, frozenset()), None)
+    assert again.current == "general" and again.channels[DM].unread == 1
+    general = [MessageRow(NOW + i, f"{i:032x}", BOB, "bob", t) for i, t in ((1, "old news"), (3, "unseen here"))]
+    effects = history.page_read(again, "general", history.Page(general, None, True, frozenset()), None)
+    assert of(Unseen, effects) == [Unseen(f"{3:032x}")]  # on screen: the rule above it

@@ -237,10 +237,15 @@ class ChannelView(ScrollView, can_focus=True):
             self.post_message(self.NeedOlder(self.model.name))
 
     def scroll_to_message(self, message_id: str) -> None:
+        """The message in the middle of the screen, or as near as the history
+        allows: still following when that is its end (the newest message
+        picked, a channel shorter than the screen), where no scroll happens
+        to tell ``watch_scroll_y``."""
         line = self.line_of(message_id)
         if line is not None:
-            self._following = False
-            self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
+            y = min(max(0, line - self.size.height // 2), self.max_scroll_y)
+            self._following = y >= self.max_scroll_y - 1
+            self.scroll_to(y=y, animate=False)
 
     def row_at(self, y: int) -> MessageRow | None:
         """The message drawn on screen row ``y``."""

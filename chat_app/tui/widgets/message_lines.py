@@ -57,7 +57,8 @@ class MessageRenderer:
                 and not row.edited:
             plain = row.text  # the common case, without building the parts
         else:
-            plain = "".join(text for text, _ in body_parts(row, self.label(row.sender_id, row.nick)))
+            parts = [*body_parts(row, self.label(row.sender_id, row.nick)), *mark_part(row)]
+            plain = "".join(text for text, _ in parts)
         if "\n" in plain or cell_len(plain) > max(10, width - HEAD_WIDTH):
             return None
         return 1 + bool(row.gaps) + marker + (day is not None)
@@ -76,7 +77,7 @@ class MessageRenderer:
         if hit:
             body.highlight_words([hit], style="reverse", case_sensitive=False)
         indent = Text(" " * (HEAD_WIDTH - 2) + "│ ", style="dim")
-        for i, line in enumerate(body.wrap(self.console, text_width(width)) or [Text("")]):
+        for i, line in enumerate(with_mark(body.wrap(self.console, text_width(width)) or [Text("")], row, width)):
             assembled = Text.assemble(head if i == 0 else indent, line)
             if mentioned:
                 assembled.stylize("on #3a2d00")
@@ -137,11 +138,28 @@ def body_parts(row: MessageRow, nick: str) -> list[tuple[str, str]]:
     if row.waiting_for:
         noun = "message" if row.waiting_for == 1 else "messages"
         parts.append((f"  (waiting for {row.waiting_for} earlier {noun}…)", "yellow italic"))
-    if row.own and row.ack:
-        peers = f" {row.peers}" if row.peers else ""
-        tone = "green" if row.ack == "acknowledged" else "yellow" if row.ack.startswith("possibly") else "dim"
-        parts.append((f"  {GLYPHS[row.ack]}{peers}", tone))
     return parts
+
+
+def mark_part(row: MessageRow) -> list[tuple[str, str]]:
+    """The delivery mark of one of our messages (``  ● 2``), after its text."""
+    if not (row.own and row.ack):
+        return []
+    peers = f" {row.peers}" if row.peers else ""
+    tone = "green" if row.ack == "acknowledged" else "yellow" if row.ack.startswith("possibly") else "dim"
+    return [(f"  {GLYPHS[row.ack]}{peers}", tone)]
+
+
+def with_mark(lines: list[Text], row: MessageRow, width: int) -> list[Text]:
+    """The wrapped ``lines`` with the delivery mark put after them whole: a
+    word wrap would part "●" from its count. It goes on a line of its own
+    when it does not fit beside the last."""
+    for text, tone in mark_part(row):
+        if cell_len(lines[-1].plain) + cell_len(text) <= text_width(width):
+            lines[-1].append(text, tone)
+        else:
+            lines.append(Text(text.lstrip(), tone))
+    return lines
 
 
 def rule(label: str, width: int, style: str) -> Strip:
