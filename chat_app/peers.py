@@ -48,6 +48,13 @@ UNSHARED_SILENT_MS = 2 * SILENT_MS
 """A peer sharing no channel with us has no reason to send us anything: this
 long without a datagram or an announcement and it no longer counts as there."""
 
+GONE_MS = 5_000
+"""A peer that said goodbye (mDNS, or its "leave" in a channel) is not brought
+back by its own datagrams for this long: the last ones it sent as it left
+(a "leave" in each of its channels) may be read after the goodbye, and would
+make it a newcomer found by its traffic, to leave a second time. An
+announcement brings it back at once."""
+
 MDNS, STATIC, TRAFFIC = "mdns", "--peer", "traffic"
 
 
@@ -87,6 +94,7 @@ class PeerTable:
         self.quiet_roles = frozenset(quiet_roles)  # announced names of roles silent by design (a mailbox)
         self.peers: dict[str, Peer] = {}
         self._due: tuple[tuple[str, ...], float] | None = None  # see deadline()
+        self._left: dict[str, int] = {}  # peer -> when it said goodbye, for GONE_MS
 
     def __contains__(self, peer_id: str) -> bool:
         return peer_id in self.peers
@@ -106,6 +114,7 @@ class PeerTable:
         peer = self.peers.get(peer_id)
         new = peer is None
         self._due = None
+        self._left.pop(peer_id, None)
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, candidates[0], using_since=now)
         if peer.candidates != candidates and not (peer.answers and peer.address in candidates):
@@ -140,6 +149,8 @@ class PeerTable:
         send as that peer, nor change anything stored.
         Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
+        if peer is None and now - self._left.get(peer_id, now - GONE_MS) < GONE_MS:
+            return None, False  # its last datagrams, read after its goodbye
         if not direct:
             if peer is not None:
                 if source in (peer.heard_from, peer.address):  # its own address: the author speaking
@@ -171,8 +182,11 @@ class PeerTable:
         self._due = None  # it shares a channel with us now: silence counts sooner
         return peer
 
-    def gone(self, peer_id: str) -> Peer | None:
+    def gone(self, peer_id: str, now: int) -> Peer | None:
+        """It said goodbye: the peer, if it was here."""
         self._due = None
+        self._left = {p: at for p, at in self._left.items() if now - at < GONE_MS}  # a few at most
+        self._left[peer_id] = now
         return self.peers.pop(peer_id, None)
 
     # ------------------------------------------------------------- where to send

@@ -146,7 +146,7 @@ class AsyncPeer:
                   info.channels, key=info.key, svs=info.svs)
 
     def _on_peer_gone(self, peer_id: str) -> None:
-        self.call(lambda now: self.runtime.peer_gone(peer_id))
+        self.call(lambda now: self.runtime.peer_gone(peer_id, now))
 
     def _on_timer(self) -> None:
         self._timer = None

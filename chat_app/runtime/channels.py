@@ -204,7 +204,7 @@ class Channels:
             if (typing := self.typing_state.seen(channel, sender_id, nick, now)) is not None:
                 events.append(typing)
         for sender_id in step.leavers:
-            events += self.peers.gone(sender_id)
+            events += self.peers.gone(sender_id, now)
         for sender_id, nick, reason in step.away:
             events += self.peers.away(sender_id, nick, reason or None)
         if held and not conversation.held:

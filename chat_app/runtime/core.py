@@ -431,8 +431,9 @@ class Runtime:
         channels = tuple(c for c in peer["channels"] if c != MAILBOX_LINK)
         return {**peer, "channels": list(self.private.names(channels)), "mailbox": MAILBOX_LINK in peer["channels"]}
 
-    def peer_gone(self, peer_id: str) -> None:
-        self._events += self.peers.gone(peer_id)
+    def peer_gone(self, peer_id: str, now: int) -> None:
+        """Its mDNS goodbye (see ``chat_app.peers.GONE_MS``)."""
+        self._events += self.peers.gone(peer_id, now)
 
     # ------------------------------------------------------ replication streams
 

@@ -79,9 +79,9 @@ class PeerTracker:
         return [_joined(ev.PeerUpdated, peer, announced=True) for peer in self.table
                 if peer.channels is not None and channel in peer.channels]
 
-    def gone(self, peer_id: str) -> list[ev.AppEvent]:
+    def gone(self, peer_id: str, now: int) -> list[ev.AppEvent]:
         self._reported.pop(peer_id, None)
-        peer = self.table.gone(peer_id)
+        peer = self.table.gone(peer_id, now)
         return [ev.PeerLeft(peer_id, peer.nick)] if peer is not None else []
 
     def away(self, peer_id: str, nick: str, reason: str | None) -> list[ev.AppEvent]:

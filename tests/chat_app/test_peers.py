@@ -176,7 +176,7 @@ def test_the_kept_deadline_is_never_later_than_the_true_one_and_exact_after_the_
         elif op[0] == "heard":
             table.heard(op[1], (op[2], 7000), now, direct=op[3])
         elif op[0] == "gone":
-            table.gone(op[1])
+            table.gone(op[1], now)
         else:
             table.on_timer(now, joined)
             assert table.deadline(joined) == computed_afresh(table, joined)

@@ -46,3 +46,20 @@ def test_a_catch_up_whose_link_closes_is_over(net):
     carol.stream_closed(dialer)
     net.pump()
     assert of(net, carol, ev.CatchupFinished) == [ev.CatchupFinished(started.address, started.channels, 0, 0, "closed")]
+
+
+def test_a_peer_that_said_goodbye_is_not_brought_back_by_its_last_datagrams(net):
+    """mDNS may say goodbye before the leaving peer's last datagrams (its
+    "leave" in each channel) are read: they must not make it a newcomer found
+    by its traffic, to leave a second time."""
+    alice, carol = net.add("alice"), net.add("carol")
+    for rt in (alice, carol):
+        rt.join("other", net.now)
+    net.run(27_000)  # each has heard the other's sync
+    assert [e.peer_id for e in of(net, alice, ev.PeerJoined)] == [carol.peer_id]
+    alice.peer_gone(carol.peer_id, net.now)  # the goodbye, first
+    carol.leave(net.now)  # then its "leave" in #general and in #other
+    net.pump()
+    assert [e.peer_id for e in of(net, alice, ev.PeerJoined)] == [carol.peer_id]
+    assert [e.peer_id for e in of(net, alice, ev.PeerLeft)] == [carol.peer_id]
+    assert carol.peer_id not in [p["peer_id"] for p in alice.peer_snapshot().peers]
