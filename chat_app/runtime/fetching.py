@@ -54,6 +54,24 @@ into an amplifier."""
 Send = tuple[bytes, Address | None]  # None: broadcast to the channel
 
 
+class Backlog:
+    """Whether our reading of the socket is behind (``BEHIND``): the one
+    notion of it that every part waiting for an answer goes by - an SDS
+    channel's fetches (``FETCH_GRACE_MS``), an SVS member's retries and the
+    grace before it replicates (``svs_conversation``). What is missing, or
+    the answer to what we asked for, is then most likely in our own queue."""
+
+    def __init__(self) -> None:
+        self.behind = False
+        self.behind_at: int | None = None  # when we last read a batch that said so
+
+    def read(self, datagrams: int, now: int) -> None:
+        """``datagrams`` were read off the socket in one go."""
+        self.behind = datagrams >= BEHIND
+        if self.behind:
+            self.behind_at = now
+
+
 @dataclass(slots=True)
 class Due:
     """A channel's fetch requests due now: the ids to ask of each address

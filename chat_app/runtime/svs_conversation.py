@@ -56,6 +56,7 @@ from chat_app.crypto.envelope import VERSION
 from chat_app.payload import Payload
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
+from chat_app.runtime.fetching import Backlog
 from chat_app.runtime.routing import Refused
 from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
 from chat_app.runtime.step import Step
@@ -89,8 +90,9 @@ them (older ones are read from the store)."""
 class SvsConversation:
     protocol = "svs"
 
-    def __init__(self, channel: str, store: Store, envelopes: Envelopes, now: int) -> None:
+    def __init__(self, channel: str, store: Store, envelopes: Envelopes, backlog: Backlog, now: int) -> None:
         self.channel = channel
+        self.backlog = backlog
         self.name = f"#{channel}"
         self.store = store
         self.envelopes = envelopes
@@ -110,7 +112,7 @@ class SvsConversation:
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
-        return SvsEngine(member, self.channel, self.peer_id, self._last)
+        return SvsEngine(member, self.channel, self.peer_id, self._last, self.backlog)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
