@@ -80,6 +80,16 @@ GAP_GRACE_MS = 1_000
 catches up by replication too. Every publication is fetched after a vector
 shows it, in milliseconds on a LAN: replicating at once replicated for every
 message, which cost 40% more bytes with no loss at all."""
+GAP_GRACE_MAX_MS = 30_000
+"""``GAP_GRACE_MS`` counts from when our own input was last behind
+(``fetching.Backlog``): till then what the member fetched is most likely
+queued, unread. With 20 real members on 2 cores, reading most datagrams in
+batches of 128-512 seconds late, a 1 s grace ran out for two publications in
+three, and the replications with every member brought each message nine
+times, adding to the very load that held them up. At most this long
+however far behind we are - a replication round's interval
+(``catchup.ROUND_EVERY_MS``): a flood that keeps us behind does not stop
+catching up."""
 GAPS_KEPT = 1024
 """Authors whose missing publications are watched (anyone may make keys)."""
 OWN_IDS_KEPT = 1024
@@ -273,17 +283,22 @@ class SvsConversation:
             self._gaps.popitem(last=False)
 
     def _overdue_gaps(self, now: int) -> list[tuple[str, int, int]]:
-        """(author, first, last) of what the member has fetched for
-        ``GAP_GRACE_MS`` in vain: to catch up by replication. Sets when to look again."""
+        """(author, first, last) of what the member has fetched in vain for
+        ``GAP_GRACE_MS`` since our input was last behind (at most
+        ``GAP_GRACE_MAX_MS``): to catch up by replication. Sets when to look again."""
         overdue = []
         for author, (high, since) in list(self._gaps.items()):
             if self._last(author) >= high:
                 del self._gaps[author]
-            elif now - since >= GAP_GRACE_MS:
+            elif now >= self._grace_ends(since):
                 overdue.append((author, self._last(author) + 1, high))
                 del self._gaps[author]  # a vector showing it still missing watches it again
-        self.retry_at = min((since + GAP_GRACE_MS for _, since in self._gaps.values()), default=None)
+        self.retry_at = min((self._grace_ends(since) for _, since in self._gaps.values()), default=None)
         return overdue
+
+    def _grace_ends(self, since: int) -> int:
+        caught_up = max(since, self.backlog.behind_at or since)
+        return min(caught_up + GAP_GRACE_MS, since + GAP_GRACE_MAX_MS)
 
     def _known(self, known: Known, out: Translation) -> None:
         """Members' vectors show our message ``known.seq``: ◐ by that many."""
