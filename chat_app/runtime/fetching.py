@@ -63,13 +63,18 @@ class Backlog:
 
     def __init__(self) -> None:
         self.behind = False
-        self.behind_at: int | None = None  # when we last read a batch that said so
+        self._behind_at: int | None = None  # when we last read a batch that said so
 
     def read(self, datagrams: int, now: int) -> None:
         """``datagrams`` were read off the socket in one go."""
         self.behind = datagrams >= BEHIND
         if self.behind:
-            self.behind_at = now
+            self._behind_at = now
+
+    def last_behind(self, now: int) -> int | None:
+        """When our input was last behind: ``now`` until a read says it no
+        longer is (a loop busy for seconds has not looked at its socket)."""
+        return now if self.behind else self._behind_at
 
 
 @dataclass(slots=True)

@@ -290,14 +290,14 @@ class SvsConversation:
         for author, (high, since) in list(self._gaps.items()):
             if self._last(author) >= high:
                 del self._gaps[author]
-            elif now >= self._grace_ends(since):
+            elif now >= self._grace_ends(since, now):
                 overdue.append((author, self._last(author) + 1, high))
                 del self._gaps[author]  # a vector showing it still missing watches it again
-        self.retry_at = min((self._grace_ends(since) for _, since in self._gaps.values()), default=None)
+        self.retry_at = min((self._grace_ends(since, now) for _, since in self._gaps.values()), default=None)
         return overdue
 
-    def _grace_ends(self, since: int) -> int:
-        caught_up = max(since, self.backlog.behind_at or since)
+    def _grace_ends(self, since: int, now: int) -> int:
+        caught_up = max(since, self.backlog.last_behind(now) or since)
         return min(caught_up + GAP_GRACE_MS, since + GAP_GRACE_MAX_MS)
 
     def _known(self, known: Known, out: Translation) -> None:

@@ -91,7 +91,7 @@ class SvsEngine:
             self._sds(parsed, now)
             return
         packet = parsed.message
-        self.member.behind_at = self.backlog.behind_at
+        self.member.behind_at = self.backlog.last_behind(now)
         if isinstance(packet, packets.SyncInterest):
             self._settle_new_producers(packet)
         elif isinstance(packet, packets.Publication) and packet.seq > self.member.vector.get(packet.producer, 0):
@@ -137,7 +137,7 @@ class SvsEngine:
         return self.member.get_timer()
 
     def handle_timer(self, now: int) -> None:
-        self.member.behind_at = self.backlog.behind_at
+        self.member.behind_at = self.backlog.last_behind(now)
         self.member.handle_timer(now)
 
     def datagrams_to_send(self, now: int) -> list[Outgoing]:

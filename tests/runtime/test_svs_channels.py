@@ -346,8 +346,8 @@ def test_a_peer_announcement_says_which_of_its_channels_run_on_svs(tmp_path):
 def test_a_member_whose_input_is_behind_neither_asks_again_nor_replicates_for_what_may_be_queued(svs_net):
     """Datagrams read in large batches say our input is behind: the answer
     to a data interest is then most likely queued, unread. The member asks
-    once and waits; it replicates only once it has read no large batch for
-    ``GAP_GRACE_MS`` - or after ``GAP_GRACE_MAX_MS`` however far behind."""
+    once and waits; it asks again and replicates only ``GAP_GRACE_MS`` after
+    a read said it caught up - or after ``GAP_GRACE_MAX_MS`` however far behind."""
     net = svs_net
     alice = net.add("alice", channels=("general+svs",))
     bob = net.add("bob", channels=("general+svs",))
@@ -368,7 +368,10 @@ def test_a_member_whose_input_is_behind_neither_asks_again_nor_replicates_for_wh
         bob.datagrams_received(noise + noise[:1], net.now)
     assert member.stats["data_interest_sent"] == asked + 1  # not asked again
     assert bob.stats["seq_gaps"] == 0 and not net.dialed  # nor replicated
-    net.run(GAP_GRACE_MS + 200)  # caught up: nothing read since
+    bob.datagrams_received(noise[:1], net.now)  # caught up: a small batch
+    net.run(GAP_GRACE_MS - 200)
+    assert bob.stats["seq_gaps"] == 0
+    net.run(400)
     assert member.stats["data_interest_sent"] > asked + 1
     assert bob.stats["seq_gaps"] == 1 and (net.address(bob), net.address(alice)) in net.dialed
 
