@@ -29,9 +29,11 @@ tells the SVS member it need not fetch it (``delivered_elsewhere``).
 
 Publications a vector shows and we lack are fetched by the SVS member (that
 is how every publication arrives); those still missing ``GAP_GRACE_MS``
-later are reported as gaps in their author's numbers (``seq_gaps``), so the
-runtime catches up by replication as for an SDS channel: over TCP, which
-the loss that took the publications or the fetches does not touch. At 50%
+later - counted from when our own input was last behind, since till then
+the answers may be queued, unread - are reported as gaps in their author's
+numbers (``seq_gaps``), so the runtime catches up by replication as for an
+SDS channel: over TCP, which the loss that took the publications or the
+fetches does not touch. At 50%
 loss the member's fetches alone left half the messages 13 s late
 (simulator, 5 members); with replication, about 1 s.
 
