@@ -33,9 +33,8 @@ later - counted from when our own input was last behind, since till then
 the answers may be queued, unread - are reported as gaps in their author's
 numbers (``seq_gaps``), so the runtime catches up by replication as for an
 SDS channel: over TCP, which the loss that took the publications or the
-fetches does not touch. At 50%
-loss the member's fetches alone left half the messages 13 s late
-(simulator, 5 members); with replication, about 1 s.
+fetches does not touch. At 50% loss the member's fetches alone left half
+the messages 13 s late (simulator, 5 members); with replication, about 1 s.
 
 SVS has no acknowledgements, but every member's vector carries our own
 entry: a member whose vector shows our number n has heard of our message n

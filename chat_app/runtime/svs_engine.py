@@ -60,13 +60,14 @@ large batch, as an SDS channel waits that long before fetching, and up to
 256 are in flight instead of 64. With 20 real members on 2 cores, reading
 most datagrams in batches of 128-512 seconds late, the 250 ms retries had
 every publication asked for 3.6 times and sent back 3 times, nine in ten of
-them duplicates that only added to the wait. Data interests in flight then: as many as a busy group publishes
-in the seconds an answer takes when every member is behind: 20 members
-publish 38 a second that each member fetches, and with the engine's 64 the
-window was full at three requests in four; a member fetched 233 of the 760
-publications it lacked, the rest ran past the grace and replicated, and
-that load made the answers slower still. Only then: 256 at all times left
-5 members at 30% loss 0.5 s later at p99, for reasons not traced.
+them duplicates that only added to the wait. Data interests in flight
+then: as many as a busy group publishes in the seconds an answer takes
+when every member is behind - 20 members publish 38 a second that each
+member fetches, and with the engine's 64 the window was full at three
+requests in four; a member fetched 233 of the 760 publications it lacked,
+the rest ran past the grace and replicated, and that load made the
+answers slower still. Only then: 256 at all times left 5 members at 30%
+loss 0.5 s later at p99, for reasons not traced.
 
 Bounds on what any member (in a public channel, anyone with a key) can make
 us keep: at most 4,096 producers in the vector, 1,024 of them known only
