@@ -24,7 +24,7 @@ from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.catchup import CatchUp
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes
-from chat_app.runtime.fetching import Fetcher
+from chat_app.runtime.fetching import Backlog, Fetcher
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker
@@ -38,16 +38,15 @@ from sync.sds import Config, LocalProtocolError
 
 class Channels:
     def __init__(self, store: Store, envelopes: Envelopes, config: Config, *, private: PrivateChannels,
-                 outbox: Outbox, fetcher: Fetcher, catchup: CatchUp, typing_state: TypingIndicator,
+                 outbox: Outbox, fetcher: Fetcher, backlog: Backlog, catchup: CatchUp, typing_state: TypingIndicator,
                  peers: PeerTracker, people: People, stats: Counter[str], emit: Callable[[list[ev.AppEvent]], None],
                  replicate: Callable[[Address, int], None]) -> None:
         self.store, self.envelopes, self.config = store, envelopes, config
-        self.private, self.outbox, self.fetcher, self.catchup = private, outbox, fetcher, catchup
+        self.private, self.outbox, self.fetcher, self.backlog, self.catchup = private, outbox, fetcher, backlog, catchup
         self.typing_state, self.peers, self.people, self.stats = typing_state, peers, people, stats
         self._emit, self._replicate = emit, replicate
         self.conversations: dict[str, Conversation] = {}
         self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
-        self.behind = False  # the last datagrams came in a large batch (fetching.BEHIND)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -78,7 +77,7 @@ class Channels:
                 self.conversations[channel] = self._open(channel, now)
 
     def _open(self, channel: str, now: int) -> Conversation:
-        conversation = open_conversation(channel, self.store, self.envelopes, self.config, now)
+        conversation = open_conversation(channel, self.store, self.envelopes, self.config, self.backlog, now)
         if isinstance(conversation, Conversation):  # what was still missing when it was saved
             self.fetcher.want(channel, ((e.message_id, e.sender_id) for e in conversation.engine.missing()), now)
         return conversation
@@ -220,12 +219,12 @@ class Channels:
         gap (that also finds what nobody references). In a busy channel most
         missing messages are on their way, and replicating with every peer
         at once carried them all a second time."""
-        self.fetcher.want(channel, missing, now, self.behind)
+        self.fetcher.want(channel, missing, now, self.backlog.behind)
         if channel in self._fetch(now):
             return  # a fetch did not bring a message: replicating with everyone already
         if gap:
             self._replicate_with_everyone(channel, now)
-        elif not self.behind:
+        elif not self.backlog.behind:
             for sender in {sender for _, sender in missing if sender}:
                 if (author := self.peers.get(sender)) is not None:
                     self._replicate(author.address, now)

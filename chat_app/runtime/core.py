@@ -55,7 +55,7 @@ from chat_app.runtime.direct import Direct
 from chat_app.runtime.arrivals import Arrival, Arrivals, verify_all
 from chat_app.runtime.envelopes import Admitted, Envelopes, Routed
 from chat_app.runtime.mailbox import MAILBOX_LINK, mailbox_tag
-from chat_app.runtime.fetching import BEHIND, Fetcher
+from chat_app.runtime.fetching import Backlog, Fetcher
 from chat_app.runtime.links import LinkRead, Links
 from chat_app.runtime.outbox import Outbox
 from chat_app.runtime.people import People
@@ -107,6 +107,7 @@ class Runtime:
         self.peers = PeerTracker(static_peers)
         self.outbox = Outbox(store, self.envelopes, self.peers)
         self.fetcher = Fetcher()
+        self.backlog = Backlog()
         self.private = PrivateChannels(store, self.envelopes, passphrases, self._error)
         self._catchup = CatchUp(live, self.envelopes, self.private.blind, self.peers.addresses_at)
         self.typing_state = TypingIndicator()
@@ -114,9 +115,9 @@ class Runtime:
         self._stats: Counter[str] = Counter()
         self._events: list[ev.AppEvent] = []
         self.joined = Channels(store, self.envelopes, self.config, private=self.private, outbox=self.outbox,
-                               fetcher=self.fetcher, catchup=self._catchup, typing_state=self.typing_state,
-                               peers=self.peers, people=self.people, stats=self._stats, emit=self._emit,
-                               replicate=self._replicate)
+                               fetcher=self.fetcher, backlog=self.backlog, catchup=self._catchup,
+                               typing_state=self.typing_state, peers=self.peers, people=self.people,
+                               stats=self._stats, emit=self._emit, replicate=self._replicate)
         self.direct = Direct(store, self.identity, self.typing_state, send=self.outbox.send,
                              notify=lambda e: self._events.append(e),
                              people=self.people.by_nick, address_of=lambda p: (self.peers.addresses_of(p) or [None])[0],
@@ -338,6 +339,7 @@ class Runtime:
             raise ValueError(f"{len(verdicts)} verdicts for {len(arrivals.to_verify)} signatures")
         verdict = iter(verdicts)
         touched: dict[str, None] = {}
+        self.backlog.read(len(arrivals.arrivals), now)  # before the engines take them: an SVS member retries
         for arrival in arrivals.arrivals:
             admitted = arrival.admitted
             if isinstance(admitted, Admitted):
@@ -345,7 +347,6 @@ class Runtime:
             if (channel := self._take(arrival, admitted, now)) is not None:
                 touched[channel] = None
         self._stats["batches_in"] += 1
-        self.joined.behind = len(arrivals.arrivals) >= BEHIND  # what is missing is then most likely in the queue
         for channel in touched:
             self.joined.step(channel, now)
 

@@ -54,6 +54,29 @@ into an amplifier."""
 Send = tuple[bytes, Address | None]  # None: broadcast to the channel
 
 
+class Backlog:
+    """Whether our reading of the socket is behind (``BEHIND``): the one
+    notion of it that every part waiting for an answer goes by - an SDS
+    channel's fetches (``FETCH_GRACE_MS``), an SVS member's retries and the
+    grace before it replicates (``svs_conversation``). What is missing, or
+    the answer to what we asked for, is then most likely in our own queue."""
+
+    def __init__(self) -> None:
+        self.behind = False
+        self._behind_at: int | None = None  # when we last read a batch that said so
+
+    def read(self, datagrams: int, now: int) -> None:
+        """``datagrams`` were read off the socket in one go."""
+        self.behind = datagrams >= BEHIND
+        if self.behind:
+            self._behind_at = now
+
+    def last_behind(self, now: int) -> int | None:
+        """When our input was last behind: ``now`` until a read says it no
+        longer is (a loop busy for seconds has not looked at its socket)."""
+        return now if self.behind else self._behind_at
+
+
 @dataclass(slots=True)
 class Due:
     """A channel's fetch requests due now: the ids to ask of each address

@@ -13,6 +13,7 @@ from collections.abc import Container
 
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes
+from chat_app.runtime.fetching import Backlog
 from chat_app.runtime.svs_conversation import SvsConversation
 from chat_app.store import Store
 from sync.sds import Config
@@ -22,10 +23,10 @@ class ProtocolMismatch(ValueError):
     """The one-line reason a channel cannot be opened under the protocol asked for."""
 
 
-def open_conversation(channel: str, store: Store, envelopes: Envelopes, config: Config,
+def open_conversation(channel: str, store: Store, envelopes: Envelopes, config: Config, backlog: Backlog,
                       now: int) -> Conversation | SvsConversation:
     if store.protocol(channel) == "svs":
-        return SvsConversation(channel, store, envelopes, now)
+        return SvsConversation(channel, store, envelopes, backlog, now)
     return Conversation(channel, store, envelopes.peer_id, config, now, envelopes.stored_wire)
 
 

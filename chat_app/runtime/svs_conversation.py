@@ -29,11 +29,12 @@ tells the SVS member it need not fetch it (``delivered_elsewhere``).
 
 Publications a vector shows and we lack are fetched by the SVS member (that
 is how every publication arrives); those still missing ``GAP_GRACE_MS``
-later are reported as gaps in their author's numbers (``seq_gaps``), so the
-runtime catches up by replication as for an SDS channel: over TCP, which
-the loss that took the publications or the fetches does not touch. At 50%
-loss the member's fetches alone left half the messages 13 s late
-(simulator, 5 members); with replication, about 1 s.
+later - counted from when our own input was last behind, since till then
+the answers may be queued, unread - are reported as gaps in their author's
+numbers (``seq_gaps``), so the runtime catches up by replication as for an
+SDS channel: over TCP, which the loss that took the publications or the
+fetches does not touch. At 50% loss the member's fetches alone left half
+the messages 13 s late (simulator, 5 members); with replication, about 1 s.
 
 SVS has no acknowledgements, but every member's vector carries our own
 entry: a member whose vector shows our number n has heard of our message n
@@ -56,6 +57,7 @@ from chat_app.crypto.envelope import VERSION
 from chat_app.payload import Payload
 from chat_app.runtime.conversation import Conversation
 from chat_app.runtime.envelopes import Envelopes, is_envelope, sds_bytes
+from chat_app.runtime.fetching import Backlog
 from chat_app.runtime.routing import Refused
 from chat_app.runtime.svs_engine import CONFIG, SvsEngine, is_svs_packet
 from chat_app.runtime.step import Step
@@ -79,6 +81,16 @@ GAP_GRACE_MS = 1_000
 catches up by replication too. Every publication is fetched after a vector
 shows it, in milliseconds on a LAN: replicating at once replicated for every
 message, which cost 40% more bytes with no loss at all."""
+GAP_GRACE_MAX_MS = 30_000
+"""``GAP_GRACE_MS`` counts from when our own input was last behind
+(``fetching.Backlog``): till then what the member fetched is most likely
+queued, unread. With 20 real members on 2 cores, reading most datagrams in
+batches of 128-512 seconds late, a 1 s grace ran out for two publications in
+three, and the replications with every member brought each message nine
+times, adding to the very load that held them up. At most this long
+however far behind we are - a replication round's interval
+(``catchup.ROUND_EVERY_MS``): a flood that keeps us behind does not stop
+catching up."""
 GAPS_KEPT = 1024
 """Authors whose missing publications are watched (anyone may make keys)."""
 OWN_IDS_KEPT = 1024
@@ -89,8 +101,9 @@ them (older ones are read from the store)."""
 class SvsConversation:
     protocol = "svs"
 
-    def __init__(self, channel: str, store: Store, envelopes: Envelopes, now: int) -> None:
+    def __init__(self, channel: str, store: Store, envelopes: Envelopes, backlog: Backlog, now: int) -> None:
         self.channel = channel
+        self.backlog = backlog
         self.name = f"#{channel}"
         self.store = store
         self.envelopes = envelopes
@@ -110,7 +123,7 @@ class SvsConversation:
             member = Channel(group, node_name(self.peer_id), now, CONFIG)
         self.store.states.save(self.channel, {"svs": _saved(member)})
         self._saved_version = member.vector_version
-        return SvsEngine(member, self.channel, self.peer_id, self._last)
+        return SvsEngine(member, self.channel, self.peer_id, self._last, self.backlog)
 
     def _count_from_store(self) -> None:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
@@ -271,17 +284,22 @@ class SvsConversation:
             self._gaps.popitem(last=False)
 
     def _overdue_gaps(self, now: int) -> list[tuple[str, int, int]]:
-        """(author, first, last) of what the member has fetched for
-        ``GAP_GRACE_MS`` in vain: to catch up by replication. Sets when to look again."""
+        """(author, first, last) of what the member has fetched in vain for
+        ``GAP_GRACE_MS`` since our input was last behind (at most
+        ``GAP_GRACE_MAX_MS``): to catch up by replication. Sets when to look again."""
         overdue = []
         for author, (high, since) in list(self._gaps.items()):
             if self._last(author) >= high:
                 del self._gaps[author]
-            elif now - since >= GAP_GRACE_MS:
+            elif now >= self._grace_ends(since, now):
                 overdue.append((author, self._last(author) + 1, high))
                 del self._gaps[author]  # a vector showing it still missing watches it again
-        self.retry_at = min((since + GAP_GRACE_MS for _, since in self._gaps.values()), default=None)
+        self.retry_at = min((self._grace_ends(since, now) for _, since in self._gaps.values()), default=None)
         return overdue
+
+    def _grace_ends(self, since: int, now: int) -> int:
+        caught_up = max(since, self.backlog.last_behind(now) or since)
+        return min(caught_up + GAP_GRACE_MS, since + GAP_GRACE_MAX_MS)
 
     def _known(self, known: Known, out: Translation) -> None:
         """Members' vectors show our message ``known.seq``: ◐ by that many."""

@@ -33,14 +33,16 @@ from collections.abc import Callable, Hashable
 from sync.core import BROADCAST, Outgoing
 from sync.sds import EphemeralReceived
 from sync.sds.ids import compute_message_id
+from chat_app.runtime.fetching import FETCH_GRACE_MS, Backlog
 from chat_app.runtime.outbox import Silent
 from chat_app.runtime.svs_routing import SvsDatagram, sender_of
 from sync.sds.wire import Checked
 from sync.svs import Channel, Config, packets
 from proto.sds_pb2 import SdsMessage
 
-CONFIG = Config(cache_size=32, keepalive_ms=20_000, fetch_timeout_ms=250, fetch_backoff_max_ms=2_000,
-                repeat_ms=1_000, max_producers=4_096, max_hearsay=1_024, adopt_own_seq=False)
+CONFIG = Config(cache_size=32, keepalive_ms=20_000, fetch_timeout_ms=250, behind_timeout_ms=FETCH_GRACE_MS,
+                behind_fetch_window=256, fetch_backoff_max_ms=2_000, repeat_ms=1_000, max_producers=4_096,
+                max_hearsay=1_024, adopt_own_seq=False)
 """Publications kept in memory to answer data interests; older ones are read
 from the store (``DataWanted``): few, since the state is saved each step.
 A sign of life from each member at least every 20 s: the peer table lets a
@@ -51,7 +53,21 @@ retried (after 0.25, 0.5, 1, 2, 2 ... s), and a publication's vector is
 repeated about 1, 2 and 4 s later unless another member says it first: at
 30% loss a channel of 5 or 20 members converged in 23-47 s at p99 with the
 engine's defaults (1 s, backoff to 8 s, no repeats) and in 4-10 s with
-these (``benchmarks/protocols_runtime.py``, seeds 1-3).
+these (``benchmarks/protocols_runtime.py``, seeds 1-3). But while our own
+input is behind (``fetching.Backlog``) the answer is most likely queued,
+unread: no data interest is retried till a second after we last read a
+large batch, as an SDS channel waits that long before fetching, and up to
+256 are in flight instead of 64. With 20 real members on 2 cores, reading
+most datagrams in batches of 128-512 seconds late, the 250 ms retries had
+every publication asked for 3.6 times and sent back 3 times, nine in ten of
+them duplicates that only added to the wait. Data interests in flight
+then: as many as a busy group publishes in the seconds an answer takes
+when every member is behind - 20 members publish 38 a second that each
+member fetches, and with the engine's 64 the window was full at three
+requests in four; a member fetched 233 of the 760 publications it lacked,
+the rest ran past the grace and replicated, and that load made the
+answers slower still. Only then: 256 at all times left 5 members at 30%
+loss 0.5 s later at p99, for reasons not traced.
 
 Bounds on what any member (in a public channel, anyone with a key) can make
 us keep: at most 4,096 producers in the vector, 1,024 of them known only
@@ -62,9 +78,11 @@ further on is a lie, not a stale restore."""
 
 
 class SvsEngine:
-    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int]) -> None:
+    def __init__(self, member: Channel, channel: str, sender_id: str, held: Callable[[str], int],
+                 backlog: Backlog) -> None:
         self.member = member
         self.held = held  # author -> how many of its messages (1..n) the store holds
+        self.backlog = backlog
         self.channel = channel
         self.sender_id = sender_id
         self.records: list[Checked] = []  # chat records, as routing checked them (payload decoded)
@@ -80,6 +98,7 @@ class SvsEngine:
             self._sds(parsed, now)
             return
         packet = parsed.message
+        self.member.behind_at = self.backlog.last_behind(now)
         if isinstance(packet, packets.SyncInterest):
             self._settle_new_producers(packet)
         elif isinstance(packet, packets.Publication) and packet.seq > self.member.vector.get(packet.producer, 0):
@@ -125,6 +144,7 @@ class SvsEngine:
         return self.member.get_timer()
 
     def handle_timer(self, now: int) -> None:
+        self.member.behind_at = self.backlog.last_behind(now)
         self.member.handle_timer(now)
 
     def datagrams_to_send(self, now: int) -> list[Outgoing]:

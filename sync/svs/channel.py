@@ -83,6 +83,16 @@ class Channel:
         return list(self._data.fetch.addresses.values())
 
     @property
+    def behind_at(self) -> int | None:
+        """When the host's own input was last behind (set by the host): data
+        interests are not retried till ``Config.behind_timeout_ms`` later."""
+        return self._data.fetch.behind_at
+
+    @behind_at.setter
+    def behind_at(self, when: int | None) -> None:
+        self._data.fetch.behind_at = when
+
+    @property
     def vector_version(self) -> int:
         """Grows whenever an entry of the vector does (ours included)."""
         return self._announcer.clock

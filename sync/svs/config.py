@@ -15,6 +15,11 @@ class Config:
     # c = suppression_ms - most members wait nearly c, a few fire early, so fewer answer at once.
     suppression_curve: str = "uniform"
     fetch_timeout_ms: int = 1_000  # a data interest unanswered this long is retried (the Interest Lifetime)
+    # Not in the spec (0: off): a retry of a data interest that falls due less than this long after the
+    # host's own input was last behind (``Channel.behind_at``) is put off till then: its answer may be
+    # queued, not yet read.
+    behind_timeout_ms: int = 0
+    behind_fetch_window: int = 0  # ... and meanwhile up to this many in flight (0: ``fetch_window``)
     fetch_backoff_max_ms: int = 8_000  # retries wait 1, 2, 4, 8, 8 ... s
     fetch_window: int = 64  # data interests in flight at once, over all producers
     max_datagram_bytes: int = 1_200  # larger sync interests are split (1500-byte MTU, with the envelope)
@@ -47,7 +52,7 @@ class Config:
             raise ValueError("jitter is a fraction below 1")
         if min(self.sync_interval_ms, self.suppression_ms, self.fetch_timeout_ms, self.fetch_window,
                self.cache_size, self.holders_per_producer, self.max_producers, self.max_hearsay) < 1 \
-                or min(self.repeat_ms, self.repeats) < 0:
+                or min(self.repeat_ms, self.repeats, self.behind_timeout_ms, self.behind_fetch_window) < 0:
             raise ValueError("intervals, windows and sizes must be positive")
         if self.suppression_curve not in ("uniform", "decaying"):
             raise ValueError("suppression_curve is 'uniform' or 'decaying'")

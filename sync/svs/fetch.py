@@ -10,6 +10,12 @@ goes to the producer itself; each retry goes to the producer *and* to one of
 the members known to hold the publication (any member whose state vector
 showed that sequence number, or who sent us a later one), taken in turn, each
 retry waiting twice as long as the one before, up to ``fetch_backoff_max_ms``.
+A retry that falls due within ``behind_timeout_ms`` of when the host's own
+input was last behind (``behind_at``) is put off till then: its answer is
+most likely queued, unread, and a retry sent meanwhile only has it sent
+twice, on top of the load. Answers taking that long, the window then widens
+to ``behind_fetch_window``: what is in flight is what is published while an
+answer takes.
 (A vector shows what a member has heard of, not necessarily fetched: asking a
 holder alone, every other retry, left a publication the producer could have
 served waiting a whole backoff more - at 30% loss a channel took a minute to
@@ -45,6 +51,7 @@ class Fetcher:
         self.arrived: dict[Request, bytes] = {}  # publications waiting for an earlier one
         self.holders: dict[Producer, dict[Hashable, int]] = {}  # member address -> the seq it showed
         self.addresses: dict[Name, Hashable] = {}  # node -> the address its sync interests came from
+        self.behind_at: int | None = None  # when the host's input was last behind (set by the host)
 
     # ----------------------------------------------------------- learning
 
@@ -66,15 +73,21 @@ class Fetcher:
     def requests(self, now: int, latest: Mapping[Producer, int]) -> list[tuple[Producer, int, Hashable | Broadcast]]:
         """Retries that fell due, then new requests while the window has room."""
         out = []
+        patient_until = None if self.behind_at is None else self.behind_at + self.config.behind_timeout_ms
+        behind = patient_until is not None and now < patient_until
+        window = max(self.config.fetch_window, self.config.behind_fetch_window if behind else 0)
         for request in self.in_flight.pop_due(now):
+            if behind:
+                self.in_flight.set(request, patient_until)
+                continue
             attempt = self.attempts[request] = self.attempts[request] + 1
             out += [(*request, to) for to in self._targets(*request, attempt)]
             self._schedule(request, now, attempt)
-        while len(self.in_flight) < self.config.fetch_window and self.queue:
+        while len(self.in_flight) < window and self.queue:
             producer = self.queue.popleft()
             self._queued.discard(producer)
             seq = self.next_request[producer]
-            if seq > latest.get(producer, 0) or seq > self.delivered.get(producer, 0) + self.config.fetch_window:
+            if seq > latest.get(producer, 0) or seq > self.delivered.get(producer, 0) + window:
                 continue  # nothing left, or a window ahead of what is delivered: queued again as that moves
             self.next_request[producer] = seq + 1
             if seq + 1 <= latest[producer]:

@@ -8,7 +8,8 @@ import pytest
 from chat_app import events as ev
 from chat_app.crypto import Kind
 from chat_app.runtime import Runtime
-from chat_app.runtime.svs_conversation import SvsConversation
+from chat_app.runtime.fetching import BEHIND
+from chat_app.runtime.svs_conversation import GAP_GRACE_MAX_MS, GAP_GRACE_MS, SvsConversation
 from chat_app.store import Store
 from chat_app.tui.history import row_from_stored
 from chat_app.tui.widgets.message_lines import MessageRenderer
@@ -340,3 +341,58 @@ def test_a_peer_announcement_says_which_of_its_channels_run_on_svs(tmp_path):
     alice.peer_announced("b" * 32, "bob", ["10.0.0.9"], 7000, ("general", "plans"), net.now, svs=("plans",))
     (joined,) = of(alice.events(), ev.PeerJoined)
     assert joined.channels == ("general", "plans") and joined.svs == ("plans",)
+
+
+def test_a_member_whose_input_is_behind_neither_asks_again_nor_replicates_for_what_may_be_queued(svs_net):
+    """Datagrams read in large batches say our input is behind: the answer
+    to a data interest is then most likely queued, unread. The member asks
+    once and waits; it asks again and replicates only ``GAP_GRACE_MS`` after
+    a read said it caught up - or after ``GAP_GRACE_MAX_MS`` however far behind."""
+    net = svs_net
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    net.run(3_000)  # met, and replicated on meeting
+    for rt, other in ((alice, bob), (bob, alice)):
+        rt.dial_ended(net.address(other))  # this network never connects the dials it takes
+    net.dialed.clear()
+    net.loss = 1.0  # what bob asks for, and its answer, wait in queues: never delivered here
+    alice.say("general", "one", "text", net.now)
+    shown = [data for data, dst in alice.datagrams_to_send() if dst == net.address(bob)]
+    member = bob.conversations["general"].engine.member
+    asked = member.stats["data_interest_sent"]
+    noise = [(b"\x00\x09junk", ("10.0.0.9", 1))] * (BEHIND - 1)  # refused, but read in the same batch
+    bob.datagrams_received([(shown[0], net.address(alice)), *noise], net.now)
+    assert member.stats["data_interest_sent"] == asked + 1
+    for _ in range(10):  # 5 s of large batches
+        net.run(500)
+        bob.datagrams_received(noise + noise[:1], net.now)
+    assert member.stats["data_interest_sent"] == asked + 1  # not asked again
+    assert bob.stats["seq_gaps"] == 0 and not net.dialed  # nor replicated
+    bob.datagrams_received(noise[:1], net.now)  # caught up: a small batch
+    net.run(GAP_GRACE_MS - 200)
+    assert bob.stats["seq_gaps"] == 0
+    net.run(400)
+    assert member.stats["data_interest_sent"] > asked + 1
+    assert bob.stats["seq_gaps"] == 1 and (net.address(bob), net.address(alice)) in net.dialed
+
+
+def test_a_member_kept_behind_still_replicates_after_the_longest_grace(svs_net):
+    net = svs_net
+    alice = net.add("alice", channels=("general+svs",))
+    bob = net.add("bob", channels=("general+svs",))
+    net.run(3_000)
+    for rt, other in ((alice, bob), (bob, alice)):
+        rt.dial_ended(net.address(other))
+    net.dialed.clear()
+    net.loss = 1.0
+    alice.say("general", "one", "text", net.now)
+    shown = [data for data, dst in alice.datagrams_to_send() if dst == net.address(bob)]
+    noise = [(b"\x00\x09junk", ("10.0.0.9", 1))] * BEHIND  # a flood that keeps bob behind
+    bob.datagrams_received([(shown[0], net.address(alice)), *noise], net.now)
+    start = net.now
+    while net.now - start < GAP_GRACE_MAX_MS - 500:
+        net.run(500)
+        bob.datagrams_received(noise, net.now)
+    assert bob.stats["seq_gaps"] == 0
+    net.run(1_000)
+    assert bob.stats["seq_gaps"] == 1 and (net.address(bob), net.address(alice)) in net.dialed

@@ -45,6 +45,33 @@ def test_an_unanswered_fetch_is_retried_with_backoff_to_the_producer_and_a_holde
     assert ch.get_timer() > now + 20_000  # no more retries: only the periodic timer
 
 
+def test_no_retry_goes_out_till_behind_timeout_after_the_hosts_input_was_last_behind():
+    """The host read a large batch (its input is behind): the answer is most
+    likely queued, so a retry falling due before then waits."""
+    ch = member(config=Config(fetch_timeout_ms=250, behind_timeout_ms=1_000))
+    ch.receive(sync_interest("/alice", {ALICE: 1}), T0, "A")
+    assert requests(ch, T0) == [(1, "A")]
+    for now in range(T0 + 250, T0 + 3_000, 250):  # still behind at every read
+        ch.behind_at = now
+        ch.handle_timer(now)
+        assert requests(ch, now) == []
+    ch.handle_timer(T0 + 3_749)  # last behind at 2,750
+    assert requests(ch, T0 + 3_749) == []
+    ch.handle_timer(T0 + 3_750)
+    assert requests(ch, T0 + 3_750) == [(1, "A")]  # a second after it last was
+
+
+def test_more_requests_are_in_flight_while_the_hosts_input_is_behind():
+    """Answers take as long as the host's backlog: what is in flight is what
+    is published meanwhile, so the window widens while it is behind."""
+    ch = member(config=Config(fetch_window=2, behind_timeout_ms=1_000, behind_fetch_window=4))
+    ch.receive(sync_interest("/alice", {ALICE: 10}), T0, "A")
+    assert [seq for seq, _ in requests(ch, T0)] == [1, 2]
+    ch.behind_at = T0 + 10
+    ch.handle_timer(T0 + 10)
+    assert [seq for seq, _ in requests(ch, T0 + 10)] == [3, 4]
+
+
 def test_with_no_address_known_the_data_interest_is_broadcast():
     ch = member()
     ch.receive(sync_interest("/alice", {ALICE: 1}), T0)  # source unknown
