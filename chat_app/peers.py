@@ -149,7 +149,7 @@ class PeerTable:
         send as that peer, nor change anything stored.
         Returns the peer and whether it is new."""
         peer = self.peers.get(peer_id)
-        if peer is None and now - self._left.get(peer_id, now - GONE_MS) < GONE_MS:
+        if peer is None and (left_at := self._left.get(peer_id)) is not None and now - left_at < GONE_MS:
             return None, False  # its last datagrams, read after its goodbye
         if not direct:
             if peer is not None:
