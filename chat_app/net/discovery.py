@@ -89,7 +89,13 @@ class Discovery:
         kwargs = {"interfaces": interfaces} if interfaces else {}
         self._zc = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)
         self._info = self._service_info()
-        self._keep(await self._zc.async_register_service(self._info))
+        # No probe for our names first (RFC 6762 8.1: a random wait, then three probes 250 ms
+        # apart, about a second of every start): they are the hash of our key, so nobody can
+        # hold them but us, and a probe answered by a forger would only stop us starting.
+        self._keep(await self._zc.async_register_service(self._info, cooperating_responders=True))
+        # Let the first announcement go out before our first datagram, so a peer hears
+        # who we are (the nick) no later than what we say.
+        await asyncio.sleep(0)
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
 
     async def update(self, nick: str, channels: tuple[str, ...], svs: tuple[str, ...] = ()) -> None:
