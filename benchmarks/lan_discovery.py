@@ -1,9 +1,10 @@
 """Discovery and first delivery across hosts of the test LAN (needs root).
 
 Three real peers, each on its own host (network namespace), default options.
-Prints, per run: how long after the last peer is ready everyone has seen
-everyone over mDNS, and how long a first message takes to be delivered on the
-two other hosts.
+Prints, per run: how long each peer took to be ready (from starting its
+process to its ``ready`` line, an empty data directory), how long after the
+last peer is ready everyone has seen everyone over mDNS, and how long a first
+message takes to be delivered on the two other hosts.
 
     python benchmarks/lan_discovery.py [runs]
 """
@@ -20,10 +21,15 @@ from tests.e2e.test_headless import _introduced  # noqa: E402
 from tests.lan import Lan, check  # noqa: E402
 
 
-def run_once() -> tuple[float, float]:
+def run_once() -> tuple[list[float], float, float]:
     data = Path(tempfile.mkdtemp())
     with Lan() as lan:
-        peers = [HeadlessPeer(data / nick, nick, host=lan.host(nick)) for nick in ("alice", "bob", "carol")]
+        peers, starts = [], []
+        for nick in ("alice", "bob", "carol"):
+            host = lan.host(nick)
+            began = time.monotonic()
+            peers.append(HeadlessPeer(data / nick, nick, host=host))  # returns at its ready line
+            starts.append(time.monotonic() - began)
         try:
             ready = time.monotonic()
             _introduced(*peers)
@@ -31,7 +37,7 @@ def run_once() -> tuple[float, float]:
             peers[0].send("ping")
             for peer in peers[1:]:
                 peer.wait_delivered(1)
-            return seen - ready, time.monotonic() - seen
+            return starts, seen - ready, time.monotonic() - seen
         finally:
             for peer in peers:
                 peer.stop()
@@ -41,8 +47,9 @@ def main() -> None:
     check()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     for i in range(runs):
-        discovered, delivered = run_once()
-        print(f"run {i}: all see all {discovered * 1000:.0f} ms after the last is ready; "
+        starts, discovered, delivered = run_once()
+        ready = ", ".join(f"{s:.2f}" for s in starts)
+        print(f"run {i}: ready in {ready} s; all see all {discovered * 1000:.0f} ms after the last is ready; "
               f"first message on both other hosts {delivered * 1000:.0f} ms later")
 
 
