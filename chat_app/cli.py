@@ -24,7 +24,7 @@ from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, chann
 from chat_app.data_dir import default_data_dir, not_a_directory, unusable
 from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
-from chat_app.payload import chosen_nick_problem
+from chat_app.wire_rule import chosen_nick_problem
 
 
 def _probability(text: str) -> float:

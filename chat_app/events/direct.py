@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 
 from .base import AppEvent
 

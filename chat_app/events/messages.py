@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from chat_app.address import Address
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 
 from .base import AppEvent
 

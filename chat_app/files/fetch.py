@@ -24,10 +24,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from chat_app.address import Address
+from chat_app.file_offer import CHUNK_SIZE, FileOffer
 from chat_app.net.tcp import FrameError, frame, read_frame
 
 from .chunks import HASH, ChunkError, check_and_write, manifest_root
-from .offer import CHUNK_SIZE, FileOffer
 from .wire import WireError, decode_answer, encode_request
 
 CONNECT_S = 5.0

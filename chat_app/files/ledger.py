@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from .offer import FileOffer
+from chat_app.file_offer import FileOffer
 
 FILE_NAME = "files.sqlite"
 SCHEMA = """

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from chat_app import events as ev
 from chat_app.address import Address
+from chat_app.file_offer import CHUNK_SIZE, FileOffer, OfferError
 
 from .chunks import describe, file_sha256
 from .download import Download
@@ -31,7 +32,6 @@ from .events import FileList, FileOffered, FileReceived, FileSourceLeft
 from .fetch import SourceFailed, fetch_from
 from .ledger import Ledger, OfferRow
 from .names import safe_name, unused_path
-from .offer import CHUNK_SIZE, FileOffer, OfferError
 from .serve import serve
 from .settings import load_settings
 

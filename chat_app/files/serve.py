@@ -15,10 +15,10 @@ import itertools
 import logging
 from concurrent.futures import Executor
 
+from chat_app.file_offer import CHUNK_SIZE
 from chat_app.net.tcp import FrameError, frame, frame_head, read_frame
 
 from .chunks import read_chunk
-from .offer import CHUNK_SIZE
 from .ledger import Held, Ledger
 from .wire import WireError, chunk_head, decode_request, encode_manifest, encode_none
 

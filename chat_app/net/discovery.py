@@ -13,7 +13,7 @@ The id is the hash of the key (``chat_app.crypto.sender_id_of``), so an
 announcement whose key does not hash to its id is ignored: nobody can
 announce someone else's id with their own key. (Announcements are not
 signed; the datagrams are, and they decide what a peer says.) A nick that
-breaks the nick rule (``chat_app.payload.nick_problem``: control characters,
+breaks the nick rule (``chat_app.wire_rule.nick_problem``: control characters,
 bidirectional overrides) is dropped, as if none were announced, and counted
 (``stats["bad_nick"]``); the peer is still found.
 """
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chat_app.crypto import fingerprint, sender_id_of
-from chat_app.payload import nick_problem
+from chat_app.wire_rule import nick_problem
 from zeroconf import IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from chat_app import events as ev
 from chat_app.crypto import Identity
-from chat_app.payload import Payload, chosen_nick_problem, repaired_nick, text_problem
+from chat_app.payload import Payload
+from chat_app.wire_rule import chosen_nick_problem, repaired_nick, text_problem
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.people import People
 from chat_app.runtime.peers import PeerTracker

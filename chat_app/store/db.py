@@ -48,7 +48,7 @@ from urllib.parse import quote
 
 import cbor2
 
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.store.blind import BlindTable
 from chat_app.store.direct import DirectStore
 from chat_app.store.engine_state import EngineStates

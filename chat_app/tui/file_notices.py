@@ -5,7 +5,7 @@ redrawn in place), where it was saved, a holder left for another."""
 from __future__ import annotations
 
 from chat_app.files.events import FileList, FileOffered, FileProgress, FileReceived, FileSourceLeft
-from chat_app.files.offer import megabytes
+from chat_app.file_offer import megabytes
 from chat_app.inert_text import inert
 from chat_app.tui import notices
 from chat_app.tui.effects import Effect, Follow, Placed

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chat_app.annotations import CHANGING_KINDS, derive
-from chat_app.files.offer import stored_offer
+from chat_app.file_offer import stored_offer
 from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.channels import set_topic
 from chat_app.tui.effects import Aspect, Changed, Effect, Key, OlderPlaced, ReadPage, Relayout, Unseen

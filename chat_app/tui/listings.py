@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chat_app.files.offer import stored_offer
+from chat_app.file_offer import stored_offer
 from chat_app.store import Store, database_path
 from chat_app.tui import channels, notices
 from chat_app.tui.effects import Effect, Relayout

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from sortedcontainers import SortedKeyList
 
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.inert_text import inert
 
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chat_app import events as ev
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 
 A = "a" * 32
 M = "m" * 32

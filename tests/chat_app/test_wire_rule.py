@@ -16,7 +16,8 @@ from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.crypto import Identity, Kind, seal
 from chat_app.net.discovery import Discovery, PeerInfo
-from chat_app.payload import Payload, PayloadError, nick_problem, text_problem
+from chat_app.payload import Payload, PayloadError
+from chat_app.wire_rule import nick_problem, text_problem
 from chat_app.runtime.direct import translate
 from chat_app.runtime.routing import Refused, route_sds
 from sync.mvds import DmDelivered

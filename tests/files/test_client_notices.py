@@ -3,7 +3,7 @@ line redrawn in place, a hostile name is shown inert."""
 
 from chat_app import events as ev
 from chat_app.files.events import FileOffered, FileProgress, FileReceived
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.tui.reducer import reduce
 from chat_app.tui.state import ClientState
 

@@ -10,7 +10,7 @@ from chat_app.commands import Accept
 from chat_app.files import fetch
 from chat_app.files.events import FileOffered, FileReceived
 from chat_app.files.ledger import Ledger
-from chat_app.files.offer import CHUNK_SIZE
+from chat_app.file_offer import CHUNK_SIZE
 from chat_app.node import Node
 from chat_app.store import Store
 

@@ -9,7 +9,7 @@ import pytest
 from chat_app import events as ev
 from chat_app.files.events import FileOffered
 from chat_app.files.manager import Files
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.tui.reducer import reduce
 from chat_app.tui.state import ClientState
 

@@ -17,7 +17,7 @@ from chat_app.commands import Accept
 from chat_app.files.chunks import read_chunk
 from chat_app.files.events import FileOffered, FileProgress, FileReceived, FileSourceLeft
 from chat_app.files.manager import Files
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.files.wire import decode_request, encode_chunk, encode_none, encode_request
 from chat_app.net.tcp import frame, read_frame
 from chat_app.node import Node

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from chat_app.files.chunks import ChunkError, check_and_write, describe, read_chunk
 from chat_app.files.names import MAX_NAME, safe_name, unused_path
-from chat_app.files.offer import CHUNK_SIZE, FileOffer, OfferError
+from chat_app.file_offer import CHUNK_SIZE, FileOffer, OfferError
 from chat_app.files.wire import WireError, chunk_head, decode_answer, decode_request, encode_chunk, encode_request
 from chat_app.net.tcp import frame, frame_head
 from chat_app.payload import Payload, PayloadError

@@ -10,7 +10,7 @@ import pytest
 
 from chat_app import events as ev
 from chat_app.changes import Changes
-from chat_app.files.offer import FileOffer
+from chat_app.file_offer import FileOffer
 from chat_app.runtime import Runtime
 from chat_app.store import Store, StoredMessage
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chat_app import events as ev
-from chat_app.payload import MAX_NICK
+from chat_app.wire_rule import MAX_NICK
 from chat_app.store import Store
 
 

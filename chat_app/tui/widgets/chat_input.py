@@ -20,7 +20,8 @@ from rich.text import Text
 from textual.message import Message
 
 from chat_app.commands import commands_for, complete
-from chat_app.payload import MAX_TEXT, text_problem
+from chat_app.payload import MAX_TEXT
+from chat_app.wire_rule import text_problem
 from chat_app.tui.widgets.field import Field
 
 COMMANDS = tuple(c.slash for c in commands_for("tui"))
