@@ -250,7 +250,7 @@ class ChatScreen(Screen):
             return self.tell(NOT_EDITABLE, "error")
         if action == "delete" and self._deleting != row.message_id:
             self._deleting = row.message_id
-            return self.tell("delete this message for everyone? d again: yes; Esc: no")
+            return self.act(notices.ask, "delete this message for everyone? d again: yes; Esc: no", now_ms())
         if action == "react":  # the selection stays marked until the picker answers
             self.app.push_screen(ReactionPicker(), lambda emoji: self.reacted(row, emoji))
             return
@@ -285,6 +285,7 @@ class ChatScreen(Screen):
 
     def view_left(self) -> None:
         self._deleting = None
+        self.act(notices.answered)
         self.view.selected = None
         self.view.refresh()
         self.set_focus(self.input)  # at once, as action_select_message says: the next key is typed

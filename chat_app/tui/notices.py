@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from chat_app.tui.effects import Effect, Follow, Placed, Toast
+from chat_app.tui.effects import Effect, Follow, Placed, Relayout, Toast
 from chat_app.tui.model import MessageRow
 from chat_app.tui.state import ClientState
 
@@ -34,6 +34,30 @@ def add(state: ClientState, text: str, now: int, kind: str = "info", channel: st
     if model.name != state.current:
         return []
     return [Placed(row, replaced=False), Follow()] if state.following else [Placed(row, replaced=False)]
+
+
+def ask(state: ClientState, text: str, now: int) -> list[Effect]:
+    """A question in the buffer on screen ("delete this message?"), there
+    until ``answered``: one at a time, a new one takes the place of the last."""
+    effects = answered(state)
+    model = state.current_model
+    effects += add(state, text, now)
+    if model is not None:  # the row just added: its id sorts after every other
+        state.question = (model.name, model.entries[-1].message_id)
+    return effects
+
+
+def answered(state: ClientState) -> list[Effect]:
+    """The question asked is answered (either way): its line goes."""
+    if state.question is None:
+        return []
+    channel, row_id = state.question
+    state.question = None
+    model = state.channels.get(channel)
+    if model is None or row_id not in model.by_id:  # read again since (/clear, /ignore): gone already
+        return []
+    model.remove(model.by_id[row_id])
+    return [Relayout(follow=state.following)] if channel == state.current else []
 
 
 def local_row(state: ClientState, lamport: int, kind: str, peer_id: str, mark: str, text: str,
