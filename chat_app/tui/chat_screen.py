@@ -316,6 +316,13 @@ class ChatScreen(Screen):
     def refused(self, event: ChatInput.Refused) -> None:
         self.tell(event.reason, "error")
 
+    def paste_answered(self, answer: ChatInput.Refused | ChatInput.PastedLines) -> None:
+        """A paste the app took as it read it (``ChatApp.on_event``): refused, or asked about at once."""
+        if isinstance(answer, ChatInput.Refused):
+            self.refused(answer)
+        else:
+            self.pasted(answer)
+
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
         """Several lines pasted at once, or one too long for a message, go out
