@@ -81,7 +81,7 @@ def test_keys_pastes_and_channels_in_a_real_terminal(client):
     wait_screen(client, "alice │ a pasted line")
     tmux("set-buffer", "-b", "sds-test", "first pasted\nsecond pasted\n")
     tmux("paste-buffer", "-p", "-d", "-b", "sds-test", "-t", client)
-    wait_screen(client, "Send 2 lines as 2 messages (y), or as one (o)?")
+    wait_screen(client, "Send 2 lines as one message (Enter or o), or as 2 messages")
     tmux("send-keys", "-t", client, "y")
     wait_screen(client, "alice │ second pasted")
 

@@ -5,7 +5,9 @@ edit. Pilot against real nodes on loopback."""
 
 import pytest
 from textual import events
+from textual.widgets import Label
 
+from chat_app.tui.screens import ConfirmPaste
 
 from .conftest import until
 from .test_annotation_keys import row
@@ -66,3 +68,35 @@ async def test_keys_read_with_a_paste_answer_its_prompt_then_are_typed(make_app)
         await until(pilot, lambda: texts(app) == ["hello", "one\ntwo"])
         await until(pilot, lambda: app.chat.input.value == "hi")
         assert app.screen is app.chat and app.chat.input.has_focus
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("pasted, sent", [
+    ("one\ntwo", ["one\ntwo"]),  # fits in one message: Enter sends it so
+    ("word " * 999 + "word", ["word " * 799 + "word", "word " * 199 + "word"]),  # too long for one: as several
+], ids=["lines", "too-long"])
+async def test_enter_in_the_paste_prompt_sends_it_as_the_prompt_says(make_app, pasted, sent):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        paste_at_once(app, pasted)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.pause(0.1)
+        assert "(Enter or " in str(app.screen.query_one(Label).render())
+        await pilot.press("enter")
+        await until(pilot, lambda: len(texts(app)) == len(sent))
+        assert texts(app) == sent
+
+
+@pytest.mark.asyncio
+async def test_enter_on_the_cancel_button_cancels_the_paste(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app, "hello")
+        paste_at_once(app, "one\ntwo")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.pause(0.1)
+        await pilot.press("shift+tab", "enter")  # from "One message" back to "Cancel (Esc)"
+        await until(pilot, lambda: app.screen is app.chat)
+        await pilot.pause(0.2)
+        assert texts(app) == ["hello"]
