@@ -13,6 +13,7 @@ from .conftest import until
 from .test_annotation_keys import row
 from .test_app import SIZE, started, texts, type_line
 from .test_defects import send_at_once
+from .test_hostile_text import drawn
 
 ASKED = "delete this message for everyone? d again: yes; Esc: no"
 
@@ -100,3 +101,23 @@ async def test_enter_on_the_cancel_button_cancels_the_paste(make_app):
         await until(pilot, lambda: app.screen is app.chat)
         await pilot.pause(0.2)
         assert texts(app) == ["hello"]
+
+
+@pytest.mark.asyncio
+async def test_a_search_without_match_says_so_once_on_its_bar(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await said(pilot, app, "hello", "world")
+        search = app.chat.search
+        await pilot.press("ctrl+f", *"xyz")
+        await pilot.pause(0.2)
+        assert not app._notifications  # no notice for each key
+        assert search.border_subtitle == "no match for 'xyz'" and "no match for 'xyz'" in drawn(app)[0]
+        await pilot.press("backspace", "backspace", "backspace", "w")  # "w" matches "world"
+        await pilot.pause(0.1)
+        assert not search.border_subtitle and "no match" not in drawn(app)[0]
+        await pilot.press("enter")  # no older "w"
+        await pilot.pause(0.1)
+        assert search.border_subtitle == "no older match for 'w'" and not app._notifications
+        await pilot.press("escape")
+        assert not search.border_subtitle
