@@ -7,11 +7,13 @@ import pytest
 from textual import events
 from textual.widgets import Label
 
+from chat_app.store import Store, StoredMessage
+from chat_app.tui.history import shown_rows
 from chat_app.tui.screens import ConfirmPaste
 
 from .conftest import until
 from .test_annotation_keys import row
-from .test_app import SIZE, started, texts, type_line
+from .test_app import SIZE, screen_text, started, texts, type_line
 from .test_defects import send_at_once
 from .test_hostile_text import drawn
 
@@ -121,3 +123,42 @@ async def test_a_search_without_match_says_so_once_on_its_bar(make_app):
         assert search.border_subtitle == "no older match for 'w'" and not app._notifications
         await pilot.press("escape")
         assert not search.border_subtitle
+
+
+@pytest.mark.asyncio
+async def test_a_replys_quote_shows_its_parent_as_edited(make_app, bob_for, tmp_path):
+    """Live, and read again from the store (a new start): the quote is of
+    the text the parent has now, not of the text it had when answered."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app, "see you at 5")
+        parent = row(app, "see you at 5").message_id
+        await type_line(pilot, f"/reply {parent} ok")
+        await until(pilot, lambda: "ok" in texts(app))
+        assert row(app, "ok").quote == "alice: see you at 5"
+        await type_line(pilot, f"/edit {parent} see you at 6")
+        await until(pilot, lambda: row(app, "ok").quote == "alice: see you at 6")
+        await pilot.pause(0.1)
+        assert "↪ alice: see you at 6" in screen_text(app)
+    again = make_app()
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(again) and "ok" in texts(again))
+        assert row(again, "ok").quote == "alice: see you at 6"
+
+
+def test_a_reply_read_from_the_store_quotes_its_parent_on_an_older_page_as_edited(tmp_path):
+    """Only the reply is on the page read: its parent, read on its own, is derived too."""
+    store = Store(tmp_path / "sds-chat.sqlite3")
+
+    def stored(i, kind, text, about=None):
+        return StoredMessage("general", f"{i:032x}", i, "d" * 32, "dave", kind, text, i, i, b"-", i, i, False,
+                             about=about)
+
+    parent = f"{1:032x}"
+    page = [stored(2, "reply", "ok", parent), stored(3, "edit", "see you at 6", parent)]
+    store.commit_step("general", None, [stored(1, "text", "see you at 5"), *page], 1)
+    try:
+        [reply] = shown_rows(store, "general", page[:1], frozenset())
+    finally:
+        store.close()
+    assert reply.about == parent and reply.quote == "dave: see you at 6"
