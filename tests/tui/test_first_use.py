@@ -162,3 +162,20 @@ def test_a_reply_read_from_the_store_quotes_its_parent_on_an_older_page_as_edite
     finally:
         store.close()
     assert reply.about == parent and reply.quote == "dave: see you at 6"
+
+
+@pytest.mark.asyncio
+async def test_a_narrow_terminal_keeps_the_channel_the_status_and_the_essential_keys(make_app):
+    app = make_app()
+    async with app.run_test(size=(40, 24)) as pilot:
+        await until(pilot, lambda: started(app) and "in sync" in str(app.chat.status_bar.sync.render()))
+        for width in (40, 60, 80, 40):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause(0.3)
+            lines = drawn(app)[0].splitlines()
+            title, status, keys = lines[0], lines[-2], lines[-1]
+            assert "#general — alice" in title
+            assert "0 peers" in status and "in sync" in status
+            assert "Help" in keys and "Quit" in keys and "Search" in keys, (width, keys)
+            assert ("palette" in keys) == (width >= 80)
+            assert (str(app.data_dir)[:8] in status) == (width >= 60)  # where the data lives: if there is room
