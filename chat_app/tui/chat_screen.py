@@ -305,7 +305,7 @@ class ChatScreen(Screen):
     def channel_selected(self, event: ChannelList.Selected) -> None:
         if event.channel != self.state.current:
             self.switch_to(event.channel)
-        self.input.focus()
+        self.set_focus(self.input)  # at once: what is typed next is for the channel chosen
 
     @on(Input.Changed, "#input")
     def typed(self, event: Input.Changed) -> None:

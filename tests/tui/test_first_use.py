@@ -179,3 +179,15 @@ async def test_a_narrow_terminal_keeps_the_channel_the_status_and_the_essential_
             assert "Help" in keys and "Quit" in keys and "Search" in keys, (width, keys)
             assert ("palette" in keys) == (width >= 80)
             assert (str(app.data_dir)[:8] in status) == (width >= 60)  # where the data lives: if there is room
+
+
+@pytest.mark.asyncio
+async def test_a_click_on_a_channel_in_the_sidebar_opens_it_for_typing(make_app):
+    app = make_app(channels=("general", "random"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: started(app) and len(app.chat.channel_list.options) == 2)
+        await pilot.click("#channels", offset=(2, 1))  # the second line: #random
+        await until(pilot, lambda: app.chat.state.current == "random")
+        assert app.chat.input.has_focus
+        await pilot.press(*"hi", "enter")
+        await until(pilot, lambda: texts(app, "random") == ["hi"])
