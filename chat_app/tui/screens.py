@@ -98,6 +98,7 @@ class ConfirmPaste(ModalScreen[str | None]):
     ConfirmPaste { align: center middle; }
     ConfirmPaste > Vertical { width: 60; max-width: 100%; height: auto; border: thick $warning;
                               background: $surface; padding: 1 2; }
+    ConfirmPaste Label { width: 100%; }  /* the question wraps, to its last word */
     ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmPaste Button { margin-left: 1; }
     """
