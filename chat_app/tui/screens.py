@@ -101,7 +101,10 @@ class ConfirmPaste(ModalScreen[str | None]):
     ConfirmPaste Label { width: 100%; }  /* the question wraps, to its last word */
     ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmPaste Button { margin-left: 1; }
+    ConfirmPaste.-narrow Horizontal { layout: vertical; }
+    ConfirmPaste.-narrow Button { width: 100%; margin-left: 0; }
     """
+    NARROW = 60  # columns below which the buttons go one under the other, compact
     # Priority bindings, as the reaction picker's: the answer closes the prompt
     # while the app reads its key, so the keys read after it in one burst go to
     # the input, not to a button about to close.
@@ -135,6 +138,12 @@ class ConfirmPaste(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one(f"#{self.default}", Button))  # the button Enter presses, marked
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < self.NARROW
+        self.set_class(narrow, "-narrow")
+        for button in self.query(Button):
+            button.compact = narrow
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_send(event.button.id)

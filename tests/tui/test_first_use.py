@@ -5,7 +5,7 @@ edit. Pilot against real nodes on loopback."""
 
 import pytest
 from textual import events
-from textual.widgets import Label
+from textual.widgets import Button, Label
 
 from chat_app.store import Store, StoredMessage
 from chat_app.tui.history import shown_rows
@@ -192,3 +192,17 @@ async def test_a_click_on_a_channel_in_the_sidebar_opens_it_for_typing(make_app)
         assert app.chat.input.has_focus
         await pilot.press(*"hi", "enter")
         await until(pilot, lambda: texts(app, "random") == ["hi"])
+
+
+@pytest.mark.asyncio
+async def test_the_paste_prompt_shows_every_answer_in_a_narrow_terminal(make_app):
+    app = make_app()
+    async with app.run_test(size=(40, 24)) as pilot:
+        await said(pilot, app)
+        paste_at_once(app, "one\ntwo")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
+        await pilot.pause(0.2)
+        buttons = list(app.screen.query(Button))
+        assert len(buttons) == 3 and all(b.region.right <= 40 and b.region.bottom <= 24 for b in buttons)
+        await pilot.press("enter")
+        await until(pilot, lambda: texts(app) == ["one\ntwo"])
