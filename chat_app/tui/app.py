@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from textual import on, work
+from textual import events, on, work
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.app import App
 from textual.binding import Binding
@@ -126,6 +126,18 @@ class ChatApp(App):
     async def on_unmount(self) -> None:
         if self.bridge is not None:
             self.bridge.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A paste into the message line is answered as the app reads it, as a
+        key binding is: the prompt it opens is there for the keys read after
+        it in the same burst (Textual would hand the paste to the field's own
+        queue, and those keys would be typed behind the prompt)."""
+        if isinstance(event, events.Paste) and not event.is_forwarded and self.focused is self.chat.input:
+            answer = self.chat.input.paste_answer(event.text)
+            if answer is not None:
+                self.chat.paste_answered(answer)
+                return
+        await super().on_event(event)
 
     @on(NodeEvent)
     def node_event(self, message: NodeEvent) -> None:

@@ -27,7 +27,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Header, Input
 
 from chat_app import events as ev
 from chat_app.annotations import NOT_EDITABLE, UNEDITABLE_KINDS
@@ -55,12 +55,14 @@ from chat_app.tui.widgets.channel_list import ChannelList
 from chat_app.tui.widgets.channel_view import ChannelView
 from chat_app.tui.widgets.chat_input import ChatInput
 from chat_app.tui.widgets.direct_list import DirectList
+from chat_app.tui.widgets.key_bar import KeyBar
 from chat_app.tui.widgets.member_list import MemberList
 from chat_app.tui.widgets.status_bar import StatusBar
 from chat_app.tui.widgets.topic_line import TopicLine
 from chat_app.tui.widgets.typing_line import TypingLine
 
 WIDE = 80  # columns from which the sidebar is shown
+NARROW = 60  # columns below which the title, the status bar and the keys take their short forms
 
 
 def now_ms() -> int:
@@ -96,6 +98,7 @@ class ChatScreen(Screen):
         self.state = ClientState(settings, ReadMarkers.load(data_dir),
                                  highlight if highlight is not None else settings.highlight, show_typing)
         self._wide: bool | None = None  # was the screen WIDE at the last resize?
+        self.narrow = False  # is it narrower than NARROW?
         self._deleting: str | None = None  # the message d was pressed on once: a second d deletes it
         # Held, not queried: node events keep arriving while a modal screen is open.
         self.view = ChannelView(id="history")
@@ -109,6 +112,7 @@ class ChatScreen(Screen):
         self.input = ChatInput(lambda: (list(self.state.channels), self.state.roster.nicks()), id="input")
         self.search = SearchBar(data_dir, self.view, back_to=self.input, id="search")
         self.status_bar = StatusBar(str(data_dir), id="status")
+        self.key_bar = KeyBar()
         # Who draws which aspect of the state, and what each kind of effect does.
         self.watchers: tuple[tuple[Aspect, Callable[[ClientState], None]], ...] = (
             (Aspect.SIDEBAR, self.channel_list.show_state),
@@ -152,7 +156,7 @@ class ChatScreen(Screen):
                 yield self.typing_line
                 yield self.input
         yield self.status_bar
-        yield Footer()
+        yield self.key_bar
 
     def on_mount(self) -> None:
         self.input.focus()
@@ -200,7 +204,7 @@ class ChatScreen(Screen):
 
     def show_title(self, state: ClientState) -> None:
         if state.current is not None:
-            self.app.title = f"sds-chat · {state.title(state.current)}"
+            self.app.title = state.title(state.current) if self.narrow else f"sds-chat · {state.title(state.current)}"
 
     def relayout(self, effect: Relayout) -> None:
         if effect.relabel:
@@ -250,7 +254,7 @@ class ChatScreen(Screen):
             return self.tell(NOT_EDITABLE, "error")
         if action == "delete" and self._deleting != row.message_id:
             self._deleting = row.message_id
-            return self.tell("delete this message for everyone? d again: yes; Esc: no")
+            return self.act(notices.ask, "delete this message for everyone? d again: yes; Esc: no", now_ms())
         if action == "react":  # the selection stays marked until the picker answers
             self.app.push_screen(ReactionPicker(), lambda emoji: self.reacted(row, emoji))
             return
@@ -285,6 +289,7 @@ class ChatScreen(Screen):
 
     def view_left(self) -> None:
         self._deleting = None
+        self.act(notices.answered)
         self.view.selected = None
         self.view.refresh()
         self.set_focus(self.input)  # at once, as action_select_message says: the next key is typed
@@ -300,7 +305,7 @@ class ChatScreen(Screen):
     def channel_selected(self, event: ChannelList.Selected) -> None:
         if event.channel != self.state.current:
             self.switch_to(event.channel)
-        self.input.focus()
+        self.set_focus(self.input)  # at once: what is typed next is for the channel chosen
 
     @on(Input.Changed, "#input")
     def typed(self, event: Input.Changed) -> None:
@@ -314,6 +319,13 @@ class ChatScreen(Screen):
     @on(ChatInput.Refused)
     def refused(self, event: ChatInput.Refused) -> None:
         self.tell(event.reason, "error")
+
+    def paste_answered(self, answer: ChatInput.Refused | ChatInput.PastedLines) -> None:
+        """A paste the app took as it read it (``ChatApp.on_event``): refused, or asked about at once."""
+        if isinstance(answer, ChatInput.Refused):
+            self.refused(answer)
+        else:
+            self.pasted(answer)
 
     @on(ChatInput.PastedLines)
     def pasted(self, event: ChatInput.PastedLines) -> None:
@@ -451,11 +463,18 @@ class ChatScreen(Screen):
 
     def on_resize(self, event) -> None:
         """Below WIDE columns the sidebar folds away (F3 brings it back);
-        from WIDE up it is shown again, unless hidden since."""
-        wide = event.size.width >= WIDE
+        from WIDE up it is shown again, unless hidden since. Below NARROW the
+        bars keep what matters most: the channel's name, who is connected,
+        the sync state, the keys for help and to quit."""
+        wide, narrow = event.size.width >= WIDE, event.size.width < NARROW
+        if (wide, narrow) != (self._wide, self.narrow):
+            self.key_bar.fit(wide, narrow)
         if wide != self._wide:
             self._wide = wide
             self.sidebar.display = wide
+        if narrow != self.narrow:
+            self.narrow = self.status_bar.narrow = narrow
+            self.show_changed(Aspect.TITLE | Aspect.STATUS)
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display

@@ -14,7 +14,7 @@ from chat_app.file_offer import stored_offer
 from chat_app.store import Store, StoredMessage, database_path
 from chat_app.tui.channels import set_topic
 from chat_app.tui.effects import Aspect, Changed, Effect, Key, OlderPlaced, ReadPage, Relayout, Unseen
-from chat_app.tui.model import ChannelModel, MessageRow, quoted
+from chat_app.tui.model import ChannelModel, MessageRow
 from chat_app.tui.state import ClientState
 
 PAGE = 500
@@ -33,7 +33,7 @@ def row_from_stored(m: StoredMessage) -> MessageRow:
     return MessageRow(m.lamport, m.message_id, m.sender_id, m.nick or m.sender_id[:8],
                       m.text or "(undecodable message)", m.kind or "text", m.lamport, m.own,
                       ack=m.ack, peers=m.ack_peers, gaps=len(m.gaps),
-                      offer=stored_offer(m.kind, m.text))
+                      about=(m.about or "") if m.kind == "reply" else "", offer=stored_offer(m.kind, m.text))
 
 
 def is_ignored(own: bool, sender_id: str, ignored: Iterable[str]) -> bool:
@@ -43,22 +43,30 @@ def is_ignored(own: bool, sender_id: str, ignored: Iterable[str]) -> bool:
 
 def shown_rows(store: Store, channel: str, stored: list[StoredMessage], ignored: frozenset[str]) -> list[MessageRow]:
     """The rows of ``stored`` (read from ``store``) that are lines, but the
-    ignored people's: each as its edits, deletion and reactions leave it (one
-    index read for all that is about them), a reply with its parent quoted."""
-    shown = [m for m in stored if m.kind not in CHANGING_KINDS and not is_ignored(m.own, m.sender_id, ignored)]
+    ignored people's, each as its edits, deletion and reactions leave it; a
+    reply quotes its parent as it reads now, edited or deleted."""
+    shown = derived_rows(store, channel, [m for m in stored if m.kind not in CHANGING_KINDS
+                                          and not is_ignored(m.own, m.sender_id, ignored)])
+    elsewhere = sorted({row.about for row in shown.values() if row.about} - shown.keys())  # not on this page
+    parents = derived_rows(store, channel, [p for i in elsewhere if (p := store.message(channel, i)) is not None])
+    for row in shown.values():
+        if row.about and (parent := shown.get(row.about) or parents.get(row.about)) is not None:
+            row.quoting(parent)
+    return list(shown.values())
+
+
+def derived_rows(store: Store, channel: str, stored: list[StoredMessage]) -> dict[str, MessageRow]:
+    """A row for each of ``stored``, by id, as the edits, deletion and
+    reactions about it leave it (one index read for all that is about them)."""
     about: dict[str, list[StoredMessage]] = {}
-    for note in store.about(channel, [m.message_id for m in shown]):
+    for note in store.about(channel, [m.message_id for m in stored]):
         about.setdefault(note.about, []).append(note)
-    rows = []
-    for m in shown:
-        row = row_from_stored(m)
+    rows = {}
+    for m in stored:
+        row = rows[m.message_id] = row_from_stored(m)
         if m.message_id in about:
             derived, _ = derive(m, about[m.message_id])
             row.changed(derived.text, derived.edited, derived.deleted, derived.reaction_line)
-        if m.kind == "reply" and (parent := store.message(channel, m.about)) is not None:
-            offer = stored_offer(parent.kind, parent.text)
-            row.quote = quoted(parent.nick or parent.sender_id[:8], offer.shown if offer else parent.text or "")
-        rows.append(row)
     return rows
 
 

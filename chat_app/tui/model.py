@@ -78,7 +78,8 @@ class MessageRow:
     peers: int = 0
     waiting_for: int = 0  # > 0: buffered, waiting for earlier history
     gaps: int = 0  # earlier messages given up as lost
-    quote: str = ""  # a reply: its parent, on one line ("bob: the first words…")
+    quote: str = ""  # a reply: its parent, on one line ("bob: the first words…"), as it reads now
+    about: str = ""  # a reply: its parent's id
     edited: bool = False
     deleted: bool = False
     reactions: str = ""  # "👍 2  +1 1"
@@ -98,6 +99,11 @@ class MessageRow:
             self.text = inert(text, lines=True)
         self.reactions = inert(reactions)
         self.edited, self.deleted = edited, deleted
+        self.version = next(_VERSIONS)
+
+    def quoting(self, parent: MessageRow) -> None:
+        """A reply quotes ``parent`` as it reads now (edited, deleted)."""
+        self.quote = inert(quoted(parent.nick, parent.text))
         self.version = next(_VERSIONS)
 
     @property
@@ -144,6 +150,7 @@ class ChannelModel:
     typing: dict[str, tuple[str, int]] = field(default_factory=dict)  # peer id -> (nick, expires)
     spoke_at: dict[str, int] = field(default_factory=dict)  # peer id -> when its newest message arrived here
     waiting: set[str] = field(default_factory=set)  # ids of entries waiting for earlier history
+    replies: dict[str, set[str]] = field(default_factory=dict)  # message id -> the loaded replies to it
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -165,7 +172,16 @@ class ChannelModel:
             self.waiting.add(entry.message_id)
         else:
             self.waiting.discard(entry.message_id)
+        if entry.about:
+            self.replies.setdefault(entry.about, set()).add(entry.message_id)
         return entry
+
+    def requote(self, parent: MessageRow) -> list[MessageRow]:
+        """The loaded replies to ``parent``, each quoting it as it reads now."""
+        replies = [self.by_id[reply_id] for reply_id in self.replies.get(parent.message_id, ())]
+        for reply in replies:
+            reply.quoting(parent)
+        return replies
 
     def index(self, message_id: str) -> int:
         return self.entries.index(self.by_id[message_id])
@@ -185,6 +201,7 @@ class ChannelModel:
         self.entries.clear()
         self.by_id.clear()
         self.waiting.clear()
+        self.replies.clear()
         self.history_complete, self.read_from = False, None
 
     def clear_view(self) -> None:
@@ -198,6 +215,10 @@ class ChannelModel:
         self.entries.remove(entry)
         del self.by_id[entry.message_id]
         self.waiting.discard(entry.message_id)
+        if entry.about and (replies := self.replies.get(entry.about)) is not None:
+            replies.discard(entry.message_id)
+            if not replies:
+                del self.replies[entry.about]
 
     def oldest(self) -> MessageRow | None:
         return self.entries[0] if self.entries else None

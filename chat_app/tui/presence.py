@@ -17,8 +17,8 @@ Functions of the state (``state``), returning effects.
 from __future__ import annotations
 
 from chat_app import events as ev
-from chat_app.tui.effects import Effect, Follow, Placed, Relayout, SaveSettings, Toast
-from chat_app.tui.notices import local_row
+from chat_app.tui.effects import Effect, Relayout, SaveSettings, Toast
+from chat_app.tui.notices import local_row, shown
 from chat_app.tui.state import ClientState, is_direct
 
 ALREADY_HERE_MS = 5_000
@@ -106,9 +106,7 @@ def add(state: ClientState, channel: str, kind: str, peer_id: str, text: str, no
     if not state.settings.joins:
         return []
     model.upsert(row)
-    if channel != state.current:
-        return []
-    return [Placed(row, replaced=False), Follow()] if state.following else [Placed(row, replaced=False)]
+    return shown(state, model, row)
 
 
 def toggle(state: ClientState) -> list[Effect]:

@@ -213,7 +213,8 @@ def message(state: ClientState, event: ev.MessageDelivered | ev.MessageWaiting, 
                      event.text or "(undecodable message)", event.kind or "text", event.lamport, own,
                      ack="unacknowledged" if own else None, waiting_for=0 if delivered else event.waiting_for,
                      gaps=len(event.gaps) if delivered else 0,
-                     quote=quoted(parent.nick, parent.text) if parent is not None else "", offer=event.offer)
+                     quote=quoted(parent.nick, parent.text) if parent is not None else "",
+                     about=(event.about or "") if delivered else "", offer=event.offer)
     known = event.message_id in model.by_id
     effects = [] if own else presence.spoke(state, event.sender_id, model.name, event.nick, event.lamport, now)
     model.upsert(row)
@@ -251,7 +252,10 @@ def changed(state: ClientState, event: ev.MessageChanged, now: int) -> list[Effe
     if row is None:  # not loaded: a page read later derives it from the store
         return []
     row.changed(event.text, event.edited, event.deleted, reaction_line(event.reactions))
-    return [Placed(row, replaced=True)] if model.name == state.current else []
+    if model.name != state.current:
+        model.requote(row)
+        return []
+    return [Placed(shown, replaced=True) for shown in (row, *model.requote(row))]
 
 
 @reduces(ev.MessageAcknowledged)

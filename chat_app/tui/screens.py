@@ -90,18 +90,26 @@ class HelpScreen(ModalScreen[None]):
 
 class ConfirmPaste(ModalScreen[str | None]):
     """Asks how to send what was pasted: as separate messages ("lines"), as
-    one multi-line message ("one", when it fits in one) or not at all (None)."""
+    one multi-line message ("one", when it fits in one) or not at all (None).
+    Enter sends it the way the question names first - as one message where it
+    may go so, else as several - never drops it; Esc is the only way to."""
 
     DEFAULT_CSS = """
     ConfirmPaste { align: center middle; }
-    ConfirmPaste > Vertical { width: 60; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmPaste > Vertical { width: 60; max-width: 100%; height: auto; border: thick $warning;
+                              background: $surface; padding: 1 2; }
+    ConfirmPaste Label { width: 100%; }  /* the question wraps, to its last word */
     ConfirmPaste Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmPaste Button { margin-left: 1; }
+    ConfirmPaste.-narrow Horizontal { layout: vertical; }
+    ConfirmPaste.-narrow Button { width: 100%; margin-left: 0; }
     """
+    NARROW = 60  # columns below which the buttons go one under the other, compact
     # Priority bindings, as the reaction picker's: the answer closes the prompt
     # while the app reads its key, so the keys read after it in one burst go to
     # the input, not to a button about to close.
     BINDINGS = [Binding("escape", "cancel", "Cancel", priority=True),
+                Binding("enter", "enter", "Send", priority=True),
                 Binding("y", "send('lines')", "Send", priority=True),
                 Binding("o", "send('one')", "One message", priority=True)]
 
@@ -110,24 +118,40 @@ class ConfirmPaste(ModalScreen[str | None]):
         from, if so; ``one``: the paste as one message, if it may be sent so."""
         super().__init__()
         self.lines, self.whole, self.one = lines, whole, one
+        self.default = "lines" if one is None else "one"  # what Enter does
 
     def compose(self) -> ComposeResult:
         preview = "\n".join(inert(line[:56]) for line in self.lines[:5])
         more = f"\n… and {len(self.lines) - 5} more" if len(self.lines) > 5 else ""
         what = f"{len(self.lines)} lines" if self.whole is None else \
             f"one line of {len(self.whole):,} characters (at most {MAX_TEXT:,} a message)"
+        several = f"{len(self.lines)} messages"
         with Vertical():
-            ask = f"Send {what} as {len(self.lines)} messages (y)" + (", or as one (o)?" if self.one else "?")
-            yield Label(ask)
+            yield Label(f"Send {what} as {several} (Enter or y)?" if self.one is None else
+                        f"Send {what} as one message (Enter or o), or as {several} (y)?")
             yield Label(escape(preview + more), classes="preview")
             with Horizontal():
-                yield Button("Cancel", id="cancel")
+                yield Button("Cancel (Esc)", id="cancel")
                 if self.one is not None:
-                    yield Button("One message", id="one")
-                yield Button(f"{len(self.lines)} messages", id="lines", variant="warning")
+                    yield Button("One message", id="one", variant="primary")
+                yield Button(several, id="lines", variant="warning")
+
+    def on_mount(self) -> None:
+        self.set_focus(self.query_one(f"#{self.default}", Button))  # the button Enter presses, marked
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < self.NARROW
+        self.set_class(narrow, "-narrow")
+        for button in self.query(Button):
+            button.compact = narrow
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_send(event.button.id)
+
+    def action_enter(self) -> None:
+        """Enter presses the button that has the focus (Tab moves it): at first, the default."""
+        focused = self.focused
+        self.action_send(focused.id if isinstance(focused, Button) else self.default)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -1,7 +1,9 @@
 """The search bar (Ctrl+F): it searches the channel on screen, first what
 is loaded, newest first, then further back in SQLite in a worker thread; a
 hit deep in the history loads everything from a little above it, so the view
-stays one piece. Esc puts the reader back where the search started."""
+stays one piece. Esc puts the reader back where the search started. That
+nothing matches is said on the bar itself, in place of what it said before
+(not a notice each key would stack up)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ CONTEXT = 20  # messages loaded above a search hit found deep in the history
 class SearchBar(Field):
     DEFAULT_CSS = """
     SearchBar { dock: bottom; margin-bottom: 3; border: tall $warning; display: none; }
+    SearchBar.-no-match { border: tall $error; }
     """
     # A priority binding: Esc closes the search as the app reads it, so the keys
     # read after it in one burst go to the input, not to a search about to close.
@@ -50,6 +53,7 @@ class SearchBar(Field):
         view = self.view
         self.display = False
         self.value = ""
+        self._say_no_match(None)
         view.search_term = view.search_hit = None
         view.refresh()
         if self._started_at is not None:
@@ -124,6 +128,7 @@ class SearchBar(Field):
         self._show_hit(hit)
 
     def _show_hit(self, message_id: str | None) -> None:
+        self._say_no_match(None)
         view = self.view
         view.search_hit = message_id
         view.refresh()  # the hit's colours; it keeps its height
@@ -131,4 +136,9 @@ class SearchBar(Field):
             view.scroll_to_message(message_id)
 
     def _no_match(self, term: str, older_than: str | None) -> None:
-        self.app.notify(f"no {'older ' if older_than else ''}match for {term!r}", severity="warning")
+        self._say_no_match(f"no {'older ' if older_than else ''}match for {term!r}")
+
+    def _say_no_match(self, said: str | None) -> None:
+        """``said`` under the bar, in red (None: a match, or no term yet: nothing)."""
+        self.border_subtitle = said
+        self.set_class(said is not None, "-no-match")

@@ -66,6 +66,7 @@ class ClientState:
     topic_asked: set[str] = field(default_factory=set)  # channels whose topic /topic asked for, not yet told
     shared_nicks: frozenset[str] = frozenset()  # nicks two keys or more use now: shown with a key suffix
     presence: Presence = field(default_factory=Presence)
+    question: tuple[str, str] | None = None  # (channel, row id) of a question in the buffer, until it is answered
     following: bool = True  # the reader is at the newest message of the current channel
 
     @property

@@ -81,9 +81,15 @@ def test_keys_pastes_and_channels_in_a_real_terminal(client):
     wait_screen(client, "alice │ a pasted line")
     tmux("set-buffer", "-b", "sds-test", "first pasted\nsecond pasted\n")
     tmux("paste-buffer", "-p", "-d", "-b", "sds-test", "-t", client)
-    wait_screen(client, "Send 2 lines as 2 messages (y), or as one (o)?")
+    wait_screen(client, "Send 2 lines as one message (Enter or o), or as 2")
     tmux("send-keys", "-t", client, "y")
     wait_screen(client, "alice │ second pasted")
+    tmux("set-buffer", "-b", "sds-test", "third pasted\nfourth pasted\n")  # the paste, then keys at once:
+    tmux("paste-buffer", "-p", "-d", "-b", "sds-test", "-t", client, ";", "send-keys", "-t", client, "o", "typed after")
+    shown = wait_screen(client, "▊  typed after ")  # in the input, after o answered the prompt
+    assert "Send 2 lines" not in shown and "alice │ third pasted" in shown
+    assert "│ fourth pasted" in shown and "alice │ fourth pasted" not in shown  # one message of two lines
+    tmux("send-keys", "-t", client, "C-u")
 
     tmux("send-keys", "-t", client, "M-2")  # the sidebar's second channel
     wait_screen(client, "sds-chat · #random")

@@ -194,7 +194,8 @@ async def test_a_multiline_paste_asks_before_sending(make_app):
         await until(pilot, lambda: isinstance(app.screen, ConfirmPaste))
         await pilot.pause(0.1)
         asked = app.screen.query_one(Label).render()
-        assert str(asked) == "Send 2 lines as 2 messages (y), or as one (o)?"  # each answer with its key
+        # each answer with its key
+        assert str(asked) == "Send 2 lines as one message (Enter or o), or as 2 messages (y)?"
         await pilot.press("y")
         await until(pilot, lambda: texts(app) == ["first line", "second line"])
 

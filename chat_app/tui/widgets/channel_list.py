@@ -18,6 +18,10 @@ class ChannelList(OptionList):
         padding: 0;
         background: $panel;
     }
+    /* No border when focused either (OptionList's): a click focuses the list
+       before it is read, and a border appearing then would move the rows down
+       under the pointer - the click would pick the channel above. */
+    ChannelList:focus { border: none; }
     """
 
     class Selected(Message):

@@ -154,17 +154,25 @@ class ChatInput(Field):
         self.cursor_position = len(self.value)
 
     def _on_paste(self, event: events.Paste) -> None:
-        lines = [line for line in event.text.splitlines() if line.strip()]
-        problem = next(filter(None, map(text_problem, lines)), None)
-        if problem is not None:
-            self.post_message(self.Refused(f"not pasted: {problem}"))
-        elif len(lines) > 1:
-            one = "\n".join(event.text.splitlines()).strip("\n")  # exact, but for the line ends
-            self.post_message(self.PastedLines([piece for line in lines for piece in pieces(line)],
-                                               one=one if len(one) <= MAX_TEXT else None))
-        elif lines and too_long(lines[0]):
-            self.post_message(self.PastedLines(pieces(lines[0]), whole=lines[0]))
-        else:  # one line: Input's own handler (Textual calls it after this one) puts it in the field
+        answer = self.paste_answer(event.text)
+        if answer is None:  # one line: Input's own handler (Textual calls it after this one) puts it in the field
             return
+        self.post_message(answer)
         event.stop()
         event.prevent_default()
+
+    @classmethod
+    def paste_answer(cls, text: str) -> Refused | PastedLines | None:
+        """What a paste of ``text`` asks of the screen: to say why it was
+        refused, or to ask how to send it; None: one line, for the field."""
+        lines = [line for line in text.splitlines() if line.strip()]
+        problem = next(filter(None, map(text_problem, lines)), None)
+        if problem is not None:
+            return cls.Refused(f"not pasted: {problem}")
+        if len(lines) > 1:
+            one = "\n".join(text.splitlines()).strip("\n")  # exact, but for the line ends
+            return cls.PastedLines([piece for line in lines for piece in pieces(line)],
+                                   one=one if len(one) <= MAX_TEXT else None)
+        if lines and too_long(lines[0]):
+            return cls.PastedLines(pieces(lines[0]), whole=lines[0])
+        return None

@@ -2,13 +2,15 @@
 their Alt+number, as WeeChat's hotlist: ``[2:#dev 3:@bob*]``, ``*`` where
 you were mentioned), peers connected, sync state, where the data lives.
 The activity list comes first: it stays on screen when the terminal is
-narrow and the sidebar folded away."""
+narrow and the sidebar folded away. Narrower still (``narrow``), the rest
+take short forms, and where the data lives is left out."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.widgets import Label, ProgressBar
 
 from chat_app.tui.channels import sidebar_order
@@ -40,8 +42,11 @@ class StatusBar(Horizontal):
     StatusBar #activity { margin-right: 1; }
     StatusBar #sync-progress { width: 24; display: none; }
     StatusBar #sync-progress.active { display: block; }
-    StatusBar #data-dir { color: $text-muted; }
+    StatusBar #data-dir { color: $text-muted; width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
+    StatusBar.-narrow #data-dir, StatusBar.-narrow #sync-progress.active { display: none; }
+    StatusBar.-narrow Label { margin-right: 1; }
     """
+    narrow = reactive(False, toggle_class="-narrow")
 
     def __init__(self, data_dir: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
@@ -68,14 +73,15 @@ class StatusBar(Horizontal):
                   self.where, len(state.catching_up))
 
     def show(self, peers: int, waiting: int, received: int, data_dir: str, replicating: int = 0) -> None:
-        self.peers.update(f"{peers} peer{'s' if peers != 1 else ''} connected")
+        short = self.narrow
+        self.peers.update(f"{peers} peer{'s' if peers != 1 else ''}" + ("" if short else " connected"))
         if waiting:
-            self.sync.update(f"catching up: {waiting} waiting for history")
+            self.sync.update(f"catching up: {waiting}" + ("" if short else " waiting for history"))
             self.bar.add_class("active")
             self.bar.update(total=received + waiting, progress=received)
         elif replicating:
             plural = "s" if replicating > 1 else ""
-            self.sync.update(f"catching up with {replicating} peer{plural}…")
+            self.sync.update("catching up…" if short else f"catching up with {replicating} peer{plural}…")
             self.bar.remove_class("active")
         else:
             self.sync.update("in sync")
