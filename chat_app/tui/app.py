@@ -31,6 +31,7 @@ from chat_app.tui.bridge import NodeThread
 from chat_app.tui.chat_screen import ChatScreen
 from chat_app.tui.screens import HelpScreen
 from chat_app.tui.settings import Settings, SettingsError
+from chat_app.tui.widgets.channel_view import PICK_KEYS
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 THEMES = ("textual-dark", "nord", "gruvbox", "textual-light")
@@ -131,12 +132,19 @@ class ChatApp(App):
         """A paste into the message line is answered as the app reads it, as a
         key binding is: the prompt it opens is there for the keys read after
         it in the same burst (Textual would hand the paste to the field's own
-        queue, and those keys would be typed behind the prompt)."""
+        queue, and those keys would be typed behind the prompt). So is a key
+        typed in the history that picks nothing: it goes to the input."""
         if isinstance(event, events.Paste) and not event.is_forwarded and self.focused is self.chat.input:
             answer = self.chat.input.paste_answer(event.text)
             if answer is not None:
                 self.chat.paste_answered(answer)
                 return
+        if (isinstance(event, events.Key) and not event.is_forwarded and self.focused is self.chat.view
+                and event.is_printable and event.key not in PICK_KEYS):
+            # Typing while a message is picked writes a message: the key, and those read after
+            # it, go to the input - not, by chance, to the picking keys (the a and Enter of
+            # "/edit 2 a line" sent a reaction to the picked message).
+            self.chat.view_left()
         await super().on_event(event)
 
     @on(NodeEvent)

@@ -114,3 +114,24 @@ async def test_the_paste_prompts_answer_and_what_follows_in_one_burst(make_app):
         send_at_once(app, ["o", *"hi"])
         await until(pilot, lambda: texts(app) == ["hello", "one\ntwo"])
         await typed_in_the_input(pilot, app, "hi")
+
+
+@pytest.mark.asyncio
+async def test_typing_while_a_message_is_picked_writes_in_the_input_and_picks_nothing(make_app):
+    """A key the history has no use for leaves the picking and is typed, with
+    the keys after it: "/edit 2 a line" typed while a message is picked (after
+    e on someone else's message, say) is that line in the input, not an edit
+    for its e, a deletion question for its d and a reaction for its a and Enter."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await said(pilot, app)
+        view = app.query_one(ChannelView)
+        await pilot.press("alt+up")
+        assert view.has_focus
+        await pilot.press(*"/edi")
+        assert app.chat.input.value == "/edi" and app.chat.input.has_focus and view.selected is None
+
+        app.chat.input.value = ""
+        send_at_once(app, ["alt+up", *"/edit 2 a line", "escape"])
+        await typed_in_the_input(pilot, app, "/edit 2 a line")
+        assert view.selected is None and row(app, "hello").reactions == ""

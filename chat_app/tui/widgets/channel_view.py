@@ -317,3 +317,7 @@ class ChannelView(ScrollView, can_focus=True):
     @my_nick.setter
     def my_nick(self, nick: str) -> None:
         self.renderer.my_nick = nick
+
+
+PICK_KEYS = frozenset(binding.key for binding in ChannelView.BINDINGS)
+"""The keys the history takes while a message is picked; another printable key is typed in the input."""
