@@ -230,7 +230,17 @@ class CatchUp:
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         self._dial_awaited(now)
+        self._forget_served(now)
         self._round(now, candidates)
+
+    def _forget_served(self, now: int) -> None:
+        """Forget the hosts whose finished session can no longer stand for a
+        dial: one counts only if it finished at most ``AWAIT_DIAL_MS`` before
+        a peer waited for was met (``_dial_awaited``), and every peer met from
+        now on is met at ``now`` or later. Anyone can open links to us from
+        many hosts: kept for ever, they would pile up."""
+        horizon = min((now, *(met_at for met_at, _ in self._awaited.values()))) - AWAIT_DIAL_MS
+        self._served = {host: at for host, at in self._served.items() if at >= horizon}
 
     def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated
