@@ -385,12 +385,12 @@ class CatchUp:
         out, self._reads = self._reads, []
         return out
 
-    def outcome(self, conn: Connection, joined: set[str], now: int,
-                opened: SdsDatagram | Refused | None = None) -> LinkOutcome:
-        """What the link's events mean; ``opened``: the entry of the frame it
-        was last given, opened and verified (``check``)."""
+    def outcome(self, conn: Connection, joined: set[str], now: int, out: LinkOutcome,
+                opened: SdsDatagram | Refused | None = None) -> None:
+        """What the link's events mean, added to ``out`` (one for a whole
+        read); ``opened``: the entry of the frame it was last given, opened
+        and verified (``check``)."""
         address = self.links.get(conn, ("?", 0))
-        out = LinkOutcome()
         pending = list(conn.events())
         while pending:
             event = pending.pop(0)
@@ -428,7 +428,6 @@ class CatchUp:
                 if event.reason != PEER_CLOSED:
                     log.debug("replication with %s:%s closed: %s", *address, event.reason)
                     out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
-        return out
 
     def push(self, channel: str, wires: list[bytes]) -> None:
         """Live mode: stream newly delivered messages down every open link
