@@ -20,6 +20,7 @@ each row.
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import sys
 import tempfile
@@ -50,6 +51,12 @@ def stored(peer: HeadlessPeer) -> int:
         conn.close()
 
 
+def cpu_seconds(peer: HeadlessPeer) -> float:
+    """The CPU time ``peer``'s process has used so far, all its threads (user and system)."""
+    fields = Path(f"/proc/{peer.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_stored(peer: HeadlessPeer, count: int, timeout: float) -> float | None:
     """Poll until ``peer`` holds ``count``; when it first held one (monotonic), or None."""
     first = None
@@ -74,9 +81,9 @@ def run(history: int, timeout: float) -> str:
         load = load_average()
         began = time.monotonic()
         bob = HeadlessPeer(Path(tmp) / "bob", "bob", host=lan.host("b"))  # returns at his ready line
-        ready = time.monotonic()
+        ready, cpu_at_ready = time.monotonic(), cpu_seconds(bob)
         first = wait_stored(bob, history, timeout)
-        done = time.monotonic()
+        done, cpu = time.monotonic(), cpu_seconds(bob) - cpu_at_ready
         bob.drain(SETTLE_S)  # a session still running says how much it brought when it ends
         sessions = [e for e in bob.events if e["event"] == "catchup"]
         for peer in (alice, bob):
@@ -85,7 +92,7 @@ def run(history: int, timeout: float) -> str:
     brought = " + ".join(f"{e['received']:,} {e['state']}" for e in sessions)
     return (f"{history:>7,} messages: ready {ready - began:5.2f} s, first stored {first - began:5.2f} s, "
             f"all {whole:6.2f} s -> {history / whole:7,.0f}/s from start, {history / catch_up:7,.0f}/s "
-            f"catching up; sessions brought {brought} "
+            f"catching up, {history / cpu:7,.0f}/CPU-s; sessions brought {brought} "
             f"(load average {load:.2f})")
 
 

@@ -230,7 +230,17 @@ class CatchUp:
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         self._dial_awaited(now)
+        self._forget_served(now)
         self._round(now, candidates)
+
+    def _forget_served(self, now: int) -> None:
+        """Forget the hosts whose finished session can no longer stand for a
+        dial: one counts only if it finished at most ``AWAIT_DIAL_MS`` before
+        a peer waited for was met (``_dial_awaited``), and every peer met from
+        now on is met at ``now`` or later. Anyone can open links to us from
+        many hosts: kept for ever, they would pile up."""
+        horizon = min((now, *(met_at for met_at, _ in self._awaited.values()))) - AWAIT_DIAL_MS
+        self._served = {host: at for host, at in self._served.items() if at >= horizon}
 
     def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated
@@ -375,12 +385,12 @@ class CatchUp:
         out, self._reads = self._reads, []
         return out
 
-    def outcome(self, conn: Connection, joined: set[str], now: int,
-                opened: SdsDatagram | Refused | None = None) -> LinkOutcome:
-        """What the link's events mean; ``opened``: the entry of the frame it
-        was last given, opened and verified (``check``)."""
+    def outcome(self, conn: Connection, joined: set[str], now: int, out: LinkOutcome,
+                opened: SdsDatagram | Refused | None = None) -> None:
+        """What the link's events mean, added to ``out`` (one for a whole
+        read); ``opened``: the entry of the frame it was last given, opened
+        and verified (``check``)."""
         address = self.links.get(conn, ("?", 0))
-        out = LinkOutcome()
         pending = list(conn.events())
         while pending:
             event = pending.pop(0)
@@ -418,7 +428,6 @@ class CatchUp:
                 if event.reason != PEER_CLOSED:
                     log.debug("replication with %s:%s closed: %s", *address, event.reason)
                     out.events.append(ev.ReplicationClosed(tuple(address), event.reason))
-        return out
 
     def push(self, channel: str, wires: list[bytes]) -> None:
         """Live mode: stream newly delivered messages down every open link

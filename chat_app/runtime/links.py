@@ -31,7 +31,7 @@ from chat_app.crypto import Unverified
 from chat_app.events import Emit
 from chat_app.address import Address
 from chat_app.runtime.arrivals import verify_all
-from chat_app.runtime.catchup import CatchUp, Read
+from chat_app.runtime.catchup import CatchUp, LinkOutcome, Read
 from chat_app.runtime.channels import Channels
 from chat_app.runtime.envelopes import Admitted
 from chat_app.runtime.routing import Refused, SdsDatagram
@@ -92,23 +92,22 @@ class Links:
 
     def verified(self, conn: Connection, read: LinkRead, verdicts: Sequence[bool], now: int) -> bool:
         """The second step: ``verdicts`` on ``read.to_verify``, in its order.
-        Each frame is taken in turn - the entry it carries checked and fed to
-        its engine - and the channels they touched step once for all of them:
-        one commit a read."""
+        Each frame is taken in turn - the entry it carries checked - then
+        the entries go to their engines and the channels they touched step
+        once for all of them: one commit a read."""
         if len(verdicts) != len(read.to_verify):
             raise ValueError(f"{len(verdicts)} verdicts for {len(read.to_verify)} signatures")
         verdict = iter(verdicts)
-        touched: dict[str, None] = {}
-        done = False
+        outcome, joined = LinkOutcome(), set(self.channels.conversations)
         for frame in read.frames:
             entry = frame.entry
             if isinstance(entry, Admitted):
                 entry = self.catchup.entry_verified(entry, next(verdict))
             conn.take(frame.message, now)
-            if done := self._take(conn, now, touched, entry):
+            self.catchup.outcome(conn, joined, now, outcome, entry)
+            if outcome.over or conn.closed is not None:
                 break  # the session is over: what follows is not for it
-        self._commit(touched, now)
-        return done
+        return self._apply(conn, outcome, now)
 
     def timer(self, conn: Connection, now: int) -> bool:
         conn.handle_timer(now)  # the link's own idle timeout
@@ -119,32 +118,27 @@ class Links:
         self.catchup.answered(conn, wanted, answer)
         return self._step(conn, now)
 
-    def _take(self, conn: Connection, now: int, touched: dict[str, None],
-              opened: SdsDatagram | Refused | None = None) -> bool:
-        """Feed what the link's last frame (or answer, or timer) brought to the
-        engines, noting the channels touched (``opened``: the frame's entry,
-        opened and verified); True when the link is done."""
-        conversations = self.channels.conversations
-        outcome = self.catchup.outcome(conn, set(conversations), now, opened)
+    def _step(self, conn: Connection, now: int) -> bool:
+        outcome = LinkOutcome()
+        self.catchup.outcome(conn, set(self.channels.conversations), now, outcome)
+        return self._apply(conn, outcome, now)
+
+    def _apply(self, conn: Connection, outcome: LinkOutcome, now: int) -> bool:
+        """Feed what the link brought (a whole read of it, or what an answer
+        or its timer made) to the engines, then step each channel it touched:
+        what it brought is committed before anything is sent, as for a
+        datagram; True when the link is done."""
+        conversations, peer = self.channels.conversations, self.catchup.links.get(conn)
+        touched: dict[str, None] = {}
         for channel, entry in outcome.entries:
             if channel in conversations:
-                conversations[channel].engine.receive_message(entry.parsed, now, self.catchup.links.get(conn))
+                conversations[channel].engine.receive_message(entry.parsed, now, peer)
                 self.stats["replicated_in"] += 1
                 touched[channel] = None
         kept = sum(self.channels.private.blind.replicated_in(tag, data, now) for tag, data in outcome.blind)
         self.stats["blind_replicated_in"] += kept
         self.stats.update(f"replication_{kind}" for kind in outcome.refused)
         self._emit(outcome.events)
-        return outcome.over or conn.closed is not None
-
-    def _step(self, conn: Connection, now: int) -> bool:
-        touched: dict[str, None] = {}
-        done = self._take(conn, now, touched)
-        self._commit(touched, now)
-        return done
-
-    def _commit(self, touched: dict[str, None], now: int) -> None:
-        """Step each channel the link touched: what it brought is committed
-        before anything is sent, as for a datagram."""
         for channel in touched:
             self.channels.step(channel, now)
+        return outcome.over or conn.closed is not None

@@ -301,3 +301,20 @@ def test_a_silent_link_from_the_peers_host_delays_the_dial_it_stands_for_never_c
     assert silent.closed is None  # still open: the round dialed, not the link's end
     assert converged(hosts)
     assert hosts.opened() == [(hosts.address(higher), hosts.address(lower))]
+
+
+def test_a_host_whose_finished_session_can_no_longer_stand_for_a_dial_is_forgotten(pair):
+    """A finished session of a link the peer opened stands for our dial only
+    when we meet the peer at most ``AWAIT_DIAL_MS`` later; anyone can open
+    links from many hosts, so the hosts are forgotten after that."""
+    hosts, lower, higher = pair
+    hosts.meet(lower, higher)
+    hosts.run(AWAIT_DIAL_MS)
+    assert converged(hosts)
+    assert list(higher._catchup._served) == [hosts.address(lower)[0]]  # the lower dialed: the higher served
+    hosts.run(AWAIT_DIAL_MS * 2)
+    assert higher._catchup._served == {}
+    hosts.meet(higher, lower)  # met too late for that session to stand for a dial: the higher dials
+    hosts.run(AWAIT_DIAL_MS * 2)
+    assert hosts.opened() == [(hosts.address(lower), hosts.address(higher)),
+                              (hosts.address(higher), hosts.address(lower))]
