@@ -94,4 +94,4 @@ def route_sds(parsed: Checked) -> SdsDatagram | Refused:
     if payload.kind in EPHEMERAL_KINDS:
         return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
     # built directly: ``dataclasses.replace`` reads every field's definition, for each message
-    return SdsDatagram(Checked(parsed.msg, parsed.data, parsed.derivation, parsed.config, payload))
+    return SdsDatagram(Checked(parsed.msg, parsed.data, parsed.derivation, parsed.history, parsed.config, payload))

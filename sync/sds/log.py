@@ -88,6 +88,11 @@ class LocalLog:
         """In the log, or given up as lost: nothing to wait for."""
         return message_id in self.entries or message_id in self.lost
 
+    def unsettled(self, message_ids: tuple[str, ...]) -> set[str]:
+        """Those of ``message_ids`` neither in the log nor given up."""
+        entries, lost = self.entries, self.lost
+        return {mid for mid in message_ids if mid not in entries and mid not in lost}
+
     def insert(self, message_id: str, lamport: int, sender_id: str, hint: bytes | None) -> int:
         """Add a delivered message; returns its position."""
         key = (lamport, message_id)
