@@ -82,7 +82,7 @@ from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "MAX_ENVELOPE_BYTES", "VERSION", "EnvelopeError", "Kind", "KnownKeys", "Opened", "Signer",
-    "SDS_BOUNDS", "Unverified", "check_sds", "open_envelope", "read_envelope", "seal",
+    "SDS_BOUNDS", "Unverified", "check_sds", "full_form", "open_envelope", "read_envelope", "seal",
 ]
 
 VERSION = 1
@@ -153,7 +153,12 @@ class Opened:
 
     def full_form(self) -> bytes:
         """The envelope with the full key: what a store keeps and forwards."""
-        return bytes((VERSION, self.kind, _FULL)) + self.signer.public_key + self.payload + self.signature
+        return full_form(self.kind, self.signer, self.payload, self.signature)
+
+
+def full_form(kind: Kind, signer: Signer, payload: bytes, signature: bytes) -> bytes:
+    """An envelope with the full key, made again from what verified: its parts, without an ``Opened`` to hold them."""
+    return b"".join((bytes((VERSION, kind, _FULL)), signer.public_key, payload, signature))
 
 
 class KnownKeys:
