@@ -337,6 +337,8 @@ class IncomingBuffer:
         latest first), unless it comes with gaps from a sender that has more
         than ``max_gapped_per_sender`` waiting (counted before any leaves):
         then it is refused."""
+        if not done:  # after a delivery, nearly always: nothing waited for it
+            return []
         waiting = {p.sender: len(self.holdings.share(p.sender).held) for p in done if p.gaps}
         freed = []
         for pending in done:
