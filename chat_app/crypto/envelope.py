@@ -82,7 +82,7 @@ from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "MAX_ENVELOPE_BYTES", "VERSION", "EnvelopeError", "Kind", "KnownKeys", "Opened", "Signer",
-    "SDS_BOUNDS", "Unverified", "check_sds", "open_envelope", "read_envelope", "seal",
+    "SDS_BOUNDS", "Unverified", "check_sds", "full_form", "open_envelope", "read_envelope", "seal",
 ]
 
 VERSION = 1
@@ -151,12 +151,14 @@ class Opened:
     sds: Checked | None = None
     """The SDS message inside, parsed and checked once by ``check_sds``: what routing and the engine take."""
 
-    def with_sds(self, sds: Checked) -> Opened:
-        return Opened(self.kind, self.signer, self.payload, self.signature, self.context, sds)
-
     def full_form(self) -> bytes:
         """The envelope with the full key: what a store keeps and forwards."""
-        return bytes((VERSION, self.kind, _FULL)) + self.signer.public_key + self.payload + self.signature
+        return full_form(self.kind, self.signer, self.payload, self.signature)
+
+
+def full_form(kind: Kind, signer: Signer, payload: bytes, signature: bytes) -> bytes:
+    """An envelope with the full key, made again from what verified: its parts, without an ``Opened`` to hold them."""
+    return b"".join((bytes((VERSION, kind, _FULL)), signer.public_key, payload, signature))
 
 
 class KnownKeys:
@@ -239,13 +241,16 @@ class Unverified:
         return self.signer.verify(self.signature, _signed_bytes(self.kind, self.signer.public_key, self.context,
                                                                 self.payload))
 
-    def accept(self, verified: bool, known_keys: KnownKeys) -> Opened:
-        """The envelope, given ``verify``'s verdict on it. Raises ``EnvelopeError`` if it failed."""
+    def accept(self, verified: bool, known_keys: KnownKeys, sds: Config | None = None) -> Opened:
+        """The envelope, given ``verify``'s verdict on it; with ``sds`` (the
+        bounds), an SDS message inside is checked (``check_sds``) and travels
+        in it. Raises ``EnvelopeError`` if the signature or the message failed."""
         if not verified:
             raise EnvelopeError("bad_signature", f"signature does not match key {self.signer.sender_id}")
         if self.learn:
             known_keys.remember(self.signer)
-        return Opened(self.kind, self.signer, self.payload, self.signature, self.context)
+        checked_sds = check_sds(self, sds) if sds is not None and self.kind is Kind.SDS else None
+        return Opened(self.kind, self.signer, self.payload, self.signature, self.context, checked_sds)
 
 
 def read_envelope(data: bytes, known_keys: KnownKeys, *, context: bytes = b"") -> Unverified:
@@ -292,8 +297,8 @@ SDS_BOUNDS = Config()
 """The bounds an SDS message is checked against when nobody names others."""
 
 
-def check_sds(opened: Opened, bounds: Config = SDS_BOUNDS) -> Checked:
-    """The SDS message inside ``opened``, parsed and checked once
+def check_sds(opened: Opened | Unverified, bounds: Config = SDS_BOUNDS) -> Checked:
+    """The SDS message inside ``opened`` (once its signature verified), parsed and checked once
     (``sync.sds.wire.checked``: every field, the id), and shown to be the
     signer's own.
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from sync.sds import Config
 
 from .channel import ChannelKey, Keyring, read_datagram
-from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, Unverified, check_sds, seal
+from .envelope import SDS_BOUNDS, EnvelopeError, Kind, KnownKeys, Opened, Unverified, seal
 from .keys import Identity
 
 __all__ = ["Gate", "VerifyBudget"]
@@ -133,7 +133,7 @@ class Gate:
         """An admitted envelope, given its signature's verdict (``Unverified.verify``),
         with the SDS message inside checked. Raises ``EnvelopeError`` only, after counting it."""
         try:
-            opened = self._checked(envelope.accept(verified, self.known_keys))
+            opened = envelope.accept(verified, self.known_keys, self.sds)
         except EnvelopeError as exc:
             self._refused(exc, source, now)
             raise
@@ -153,8 +153,4 @@ class Gate:
     def accept_unbudgeted(self, envelope: Unverified, verified: bool) -> Opened:
         """What ``admit_unbudgeted`` let through, given its signature's verdict,
         with the SDS message inside checked. Raises ``EnvelopeError``."""
-        return self._checked(envelope.accept(verified, self.known_keys))
-
-    def _checked(self, opened: Opened) -> Opened:
-        """``opened``, with the SDS message inside checked (once) if it holds one."""
-        return opened.with_sds(check_sds(opened, self.sds)) if opened.kind is Kind.SDS else opened
+        return envelope.accept(verified, self.known_keys, self.sds)

@@ -68,7 +68,7 @@ from chat_app.crypto import (
     ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, Unverified, seal, verify_rekey,
 )
 from chat_app.crypto.channel import DEFAULT_SCRYPT, Keyring, ScryptParams
-from chat_app.crypto.envelope import VERSION, Signer
+from chat_app.crypto.envelope import VERSION, Signer, full_form
 from chat_app.net.frames import CONTROL
 from chat_app.runtime.blind import DATAGRAM_SET, datagram_set
 from chat_app.runtime.routing import FetchRequest, Refused, SdsDatagram, route_control, route_sds
@@ -232,7 +232,7 @@ class Envelopes:
     def _envelope_of(self, sds: bytes) -> bytes | None:
         """The full-form envelope of SDS bytes that verified (or that we signed) lately."""
         kept = self._envelopes.get(_digest(sds))
-        return None if kept is None else Opened(Kind.SDS, kept[0], sds, kept[1]).full_form()
+        return None if kept is None else full_form(Kind.SDS, kept[0], sds, kept[1])
 
     # --------------------------------------------------------------- receiving
 

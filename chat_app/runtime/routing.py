@@ -27,19 +27,14 @@ class SdsDatagram:
     """The SDS message, parsed and checked, with a chat message's payload as
     ``decoded``: what the engine takes (``Channel.receive_message``), and
     hands back with the message when it is delivered."""
+    channel: str
+    sender_id: str
+    """Read from the protobuf once, here: each read of a field makes a new string."""
 
     @property
     def payload(self) -> Payload | None:
         """A chat message's payload, decoded once; None for sync and ephemeral messages."""
         return self.parsed.decoded
-
-    @property
-    def channel(self) -> str:
-        return self.parsed.msg.channel_id
-
-    @property
-    def sender_id(self) -> str:
-        return self.parsed.msg.sender_id
 
     @property
     def data(self) -> bytes:
@@ -85,13 +80,15 @@ def route_control(data: bytes) -> FetchRequest | Refused:
 def route_sds(parsed: Checked) -> SdsDatagram | Refused:
     """A checked SDS message, with its payload read if it is a chat message."""
     msg = parsed.msg
-    if not (msg.content and msg.HasField("lamport_timestamp")):
-        return SdsDatagram(parsed)  # sync or ephemeral: the payload is the engine's events' business
+    channel, sender_id, content = msg.channel_id, msg.sender_id, msg.content
+    if not (content and msg.HasField("lamport_timestamp")):
+        return SdsDatagram(parsed, channel, sender_id)  # sync or ephemeral: its payload is the engine's events'
     try:
-        payload = Payload.decode(msg.content)
+        payload = Payload.decode(content)
     except PayloadError as exc:
         return Refused("payload", str(exc))
     if payload.kind in EPHEMERAL_KINDS:
         return Refused("payload", f"a {payload.kind!r} payload cannot be a chat message")
     # built directly: ``dataclasses.replace`` reads every field's definition, for each message
-    return SdsDatagram(Checked(parsed.msg, parsed.data, parsed.derivation, parsed.config, payload))
+    checked = Checked(msg, parsed.data, parsed.derivation, parsed.history, parsed.config, payload)
+    return SdsDatagram(checked, channel, sender_id)

@@ -98,16 +98,17 @@ def _delivered(channel: str, event: Delivered, now: int, out: Translation, wire_
             problem = str(exc)
     if payload is not None:
         out.authors.append((event.sender_id, payload.nick))
+        nick, kind, text, seq, sent_at = payload.nick, payload.kind, payload.text, payload.seq, payload.sent_at
+        about, offer = payload.about or None, payload.offer
+    else:
+        nick = kind = text = seq = sent_at = about = offer = None
     wire = wire_of(channel, event.wire, event.sender_id) if wire_of is not None else event.wire
     row = StoredMessage(
-        channel, event.message_id, event.lamport, event.sender_id,
-        payload.nick if payload else None, payload.kind if payload else None,
-        payload.text if payload else None, payload.seq if payload else None,
-        payload.sent_at if payload else None, wire, event.received_at, now, event.own, event.gaps,
-        ack="unacknowledged" if event.own else None, about=payload.about or None if payload else None,
-        offer=payload.offer if payload else None,
+        channel, event.message_id, event.lamport, event.sender_id, nick, kind, text, seq, sent_at, wire,
+        event.received_at, now, event.own, event.gaps, ack="unacknowledged" if event.own else None, about=about,
+        offer=offer,
     )
     out.rows.append(row)
     out.events.append(ev.MessageDelivered(
-        channel, event.position, event.message_id, event.sender_id, event.lamport, row.nick, row.kind,
-        row.text, row.seq, event.own, tuple(event.gaps), problem, row.about, row.offer))
+        channel, event.position, event.message_id, event.sender_id, event.lamport, nick, kind, text, seq,
+        event.own, tuple(event.gaps), problem, about, offer))

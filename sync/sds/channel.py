@@ -198,59 +198,64 @@ class Channel:
         or a router's ``wire.checked``): only what depends on this receiver -
         its clock - is checked here. Checked against other bounds than this
         channel's, it is checked again."""
-        self.stats["received"] += 1
-        msg = parsed.msg
+        # A field of the protobuf is made into a Python value each time it is
+        # read: each is read once, here, and the history's ids come from the check.
+        stats = self.stats
+        stats["received"] += 1
+        msg, cited = parsed.msg, parsed.history
         try:
             if parsed.config is not self.config and parsed.config != self.config:
-                msg = checked(parsed.data, self.config).msg
-            check_clock(msg, self.config, now, self.lamport)
+                again = checked(parsed.data, self.config)
+                msg, cited = again.msg, again.history
+            check_clock(msg, self.config, now, lambda: self.lamport)
         except RemoteProtocolError as exc:
             self._reject(exc)
             return
         data = parsed.data
         if msg.channel_id != self.channel_id:
-            self.stats["other_channel"] += 1
+            stats["other_channel"] += 1
             return
-        mid = msg.message_id
+        mid, sender = msg.message_id, msg.sender_id
         # SDS-R: whoever holds this message, nobody needs to ask or answer for it.
         self._incoming.drop_request(mid)
         self._repair.seen(mid)
-        if msg.sender_id == self.sender_id:
-            self.stats["echo"] += 1
+        if sender == self.sender_id:
+            stats["echo"] += 1
             return
-        self._peers.heard(msg.sender_id, now)
+        self._peers.heard(sender, now)
         if not msg.HasField("lamport_timestamp"):  # content without a timestamp (see ``validate``)
-            self.stats["ephemeral"] += 1
-            self._out.emit(EphemeralReceived(msg.sender_id, msg.content, now))
+            stats["ephemeral"] += 1
+            self._out.emit(EphemeralReceived(sender, msg.content, now))
             return
         content = msg.content
         if content and mid in self._incoming:
-            freed = self._incoming.supersede(msg, data)
+            freed = self._incoming.supersede(msg, data, cited)
             self._delivery.deliver([freed] if freed else [])
             return
         if content and mid in self._log:
-            self.stats["duplicate"] += 1
+            stats["duplicate"] += 1
             return
         self._sync.heard(now, content=bool(content))
         if msg.HasField("bloom_filter"):
-            self._peers.set_filter(msg.sender_id, msg.bloom_filter, now)  # for the watch, on the timer
-            self._bloom.heard(msg.sender_id, msg.bloom_filter, now)
-        self._outgoing.review(msg, now)
+            bloom = msg.bloom_filter
+            self._peers.set_filter(sender, bloom, now)  # for the watch, on the timer
+            self._bloom.heard(sender, bloom, now)
+        self._outgoing.review(msg, cited, now)
         for pb in msg.repair_request:
             self._incoming.drop_request(pb.message_id)  # someone else asked: we need not (limits request storms)
             self._repair.asked(pb.message_id, pb.sender_id or self._log.sender_of(pb.message_id), now)
         if not content:
-            self.stats["sync_received"] += 1
+            stats["sync_received"] += 1
             self._incoming.named(msg, now)
             return
-        ready = self._incoming.arrive(msg, data, now, parsed.decoded)
+        ready = self._incoming.arrive(msg, data, cited, now, parsed.decoded)
         if ready is None and mid not in self._incoming:
             return  # refused (the buffer said why)
         self._bloom.add(mid)
         if ready is None:
-            self.stats["buffered"] += 1
+            stats["buffered"] += 1
             unmet = tuple(sorted(self._incoming.pending[mid].unmet))
-            self._out.emit(Buffered(mid, msg.sender_id, msg.lamport_timestamp, content, unmet))
+            self._out.emit(Buffered(mid, sender, msg.lamport_timestamp, content, unmet))
         else:
             self._delivery.deliver([ready])
 

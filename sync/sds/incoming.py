@@ -100,11 +100,13 @@ class IncomingBuffer:
 
     # ------------------------------------------------------------ arriving
 
-    def arrive(self, msg: SdsMessage, wire: bytes, now: int, decoded: object = None) -> Pending | None:
-        """A content message we do not hold: returned if it can be delivered
+    def arrive(self, msg: SdsMessage, wire: bytes, cited: tuple[str, ...], now: int,
+               decoded: object = None) -> Pending | None:
+        """A content message we do not hold (``cited``: the ids its causal
+        history names, ``Checked.history``): returned if it can be delivered
         now; else held for its history, or refused (``Rejected``) - ``None``
         either way, and ``in`` tells which."""
-        unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
+        unmet = self._log.unsettled(cited)
         pending = Pending(msg, wire, now, unmet, 0, decoded=decoded)
         if not unmet:
             return pending
@@ -259,7 +261,7 @@ class IncomingBuffer:
             owner.owned.discard(dep)
             self.holdings.charge(owner.sender, -cost, missing=-1)
 
-    def supersede(self, msg: SdsMessage, wire: bytes) -> Pending | None:
+    def supersede(self, msg: SdsMessage, wire: bytes, cited: tuple[str, ...]) -> Pending | None:
         """Another copy of a buffered message. The id covers the content but
         not the causal history, so a copy whose history was corrupted (naming
         messages that never existed) could hold the real one back until
@@ -267,7 +269,7 @@ class IncomingBuffer:
         dependencies only the replaced copy named are forgotten. Returns the
         message if it is now free to deliver."""
         pending = self.pending[msg.message_id]
-        unmet = {pb.message_id for pb in msg.causal_history if not self._log.settled(pb.message_id)}
+        unmet = self._log.unsettled(cited)
         if not unmet < pending.unmet:
             self._out.stats["duplicate"] += 1
             return None
@@ -335,6 +337,8 @@ class IncomingBuffer:
         latest first), unless it comes with gaps from a sender that has more
         than ``max_gapped_per_sender`` waiting (counted before any leaves):
         then it is refused."""
+        if not done:  # after a delivery, nearly always: nothing waited for it
+            return []
         waiting = {p.sender: len(self.holdings.share(p.sender).held) for p in done if p.gaps}
         freed = []
         for pending in done:

@@ -88,15 +88,21 @@ class LocalLog:
         """In the log, or given up as lost: nothing to wait for."""
         return message_id in self.entries or message_id in self.lost
 
+    def unsettled(self, message_ids: tuple[str, ...]) -> set[str]:
+        """Those of ``message_ids`` neither in the log nor given up."""
+        entries, lost = self.entries, self.lost
+        return {mid for mid in message_ids if mid not in entries and mid not in lost}
+
     def insert(self, message_id: str, lamport: int, sender_id: str, hint: bytes | None) -> int:
         """Add a delivered message; returns its position."""
-        key = (lamport, message_id)
-        self.order.add(key)
+        key, order = (lamport, message_id), self.order
+        newest = not order or key > order[-1]  # nearly always: then its position needs no search
+        order.add(key)
         self.entries[message_id] = LogEntry(lamport, sender_id, hint)
         self.recent.append(message_id)
         if self.lost.pop(message_id, None) is not None:
             self._lost_dirty.add(message_id)
-        return self.order.bisect_left(key)
+        return len(order) - 1 if newest else order.bisect_left(key)
 
     def add_lost(self, message_id: str) -> None:
         self._lost_stamp += 1

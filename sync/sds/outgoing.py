@@ -83,11 +83,11 @@ class OutgoingBuffer:
 
     # ------------------------------------------------------------ reviewing
 
-    def review(self, msg: SdsMessage, now: int) -> None:
-        """What ``msg`` (from another participant) says about ours."""
+    def review(self, msg: SdsMessage, cited: tuple[str, ...], now: int) -> None:
+        """What ``msg`` (from another participant), whose causal history names
+        ``cited`` (``Checked.history``), says about ours."""
         peer = msg.sender_id
-        for pb in msg.causal_history:
-            mid = pb.message_id
+        for mid in cited:
             out = self.unacked.get(mid) or self.watched.get(mid)
             if out is not None:
                 counted = self._credit(out, peer)

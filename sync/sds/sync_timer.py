@@ -45,8 +45,11 @@ class SyncTimer:
         a chat message, not a sync."""
         self.last_activity = now
         if content and (settle := self._config.settle_sync_ms):
+            # the backoff is a function of ``now`` alone: a batch's messages, which arrive at
+            # one ``now``, work it out once
+            if self.settle_at is None or self.last_content != now:
+                self.settle_at = now + settle + hash64(*self._seed, "settle", str(now)) % (settle + 1)
             self.last_content = now
-            self.settle_at = now + settle + hash64(*self._seed, "settle", str(now)) % (settle + 1)
 
     def should_settle(self) -> bool:
         """At ``settle_at``: send the sync that settles a burst? Only if nobody

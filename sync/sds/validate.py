@@ -67,44 +67,47 @@ whoever needs a particular one - the signed envelope wants ours - asks, and
 the id is hashed once."""
 
 
-def derivation(msg: SdsMessage, lamport: int | None) -> str | None:
-    """Which of the derivations its kind allows ``msg``'s id is, if any.
-    Ours is tried first (what sds-chat sends), the reference's content hash
-    only when ours does not match."""
-    mid, content = msg.message_id, msg.content
-    if mid == compute_message_id(msg.sender_id, msg.channel_id, lamport, content):
+def derivation(mid: str, sender_id: str, channel_id: str, lamport: int | None, content: bytes) -> str | None:
+    """Which of the derivations its kind allows the id ``mid`` of a message
+    with these fields is, if any. Ours is tried first (what sds-chat sends),
+    the reference's content hash only when ours does not match."""
+    if mid == compute_message_id(sender_id, channel_id, lamport, content):
         return OURS
     if content:
         return REFERENCE if len(mid) == 64 and mid == sha256(content).hexdigest() else None
     return REFERENCE_SYNC if REFERENCE_SYNC_ID.fullmatch(mid) else None
 
 
-def check(msg: SdsMessage, max_hint_bytes: int) -> str:
+def check(msg: SdsMessage, max_hint_bytes: int) -> tuple[str, tuple[str, ...]]:
     """Raise ``RemoteProtocolError`` unless ``msg`` is well-formed and its id
-    is one of the derivations its kind allows; which one it is."""
-    for problem in (sender_id_problem(msg.sender_id), channel_id_problem(msg.channel_id)):
+    is one of the derivations its kind allows; which one it is, and the ids
+    its causal history names, in order (read here once: a field of a parsed
+    entry costs about 0.4 µs each time it is read)."""
+    sender_id, channel_id = msg.sender_id, msg.channel_id
+    for problem in (sender_id_problem(sender_id), channel_id_problem(channel_id)):
         if problem:
             raise RemoteProtocolError("malformed", problem)
     stamped, content = msg.HasField("lamport_timestamp"), msg.content
     if not stamped and not content:
         raise RemoteProtocolError("malformed", "neither a Lamport timestamp nor content")
-    if stamped and msg.lamport_timestamp > MAX_LAMPORT:
-        raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} exceeds 2^63 - 1")
+    lamport = msg.lamport_timestamp if stamped else None
+    if stamped and lamport > MAX_LAMPORT:
+        raise RemoteProtocolError("clock", f"Lamport timestamp {lamport} exceeds 2^63 - 1")
     mid = msg.message_id
-    found = derivation(msg, msg.lamport_timestamp if stamped else None)
+    found = derivation(mid, sender_id, channel_id, lamport, content)
     if found is None:
         raise RemoteProtocolError("forged_id", f"message id {_show(mid)} is not derived from the message's fields")
-    for name in ("causal_history", "repair_request"):
-        entries = getattr(msg, name)
-        if entries:
-            _check_entries(name, entries, mid, max_hint_bytes)
-    return found
+    history = msg.causal_history
+    cited = _check_entries("causal_history", history, mid, max_hint_bytes) if history else ()
+    if requests := msg.repair_request:
+        _check_entries("repair_request", requests, mid, max_hint_bytes)
+    return found, cited
 
 
-def _check_entries(name: str, entries, mid: str, max_hint_bytes: int) -> None:
+def _check_entries(name: str, entries, mid: str, max_hint_bytes: int) -> tuple[str, ...]:
     """Each entry names a content message, none twice nor ``mid`` itself,
     with a well-formed sender if it has one and a hint of at most
-    ``max_hint_bytes``. Checked over all of them at once: reading a field of
+    ``max_hint_bytes``; the ids, in order. Checked over all of them at once: reading a field of
     a parsed entry costs about 0.4 µs, and 256 entries checked one by one
     took a millisecond."""
     ids, senders = [], set()
@@ -127,6 +130,7 @@ def _check_entries(name: str, entries, mid: str, max_hint_bytes: int) -> None:
             problem = sender_id_problem(sender)  # set, but empty
         if problem:
             raise RemoteProtocolError("malformed", f"{name} entry: {problem}")
+    return tuple(ids)
 
 
 def _show(value: str) -> str:

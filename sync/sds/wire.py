@@ -8,6 +8,7 @@ malformed raises ``RemoteProtocolError`` with a one-line reason, which
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -36,6 +37,9 @@ class Checked:
     """The datagram itself: what is stored and passed on, byte for byte."""
     derivation: str
     """Which derivation the message id was found to be (``validate.OURS``...)."""
+    history: tuple[str, ...]
+    """The ids its causal history names, in order, as the check read them:
+    the engine reads them from here, never from the protobuf again."""
     config: Config
     """The bounds it was checked against: an engine with others checks it again."""
     decoded: object = None
@@ -70,7 +74,7 @@ def checked(data: bytes, config: Config) -> Checked:
     """Parse and validate one datagram: its size, every field, the id (hashed
     once). Raises ``RemoteProtocolError``."""
     msg = parse(data, config)
-    return Checked(msg, data, check_message(msg, config), config)
+    return Checked(msg, data, *check_message(msg, config), config)
 
 
 def parse(data: bytes, config: Config) -> SdsMessage:
@@ -89,9 +93,9 @@ def check_size(data: bytes, config: Config) -> None:
         raise RemoteProtocolError("oversized", f"datagram of {len(data)} bytes exceeds {config.max_datagram_bytes}")
 
 
-def check_message(msg: SdsMessage, config: Config) -> str:
+def check_message(msg: SdsMessage, config: Config) -> tuple[str, tuple[str, ...]]:
     """Every length bounded by ``config``, every field and the id checked;
-    which derivation the id is."""
+    which derivation the id is, and the ids its causal history names."""
     limit = config.max_id_length
     for name in ("sender_id", "message_id", "channel_id"):
         value = getattr(msg, name)
@@ -106,9 +110,14 @@ def check_message(msg: SdsMessage, config: Config) -> str:
     return check(msg, config.max_hint_bytes)
 
 
-def check_clock(msg: SdsMessage, config: Config, now: int, clock: int) -> None:
-    """A Lamport timestamp not too far ahead of ``now`` and of our ``clock``:
+def check_clock(msg: SdsMessage, config: Config, now: int, clock: Callable[[], int]) -> None:
+    """A Lamport timestamp not too far ahead of ``now`` and of our ``clock()``:
     the one check that depends on the receiver, so it is the engine's, on
-    receipt. (That it fits 63 bits is the message's own: ``validate``.)"""
-    if msg.HasField("lamport_timestamp") and msg.lamport_timestamp > max(now, clock) + config.max_future_ms:
-        raise RemoteProtocolError("clock", f"Lamport timestamp {msg.lamport_timestamp} is too far ahead")
+    receipt. (That it fits 63 bits is the message's own: ``validate``.) The
+    clock is read only for a timestamp past ``now``'s bound - rarely: it is
+    a look into the log."""
+    if not msg.HasField("lamport_timestamp"):
+        return
+    lamport, ahead = msg.lamport_timestamp, config.max_future_ms
+    if lamport > now + ahead and lamport > clock() + ahead:
+        raise RemoteProtocolError("clock", f"Lamport timestamp {lamport} is too far ahead")
