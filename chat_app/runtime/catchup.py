@@ -66,6 +66,9 @@ messages name the newest entries of its log: a peer that hears two others
 who cannot hear each other (two subnets, one host on both) may never name
 one side's last messages to the other side. A round finds them."""
 AWAIT_DIAL_MS = 2_000
+ROUND_WAITS_MS = 10_000
+"""How long a round waits for a session under way on a link from the peer's
+host before it dials that peer all the same (``_round``)."""
 """When two peers meet, only the one with the lower id dials; the other
 waits this long for that link before dialing itself. One session carries
 entries both ways (each side sends what the other lacks), and when both
@@ -140,6 +143,7 @@ class CatchUp:
         self._reads: list[tuple[Connection, Read]] = []
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
+        self._round_since: int | None = None  # when the round now waiting (``_round``) came due
         self._awaited: dict[Address, tuple[int, int]] = {}  # peers that should dial us: (since, look again)
         self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
         self._served_links: set[Connection] = set()  # links opened to us whose session finished
@@ -182,7 +186,8 @@ class CatchUp:
         stands in for our dial once its session finished, and an unfinished
         one postpones it. TCP vouches for the host; a forger on the peer's
         host can hold back our dial to a peer that cannot dial us itself
-        until the next round (``ROUND_EVERY_MS``), which no link holds back."""
+        until the next round (``ROUND_EVERY_MS``), which a link holds back
+        ``ROUND_WAITS_MS`` at most."""
         if dial_first:
             self.dial(address, now)
         else:
@@ -247,11 +252,19 @@ class CatchUp:
         with longest ago (asked only then: the timer fires far more often)."""
         if self.round_due is None or now < self.round_due:
             return
-        self.round_due = now + ROUND_EVERY_MS
         idle = [a for a in candidates() if a not in self._dialing]
-        if idle:
-            # not held back by a link from the peer's host: a round is what ends a forger's delay (``met``)
-            self._dial_now(min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS)), now)
+        address = min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS), default=None)
+        since = self._round_since if self._round_since is not None else self.round_due
+        if address is not None and self._accepted_from(self._hosts(address)) and now - since < ROUND_WAITS_MS:
+            # A link from its host is open (a late joiner taking our history, maybe long after our
+            # side of the session finished): dialed now, ours would send again all it has yet to
+            # take; after it, ours only reconciles. Held back ROUND_WAITS_MS at most: a round is
+            # what ends a forger's delay (``met``).
+            self._round_since, self.round_due = since, now + AWAIT_DIAL_MS
+            return
+        self._round_since, self.round_due = None, now + ROUND_EVERY_MS
+        if address is not None:
+            self._dial_now(address, now)
 
     def dials(self) -> list[Address]:
         out, self._dials = self._dials, []

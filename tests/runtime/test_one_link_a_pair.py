@@ -15,7 +15,7 @@ import pytest
 from chat_app import events as ev
 from chat_app.address import Address
 from chat_app.runtime import Runtime
-from chat_app.runtime.catchup import AWAIT_DIAL_MS, PEER_CLOSED, ROUND_EVERY_MS
+from chat_app.runtime.catchup import AWAIT_DIAL_MS, PEER_CLOSED, ROUND_EVERY_MS, ROUND_WAITS_MS
 from chat_app.store import Store
 from sync.replication import Connection
 
@@ -289,7 +289,8 @@ def test_a_link_lost_before_its_session_finished_leaves_the_other_to_dial(pair):
 def test_a_silent_link_from_the_peers_host_delays_the_dial_it_stands_for_never_cancels_it(pair):
     """Anyone on the peer's host can open a stream to us from there and say
     nothing: our dial waits while it is open, and the next round dials the
-    peer all the same (the link's own idle timeout would end it later)."""
+    peer all the same, after waiting ``ROUND_WAITS_MS`` for the link (the
+    link's own idle timeout would end it later)."""
     hosts, lower, higher = pair
     hosts.unreachable.add(hosts.address(higher))  # the real lower cannot reach the higher
     silent = higher.stream_opened((hosts.address(lower)[0], 50_000), initiator=False, now=hosts.now)
@@ -297,7 +298,9 @@ def test_a_silent_link_from_the_peers_host_delays_the_dial_it_stands_for_never_c
     hosts.meet(higher, lower)
     hosts.run(AWAIT_DIAL_MS * 3)
     assert hosts.opened() == [] and not converged(hosts)  # it waits for the link from that host
-    hosts.run(ROUND_EVERY_MS)
+    hosts.run(ROUND_EVERY_MS - AWAIT_DIAL_MS * 3 + ROUND_WAITS_MS - AWAIT_DIAL_MS)
+    assert hosts.opened() == []  # the round waits for the link a while
+    hosts.run(AWAIT_DIAL_MS * 2)
     assert silent.closed is None  # still open: the round dialed, not the link's end
     assert converged(hosts)
     assert hosts.opened() == [(hosts.address(higher), hosts.address(lower))]
@@ -318,3 +321,25 @@ def test_a_host_whose_finished_session_can_no_longer_stand_for_a_dial_is_forgott
     hosts.run(AWAIT_DIAL_MS * 2)
     assert hosts.opened() == [(hosts.address(lower), hosts.address(higher)),
                               (hosts.address(higher), hosts.address(lower))]
+
+
+@pytest.mark.parametrize("pair", ["the higher does"], indirect=True)
+def test_a_round_waits_while_a_newcomer_takes_our_history_over_its_link(pair):
+    """A newcomer that dialed us takes our history for a while, long after our
+    side of the session finished: a round that dialed it meanwhile would send
+    again all it has yet to take. The round waits while the link is open
+    (``ROUND_WAITS_MS`` at most); after it, a round only reconciles."""
+    hosts, lower, higher = pair
+    hosts.meet(lower, higher)
+    hosts.meet(higher, lower)
+    hosts.step()
+    link, = hosts.links
+    link.slow = True  # the lower takes a frame a second
+    hosts.run(ROUND_EVERY_MS + AWAIT_DIAL_MS)
+    assert link.open and link.backlog
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher))]  # the higher's round waits
+    link.slow = False
+    hosts.run(ROUND_WAITS_MS)
+    assert converged(hosts) and not link.open
+    assert hosts.tried == [(hosts.address(lower), hosts.address(higher)),
+                           (hosts.address(higher), hosts.address(lower))]  # the round, once the link closed
