@@ -132,6 +132,6 @@ async def test_typing_while_a_message_is_picked_writes_in_the_input_and_picks_no
         assert app.chat.input.value == "/edi" and app.chat.input.has_focus and view.selected is None
 
         app.chat.input.value = ""
-        send_at_once(app, ["alt+up", *"/edit 2 a line", "escape"])
+        send_at_once(app, ["alt+up", *"/edit 2 a line"])
         await typed_in_the_input(pilot, app, "/edit 2 a line")
         assert view.selected is None and row(app, "hello").reactions == ""
