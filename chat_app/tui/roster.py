@@ -59,9 +59,14 @@ class Roster:
             return True
         return False
 
-    def in_channel(self, channel: str | None) -> list[Member]:
+    def in_channel(self, channel: str | None, spoke_in: dict[str, set[str]]) -> list[Member]:
+        """The members of ``channel``: who announces it, and who announces no
+        channel (found by its traffic, or a ``--peer``) but spoke in it
+        (``spoke_in``). Listed everywhere, a stranger who wrote in #general
+        would look like a member of a private channel it cannot read."""
         return [m for pid, m in self.members.items()
-                if self.channels.get(pid) is None or channel in self.channels[pid]]
+                if channel in (self.channels.get(pid) or ()) or pid not in self.channels
+                and channel in spoke_in.get(pid, ())]
 
     def nicks(self) -> list[str]:
         """Nicks to complete: those shown as they are (a completed nick lands in the input line)."""

@@ -77,7 +77,7 @@ class ClientState:
         """Who the member list shows besides us: the channel's members, or
         the other person of a direct conversation, present or not."""
         if not is_direct(self.current):
-            return self.roster.in_channel(self.current)
+            return self.roster.in_channel(self.current, self.presence.spoke_in)
         peer_id = self.current[1:]
         known = self.roster.members.get(peer_id)
         return [known or Member(peer_id, self.direct_nicks.get(self.current), 0, present=False)]

@@ -407,3 +407,16 @@ def test_what_was_never_opened_is_still_unread_after_a_restart():
     general = [MessageRow(NOW + i, f"{i:032x}", BOB, "bob", t) for i, t in ((1, "old news"), (3, "unseen here"))]
     effects = history.page_read(again, "general", history.Page(general, None, True, frozenset()), None)
     assert of(Unseen, effects) == [Unseen(f"{3:032x}")]  # on screen: the rule above it
+
+
+def test_a_peer_that_announces_no_channel_is_a_member_where_it_spoke_only():
+    """Found by its traffic (no mDNS), a stranger who wrote in #general is
+    listed there, not in a private channel it cannot read; a peer that
+    announces its channels is listed in those."""
+    state = started("general", "ops", current="ops")
+    reduce(state, ev.PeerJoined(BOB, None, ("10.0.0.2", 1), found=("traffic",)), NOW)
+    reduce(state, ev.PeerJoined(CAROL, "carol", ("10.0.0.3", 1), channels=("general", "ops")), NOW)
+    reduce(state, said("hi", sender=BOB, nick="mallory"), NOW + 1)
+    assert [m.peer_id for m in state.members_here()] == [CAROL]
+    channels.switch_to(state, "general")
+    assert sorted(m.peer_id for m in state.members_here()) == [BOB, CAROL]
