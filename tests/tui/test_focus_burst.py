@@ -22,6 +22,15 @@ async def said(pilot, app, text="hello"):
     await until(pilot, lambda: texts(app) == [text])
 
 
+async def picked(pilot, app) -> ChannelView:
+    """A message said, then picked (Alt+Up): the history, which has the focus."""
+    await said(pilot, app)
+    view = app.query_one(ChannelView)
+    await pilot.press("alt+up")
+    assert view.has_focus
+    return view
+
+
 async def typed_in_the_input(pilot, app, text):
     """The keys after the one that closed a picker, a prompt or the switcher went to the input."""
     await until(pilot, lambda: app.chat.input.value == text)
@@ -43,10 +52,7 @@ async def test_alt_up_and_a_in_one_burst_open_the_reaction_picker(make_app):
 async def test_escape_and_text_in_one_burst_type_the_text_in_the_input(make_app):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await said(pilot, app)
-        view = app.query_one(ChannelView)
-        await pilot.press("alt+up")
-        assert view.has_focus
+        view = await picked(pilot, app)
         send_at_once(app, ["escape", *"hi there"])
         await until(pilot, lambda: app.chat.input.value == "hi there")
         assert app.chat.input.has_focus and view.selected is None
@@ -124,10 +130,7 @@ async def test_typing_while_a_message_is_picked_writes_in_the_input_and_picks_no
     for its e, a deletion question for its d and a reaction for its a and Enter."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await said(pilot, app)
-        view = app.query_one(ChannelView)
-        await pilot.press("alt+up")
-        assert view.has_focus
+        view = await picked(pilot, app)
         await pilot.press(*"/edi")
         assert app.chat.input.value == "/edi" and app.chat.input.has_focus and view.selected is None
 
