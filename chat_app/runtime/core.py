@@ -411,6 +411,8 @@ class Runtime:
         self._events += self.people.seen(peer_id, key or None, nick, now)
         self.private.announced(channels, peer.address, now)
         self.direct.heard(peer_id, peer.address, now)
+        if MAILBOX_LINK in channels:
+            self.direct.mailbox_announced(peer.address, now)
         if new:
             self.outbox.met(peer.address)
             self._meet(peer_id, peer.address, now)

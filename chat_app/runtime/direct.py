@@ -150,6 +150,7 @@ class Direct:
         self.peer_id = identity.sender_id
         self._send, self._notify, self._address_of = send, notify, address_of
         self._mailboxes = mailboxes  # store peers that keep letters for those away (``mailbox``)
+        self._collected: dict[Address, int] = {}  # mailbox -> when we last asked it for our letters
         self.mailbox_tag = mailbox.mailbox_tag(identity.public_key)
         self.mailbox_link = f"~{self.mailbox_tag.hex()}"  # announced: where letters for us are filed
         self.config = config or Config()
@@ -316,10 +317,19 @@ class Direct:
                 self._send(receipt, address)
 
     def _collect(self, addr: Address | None, now: int) -> None:
-        """``addr`` was silent, or is new to us: if it is a mailbox, ask it for our letters."""
-        if addr is not None and addr in self._mailboxes():
-            self.stats["dm_collect"] += 1
-            self._send(mailbox.collect(self.identity, now), addr)
+        """``addr`` was silent, is new to us, or announced itself a mailbox:
+        if it is one, ask it for our letters - once for all of these at one
+        time (its datagrams may come before its announcement says what it is)."""
+        if addr is None or now - self._collected.get(addr, -COMEBACK_MS) < COMEBACK_MS or addr not in self._mailboxes():
+            return
+        self._collected = {a: at for a, at in self._collected.items() if now - at < COMEBACK_MS}
+        self._collected[addr] = now
+        self.stats["dm_collect"] += 1
+        self._send(mailbox.collect(self.identity, now), addr)
+
+    def mailbox_announced(self, addr: Address, now: int) -> None:
+        """A mailbox store announced itself at ``addr``: our letters, unless just asked for."""
+        self._collect(addr, now)
 
     def leave(self) -> None:
         """We are going, perhaps before those we wrote to come back: each gets

@@ -93,6 +93,23 @@ def test_written_while_the_recipient_is_away_it_reaches_them_from_the_mailbox_af
     assert store.store.blind.letters.held(bob.direct.mailbox_tag, 0) == []  # taken: forgotten
 
 
+def test_a_mailbox_heard_before_its_announcement_is_asked_once_it_is_known_as_one(net):
+    """Back on the network, bob hears the mailbox's datagrams (its key, its
+    syncs) before its announcement says it is a mailbox: he asks for his
+    letters when it does, once."""
+    alice, bob, store = three(net)
+    bob_address = quit_(net, bob)
+    write_while_away(net, alice, 35_000)
+    bob = come_back(net, bob_address, "bob")
+    net.run(3_000)  # the store's datagrams, before any announcement
+    assert received(net, bob) == [] and bob.direct.stats["dm_collect"] == 0
+    announce(net, bob, store)
+    announce(net, bob, store)  # announced again at once: asked once all the same
+    net.run(1_000)
+    assert received(net, bob) == AWAY
+    assert bob.direct.stats["dm_collect"] == 1
+
+
 def test_the_mailbox_restarted_in_between_still_hands_the_letters_over(net):
     alice, bob, store = three(net)
     bob_address = quit_(net, bob)
