@@ -37,6 +37,9 @@ SERVICE_TYPE = "_sds-chat._udp.local."
 PROTOCOL_VERSION = "1"
 UNNAMED = "?"
 """The nick of a peer that announces none (or one the nick rule refuses)."""
+LISTEN_S = 0.3
+"""How long a starting peer browses before it announces itself: the others answer a
+query within 20-120 ms (RFC 6762 6), and resolving what they announce takes a moment more."""
 GOODBYE_S = 2.0
 """How long quitting waits for the mDNS goodbye to go out."""
 
@@ -69,6 +72,7 @@ class Discovery:
         self._info: AsyncServiceInfo | None = None
         self._names: dict[str, str] = {}  # service name -> peer id
         self._tasks: set[asyncio.Task] = set()
+        self._held: list[PeerInfo] | None = None  # peers found before we announced ourselves (``start``)
         self.stats: Counter[str] = Counter()
 
     def _service_info(self) -> AsyncServiceInfo:
@@ -89,14 +93,21 @@ class Discovery:
         kwargs = {"interfaces": interfaces} if interfaces else {}
         self._zc = AsyncZeroconf(ip_version=IPVersion.V4Only, **kwargs)
         self._info = self._service_info()
-        # No probe for our names first (RFC 6762 8.1: a random wait, then three probes 250 ms
-        # apart, about a second of every start): they are the hash of our key, so nobody can
-        # hold them but us, and a probe answered by a forger would only stop us starting.
-        self._keep(await self._zc.async_register_service(self._info, cooperating_responders=True))
-        # Let the first announcement go out before our first datagram, so a peer hears
-        # who we are (the nick) no later than what we say.
-        await asyncio.sleep(0)
+        # Browse first: the others answer within LISTEN_S, so we know who they are (nick,
+        # channels, a mailbox) before our announcement has them send us their datagrams. Who
+        # we find meanwhile is told after we announced ourselves: what that has us send them
+        # comes after our announcement, so they know our nick when they first hear us.
+        self._held = []
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, SERVICE_TYPE, handlers=[self._on_change])
+        await asyncio.sleep(LISTEN_S)
+        # No probe for our names (RFC 6762 8.1: a random wait, then three probes 250 ms apart,
+        # about a second of every start): they are the hash of our key, so nobody can hold
+        # them but us, and a probe answered by a forger would only stop us starting.
+        self._keep(await self._zc.async_register_service(self._info, cooperating_responders=True))
+        await asyncio.sleep(0)  # the first announcement goes out
+        held, self._held = self._held, None
+        for peer in held:
+            self._on_seen(peer)
 
     async def update(self, nick: str, channels: tuple[str, ...], svs: tuple[str, ...] = ()) -> None:
         """Announce a new nick or channel list."""
@@ -134,7 +145,9 @@ class Discovery:
     def _on_change(self, zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
         if state_change is ServiceStateChange.Removed:
             peer_id = self._names.pop(name, None)
-            if peer_id and peer_id != self.me.peer_id:
+            if self._held is not None:
+                self._held = [peer for peer in self._held if peer.peer_id != peer_id]
+            elif peer_id and peer_id != self.me.peer_id:
                 self._on_gone(peer_id)
             return
         task = asyncio.ensure_future(self._resolve(name))
@@ -159,7 +172,11 @@ class Discovery:
         self._names[name] = props["id"]
         channels = tuple(c for c in props.get("ch", "").split(",") if c)
         svs = tuple(c for c in props.get("svs", "").split(",") if c in channels)
-        self._on_seen(PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs))
+        peer = PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs)
+        if self._held is not None:
+            self._held.append(peer)
+        else:
+            self._on_seen(peer)
 
     def _nick(self, props: dict[str, str]) -> str:
         nick = props.get("nick", UNNAMED)
