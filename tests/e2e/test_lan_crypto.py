@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
 
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
+SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF past rmem_max, for root (not in the socket module)
 ROOM, PASS, OTHER = "operations-room", "correct horse battery staple", "another group entirely"
 
 
@@ -38,7 +39,11 @@ class Capture:
             libc = ctypes.CDLL(None, use_errno=True)
             with open(f"/var/run/netns/{namespace}") as ns:
                 libc.setns(ns.fileno(), CLONE_NEWNET)
-            made.append(socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL)))
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            # room for a burst (a file's chunks at full speed) while this thread is not scheduled:
+            # a frame the kernel drops for want of it is one the capture never saw
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+            made.append(sock)
 
         thread = threading.Thread(target=make)
         thread.start()
