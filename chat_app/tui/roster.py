@@ -64,9 +64,11 @@ class Roster:
         channel (found by its traffic, or a ``--peer``) but spoke in it
         (``spoke_in``). Listed everywhere, a stranger who wrote in #general
         would look like a member of a private channel it cannot read."""
-        return [m for pid, m in self.members.items()
-                if channel in (self.channels.get(pid) or ()) or pid not in self.channels
-                and channel in spoke_in.get(pid, ())]
+        def member(pid: str) -> bool:
+            if pid in self.channels:  # it announced its channels
+                return channel in (self.channels[pid] or ())
+            return channel in spoke_in.get(pid, ())
+        return [m for pid, m in self.members.items() if member(pid)]
 
     def nicks(self) -> list[str]:
         """Nicks to complete: those shown as they are (a completed nick lands in the input line)."""
