@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from chat_app.channel_names import SVS_MARK, BadChannelName, channel_name, channel_spec
-from chat_app.data_dir import default_data_dir, not_a_directory, unusable
+from chat_app.data_dir import default_data_dir, keep_private, not_a_directory, unusable
 from chat_app.inert_text import inert
 from chat_app.net.addresses import normalize
 from chat_app.wire_rule import chosen_nick_problem
@@ -219,6 +219,7 @@ def run_peer(args: argparse.Namespace) -> int:
     data_dir = args.data_dir or default_data_dir()
     lock = DataDirLock(data_dir)
     try:
+        keep_private(data_dir)
         lock.acquire()
         store = Store(database_path(data_dir))
     except DataDirBusy as exc:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
+
+PRIVATE = 0o077
+"""The mode bits of group and others: none of them on what a peer writes."""
 
 
 def default_data_dir() -> Path:
@@ -18,6 +22,25 @@ def not_a_directory(data_dir: Path) -> str | None:
     if data_dir.exists() and not data_dir.is_dir():
         return f"the data directory {data_dir} is a file, not a directory; name a directory with --data-dir"
     return None
+
+
+def keep_private(data_dir: Path) -> None:
+    """Make what this peer writes readable by its user alone, from now on and
+    before: direct messages and private channels are stored as plain text, so
+    a history other users of the machine could read would undo their
+    encryption. The process's umask takes group and others off every file and
+    directory it creates (SQLite makes its -wal and -shm files with the mode
+    of the database); the data directory and what lies directly in it - the
+    history, the log, the downloads directory, from an older version or a
+    careless umask - lose them now. Only what this user owns is changed, and
+    a symbolic link is left as it is. Raises ``OSError`` as ``mkdir`` does."""
+    os.umask(os.umask(PRIVATE) | PRIVATE)
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    uid = os.getuid()
+    for path in (data_dir, *data_dir.iterdir()):
+        info = path.lstat()
+        if info.st_mode & PRIVATE and info.st_uid == uid and not stat.S_ISLNK(info.st_mode):
+            path.chmod(stat.S_IMODE(info.st_mode) & ~PRIVATE)
 
 
 def unusable(data_dir: Path, exc: OSError, write: bool = True) -> str:

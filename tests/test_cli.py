@@ -1,5 +1,6 @@
 """The sds-chat command, run as a real process."""
 
+import stat
 import subprocess
 import sys
 
@@ -103,3 +104,25 @@ def test_a_saved_nick_that_is_no_longer_valid_is_repaired_at_start(tmp_path):
     store = Store(database_path(tmp_path))
     assert store.nick() == "y" * 32  # the next start is clean
     store.close()
+
+
+def test_what_a_peer_writes_is_readable_by_its_user_alone(tmp_path):
+    """Direct messages and private channels are stored as plain text: a
+    history readable by the machine's other users would undo their
+    encryption. A new data directory is 0700 and every file in it 0600,
+    whatever the umask; one written by an older version (0644 files in a
+    0755 directory) is made private at the next start."""
+    fresh, old = tmp_path / "fresh", tmp_path / "old"
+    old.mkdir(mode=0o755)
+    old.chmod(0o755)
+    for name in ("sds-chat.sqlite3", "sds-chat.sqlite3-wal", "sds-chat.log"):
+        (old / name).touch()
+        (old / name).chmod(0o644)
+    for data_dir in (fresh, old):
+        out = subprocess.run(["sh", "-c", 'umask 000 && exec "$@"', "sh", sys.executable, "-m", "chat_app.cli",
+                              "--headless", "--no-discovery", "--data-dir", str(data_dir), "--port", "0"],
+                             input="hello\n/quit\n", capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700, data_dir
+        modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in data_dir.iterdir() if p.is_file()}
+        assert "sds-chat.sqlite3" in modes and set(modes.values()) == {"0o600"}, modes
