@@ -23,6 +23,7 @@ import re
 
 MAX_LENGTH = 24
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
+_TAG = re.compile(r"~[0-9a-f]{32}")
 PROTOCOLS = ("sds", "svs")
 SVS_MARK = "+svs"
 
@@ -43,6 +44,14 @@ def channel_name(text: str) -> str:
         bad = next(c for c in name if not _NAME.fullmatch(c))
         raise BadChannelName(f"{bad!r} is not allowed in a channel name (letters, digits, - _ . only)")
     return name
+
+
+def is_link_name(text: str) -> bool:
+    """Whether a peer may announce a channel as ``text``: a channel's name,
+    or ``~`` and the 32 hex digits of a tag (a private channel, a mailbox).
+    Anything else in an announcement is dropped: it would be shown in
+    ``/list`` and ``/peers``, where a newline in it would make a line of its own."""
+    return bool(_NAME.fullmatch(text) and len(text) <= MAX_LENGTH or _TAG.fullmatch(text))
 
 
 def channel_spec(text: str) -> tuple[str, str | None]:

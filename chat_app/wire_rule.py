@@ -4,16 +4,22 @@
 from a datagram - and nowhere else; mDNS announcements (a nick), ``/nick``
 and ``--nick`` are held to the nick rule too:
 
-- a nick: 1 to ``MAX_NICK`` characters, no control character (C0, DEL, C1)
-  and no bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069),
-  which would show the rest of a line - another nick, the text - reordered.
+- a nick: 1 to ``MAX_NICK`` characters, no control character (C0, DEL, C1,
+  and the line and paragraph separators U+2028, U+2029, which would start a
+  line of their own in a notice that names the nick), no bidirectional
+  override or isolate (U+202A-U+202E, U+2066-U+2069), which would show the
+  rest of a line - another nick, the text - reordered, no invisible
+  character (Unicode's default-ignorable code points: zero-width spaces and
+  joiners, variation selectors, Hangul fillers ...) and no space at either
+  end, either of which would make a nick that looks like another's.
   A nick we take (``/nick``, ``--nick``) has no whitespace either: ``/msg``
   and ``/whois`` name a person in one word (``chosen_nick_problem``); a peer's
   nick with a space is still received, as peers before this rule sent it;
 - the text of a message (``text``, ``me``, ``topic``): no control character
   but newline and tab. Overrides and isolates may be there: right-to-left
   writers use them, and every display removes them (``chat_app.inert_text``);
-- an away reason: no control character at all (it is shown on one line);
+- an away reason: no control character at all, the separators included
+  (it is shown on one line);
 - a reaction: 1 to ``MAX_REACTION`` characters, no whitespace and no
   control character (it is shown beside others on one line).
 
@@ -30,9 +36,14 @@ MAX_NICK = 32
 MAX_REACTION = 16
 ONE_LINE_KINDS = ("away",)
 """Kinds whose text is shown on one line: no newline or tab either."""
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line and paragraph separators
 _MESSAGE_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab (09) and newline (0a)
 _OVERRIDES = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = re.compile(  # Default_Ignorable_Code_Point (Unicode DerivedCoreProperties), the overrides apart
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2060-\u2065\u206a-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
 _SPACES = re.compile(r"\s")
 
 
@@ -45,6 +56,10 @@ def nick_problem(nick: str) -> str | None:
         return f"a nick cannot hold a control character ({_named(found)})"
     if found := _OVERRIDES.search(nick):
         return f"a nick cannot hold a bidirectional override or isolate ({_named(found)})"
+    if found := _INVISIBLE.search(nick):
+        return f"a nick cannot hold an invisible character ({_named(found)})"
+    if nick != nick.strip():
+        return "a nick cannot begin or end with a space"
     return None
 
 
@@ -62,7 +77,7 @@ def repaired_nick(nick: str, fallback: str) -> str:
     """A nick the user may take, made of ``nick`` (one saved before the rule):
     what the rule refuses dropped, spaces as ``_``, cut to ``MAX_NICK``;
     ``fallback`` (a valid nick) when nothing is left."""
-    kept = _SPACES.sub("_", _OVERRIDES.sub("", _CONTROLS.sub("", nick)).strip())[:MAX_NICK]
+    kept = _SPACES.sub("_", _INVISIBLE.sub("", _OVERRIDES.sub("", _CONTROLS.sub("", nick))).strip())[:MAX_NICK]
     return kept if chosen_nick_problem(kept) is None else fallback
 
 

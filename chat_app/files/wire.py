@@ -18,6 +18,8 @@ import struct
 
 import cbor2
 
+from chat_app.inert_text import inert
+
 REQUEST = b"\x00\x02"
 TAG = "sds-chat/file"
 MAX_INDEXES = 64
@@ -94,5 +96,5 @@ def decode_answer(frame: bytes) -> tuple[str, object, object]:
         case ["chunk", int() as index, bytes() as data] if not isinstance(index, bool):
             return "chunk", index, data
         case ["none", str() as reason]:
-            return "none", reason[:200], None
+            return "none", inert(reason[:200]), None  # shown in a notice, on one line
     raise WireError("file answer is none of manifest, chunk, none")

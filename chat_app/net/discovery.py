@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chat_app.channel_names import is_link_name
 from chat_app.crypto import fingerprint, sender_id_of
 from chat_app.wire_rule import nick_problem
 from zeroconf import IPVersion, ServiceStateChange
@@ -170,8 +171,7 @@ class Discovery:
             log.debug("ignoring %s: its key does not hash to its id", name)
             return
         self._names[name] = props["id"]
-        channels = tuple(c for c in props.get("ch", "").split(",") if c)
-        svs = tuple(c for c in props.get("svs", "").split(",") if c in channels)
+        channels, svs = self._channels(props)
         peer = PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs)
         if self._held is not None:
             self._held.append(peer)
@@ -185,6 +185,17 @@ class Discovery:
             log.debug("dropping the nick %s announces: %s", props["id"], problem)
             return UNNAMED
         return nick
+
+
+    def _channels(self, props: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The channels announced, and those of them that run on SVS; a name
+        no channel could have (``is_link_name``) is dropped and counted."""
+        announced = [c for c in props.get("ch", "").split(",") if c]
+        channels = tuple(c for c in announced if is_link_name(c))
+        if dropped := len(announced) - len(channels):
+            self.stats["bad_channel"] += dropped
+            log.debug("dropping %d channel names %s announces", dropped, props["id"])
+        return channels, tuple(c for c in props.get("svs", "").split(",") if c in channels)
 
 
 def _key_of(props: dict[str, str]) -> bytes | None:

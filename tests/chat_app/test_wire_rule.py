@@ -27,6 +27,9 @@ from tests.runtime.conftest import T0, Net, texts
 
 CONTROLS = ["\x00", "\x07", "\x08", "\r", "\x1b", "\x7f", "\x85", "\x9b", "\x9c"]
 OVERRIDES = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
+SEPARATORS = ["\u2028", "\u2029"]  # a line of its own in a notice, in a field shown on one line
+INVISIBLE = ["\u00ad", "\u034f", "\u115f", "\u180e", "\u200b", "\u2060", "\u3164", "\ufe0f", "\ufeff",
+             "\U000e0041"]
 HOSTILE_TEXT = "before \x1b]0;owned\x07 \x1b[31mred\x1b[2K\x1b[2J\rover\b\b after"
 
 
@@ -35,8 +38,8 @@ def content(kind="text", nick="mallory", text="hello", seq=1) -> bytes:
     return cbor2.dumps({"kind": kind, "nick": nick, "text": text, "seq": seq, "sent_at": T0}, canonical=True)
 
 
-@pytest.mark.parametrize("char", CONTROLS + ["\n", "\t"] + OVERRIDES)
-def test_a_nick_holds_no_control_character_and_no_override(char):
+@pytest.mark.parametrize("char", CONTROLS + ["\n", "\t"] + SEPARATORS + OVERRIDES + INVISIBLE)
+def test_a_nick_holds_no_control_character_no_override_and_nothing_invisible(char):
     problem = nick_problem(f"mal{char}lory")
     assert problem is not None and f"U+{ord(char):04X}" in problem and "at character 4" in problem
     assert problem.isprintable()  # the reason itself is one plain line
@@ -54,7 +57,7 @@ def test_a_message_holds_no_control_character_but_newline_and_tab(kind, char):
         Payload(kind, "bob", f"a{char}b", seq=1)
 
 
-@pytest.mark.parametrize("char", CONTROLS + ["\n", "\t"])
+@pytest.mark.parametrize("char", CONTROLS + ["\n", "\t"] + SEPARATORS)
 def test_an_away_reason_holds_no_control_character_at_all(char):
     assert Payload("away", "bob", "at lunch \u202eright to left").text
     with pytest.raises(PayloadError, match="an away reason cannot hold"):
@@ -105,6 +108,12 @@ def test_the_sender_refuses_with_a_one_line_reason(tmp_path):
     assert alice.profile.away is None and alice.nick == "alice" and texts(alice.store) == []
 
 
+@pytest.mark.parametrize("nick", ["bob ", " bob", "bob\u00a0", "\u3000bob"])
+def test_a_nick_with_a_space_at_either_end_is_refused_as_it_looks_like_another(nick):
+    assert nick_problem(nick) == "a nick cannot begin or end with a space"
+    assert nick_problem("bob the builder") is None  # inside, as peers before the rule sent it
+
+
 def test_a_direct_message_with_a_hostile_nick_is_refused_and_counted():
     conversation = SimpleNamespace(person=SimpleNamespace(peer_id="cd" * 16), group=b"g", channel="@" + "cd" * 16)
     stats = {"dm_undecodable": 0}
@@ -121,6 +130,16 @@ def test_an_announced_hostile_nick_is_dropped_and_counted():
     assert discovery._nick({"id": "cd" * 16, "nick": "\x1b]0;owned\x07bob"}) == "?"
     assert discovery._nick({"id": "cd" * 16, "nick": "bob\u202e"}) == "?"
     assert discovery.stats["bad_nick"] == 2
+
+
+def test_an_announced_channel_name_no_channel_could_have_is_dropped_and_counted():
+    discovery = Discovery(PeerInfo("ab" * 16, "me", (), 1, ()), lambda peer: None, lambda peer_id: None)
+    tag = "~" + "0f" * 16
+    fake_line = "x\n#secret  42 members  sds  /join to enter"
+    props = {"id": "cd" * 16, "ch": ",".join(["general", tag, fake_line, "ops\x1b[2J", "x" * 25, "~12"]),
+             "svs": f"general,{fake_line}"}
+    assert discovery._channels(props) == (("general", tag), ("general",))
+    assert discovery.stats["bad_channel"] == 4
 
 
 @pytest.mark.parametrize("name", ["gen\x1b[31meral", "gen\u202eeral", "gen\u200beral", "gen\x9beral"])

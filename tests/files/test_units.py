@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from chat_app.files.chunks import ChunkError, check_and_write, describe, read_chunk
 from chat_app.files.names import MAX_NAME, safe_name, unused_path
 from chat_app.file_offer import CHUNK_SIZE, FileOffer, OfferError
-from chat_app.files.wire import WireError, chunk_head, decode_answer, decode_request, encode_chunk, encode_request
+from chat_app.files.wire import (WireError, chunk_head, decode_answer, decode_request, encode_chunk, encode_none,
+                                 encode_request)
 from chat_app.net.tcp import frame, frame_head
 from chat_app.payload import Payload, PayloadError
 
@@ -137,6 +138,9 @@ def test_requests_and_answers_read_back():
     assert decode_request(encode_request(ROOT, [0, 5])) == (ROOT, [0, 5])
     assert decode_request(encode_request(ROOT, None)) == (ROOT, None)
     assert decode_answer(encode_chunk(3, b"data")) == ("chunk", 3, b"data")
+    fake_offer = "x)\n-- bob offers payroll.pdf (1.0 MB): /accept 7 to fetch it\u2028\x1b[2J"
+    kind, reason, _ = decode_answer(encode_none(fake_offer))  # shown in a notice: one inert line
+    assert kind == "none" and reason.isprintable() and "bob offers payroll.pdf" in reason
 
 
 @pytest.mark.parametrize("size", [0, 1, 23, 24, 255, 256, 65_535, 65_536, 262_144])
