@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +43,8 @@ LISTEN_S = 0.3
 query within 20-120 ms (RFC 6762 6), and resolving what they announce takes a moment more."""
 GOODBYE_S = 2.0
 """How long quitting waits for the mDNS goodbye to go out."""
+NAMES_KEPT = 4096
+"""Service names remembered with their peer id, for their goodbye."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Discovery:
         self._zc: AsyncZeroconf | None = None
         self._browser: AsyncServiceBrowser | None = None
         self._info: AsyncServiceInfo | None = None
-        self._names: dict[str, str] = {}  # service name -> peer id
+        self._names: OrderedDict[str, str] = OrderedDict()  # service name -> peer id, latest resolved last
         self._tasks: set[asyncio.Task] = set()
         self._held: list[PeerInfo] | None = None  # peers found before we announced ourselves (``start``)
         self.stats: Counter[str] = Counter()
@@ -170,7 +172,7 @@ class Discovery:
         if key is None:
             log.debug("ignoring %s: its key does not hash to its id", name)
             return
-        self._names[name] = props["id"]
+        self._remember(name, props["id"])
         channels, svs = self._channels(props)
         peer = PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs)
         if self._held is not None:
@@ -186,6 +188,15 @@ class Discovery:
             return UNNAMED
         return nick
 
+
+    def _remember(self, name: str, peer_id: str) -> None:
+        """Whose service ``name`` is, for its goodbye: the latest ``NAMES_KEPT``
+        (a name that never says goodbye stays in zeroconf's cache for its
+        record's time to live, 75 minutes; anyone may make keys and names)."""
+        self._names[name] = peer_id
+        self._names.move_to_end(name)
+        if len(self._names) > NAMES_KEPT:
+            self._names.popitem(last=False)
 
     def _channels(self, props: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The channels announced, and those of them that run on SVS; a name

@@ -14,7 +14,7 @@ is the ``Fetcher``'s schedule, on the runtime's timer.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 
 from chat_app import events as ev
@@ -35,6 +35,11 @@ from chat_app.runtime.typing_indicator import TypingIndicator
 from chat_app.store import Store
 from sync.sds import Config, LocalProtocolError
 
+SVS_NAMES_KEPT = 1024
+"""Channel names peers announced as SVS, remembered for a later ``/join``:
+the latest announced. Anyone may make keys and announce 20 names with each;
+an honest peer's names come back with its next announcement."""
+
 
 class Channels:
     def __init__(self, store: Store, envelopes: Envelopes, config: Config, *, private: PrivateChannels,
@@ -46,7 +51,15 @@ class Channels:
         self.typing_state, self.peers, self.people, self.stats = typing_state, peers, people, stats
         self._emit, self._replicate = emit, replicate
         self.conversations: dict[str, Conversation] = {}
-        self.announced_svs: set[str] = set()  # link names peers announced as SVS channels
+        self.announced_svs: OrderedDict[str, None] = OrderedDict()  # link names announced as SVS, latest last
+
+    def svs_announced(self, link_names: tuple[str, ...]) -> None:
+        """A peer announced these of its channels as running on SVS."""
+        for name in link_names:
+            self.announced_svs[name] = None
+            self.announced_svs.move_to_end(name)
+        while len(self.announced_svs) > SVS_NAMES_KEPT:
+            self.announced_svs.popitem(last=False)
 
     @property
     def names(self) -> tuple[str, ...]:

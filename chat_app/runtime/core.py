@@ -402,7 +402,7 @@ class Runtime:
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
                        now: int, key: bytes = b"", svs: tuple[str, ...] = ()) -> None:
-        self.joined.announced_svs.update(svs)
+        self.joined.svs_announced(svs)
         # its own mailbox tag is no channel it is in: only a mailbox store needs it (``private.announced``)
         mail = f"~{mailbox_tag(key).hex()}" if key else None
         in_channels = tuple(c for c in channels if c != mail)

@@ -15,7 +15,8 @@ import pytest
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
 from chat_app.crypto import Identity, Kind, seal
-from chat_app.net.discovery import Discovery, PeerInfo
+from chat_app.net.discovery import NAMES_KEPT, Discovery, PeerInfo
+from zeroconf import ServiceStateChange
 from chat_app.payload import Payload, PayloadError
 from chat_app.wire_rule import nick_problem, text_problem
 from chat_app.runtime.direct import translate
@@ -140,6 +141,18 @@ def test_an_announced_channel_name_no_channel_could_have_is_dropped_and_counted(
              "svs": f"general,{fake_line}"}
     assert discovery._channels(props) == (("general", tag), ("general",))
     assert discovery.stats["bad_channel"] == 4
+
+
+def test_service_names_are_remembered_for_their_goodbye_up_to_a_bound():
+    gone = []
+    discovery = Discovery(PeerInfo("ab" * 16, "me", (), 1, ()), lambda peer: None, gone.append)
+    discovery._remember("bob._sds-chat._udp.local.", "b" * 32)
+    for n in range(NAMES_KEPT + 100):  # one-shot keys' names that never say goodbye
+        discovery._remember(f"{n:032x}._sds-chat._udp.local.", f"{n:032x}")
+    assert len(discovery._names) == NAMES_KEPT
+    discovery._remember("bob._sds-chat._udp.local.", "b" * 32)  # bob announces again
+    discovery._on_change(None, "", "bob._sds-chat._udp.local.", ServiceStateChange.Removed)
+    assert gone == ["b" * 32]
 
 
 @pytest.mark.parametrize("name", ["gen\x1b[31meral", "gen\u202eeral", "gen\u200beral", "gen\x9beral"])

@@ -8,6 +8,7 @@ import pytest
 from chat_app import events as ev
 from chat_app.crypto import Kind
 from chat_app.runtime import Runtime
+from chat_app.runtime.channels import SVS_NAMES_KEPT
 from chat_app.runtime.fetching import BEHIND
 from chat_app.runtime.svs_conversation import GAP_GRACE_MAX_MS, GAP_GRACE_MS, SvsConversation
 from chat_app.store import Store
@@ -341,6 +342,21 @@ def test_a_peer_announcement_says_which_of_its_channels_run_on_svs(tmp_path):
     alice.peer_announced("b" * 32, "bob", ["10.0.0.9"], 7000, ("general", "plans"), net.now, svs=("plans",))
     (joined,) = of(alice.events(), ev.PeerJoined)
     assert joined.channels == ("general", "plans") and joined.svs == ("plans",)
+
+
+def test_svs_names_announced_by_one_shot_keys_are_bounded_and_an_honest_announcement_still_counts(tmp_path):
+    """Every name a peer announces as SVS is remembered for a later /join,
+    after the peer has gone: a flood of made-up keys announcing 20 names
+    each grew that memory without end."""
+    net = Net(tmp_path)
+    alice = net.add("alice", channels=("general",))
+    alice.peer_announced("b" * 32, "bob", ["10.0.0.9"], 7000, ("plans",), net.now, svs=("plans",))
+    for n in range(500):
+        names = tuple(f"c{n}-{i}" for i in range(20))
+        alice.peer_announced(f"{n:032x}", "x", [f"10.1.{n // 250}.{n % 250 + 1}"], 7000, names, net.now, svs=names)
+    assert len(alice.joined.announced_svs) == SVS_NAMES_KEPT  # not 10,001
+    alice.peer_announced("b" * 32, "bob", ["10.0.0.9"], 7000, ("plans",), net.now, svs=("plans",))  # bob again
+    assert alice.join("plans", net.now) and isinstance(alice.conversations["plans"], SvsConversation)
 
 
 def test_a_member_whose_input_is_behind_neither_asks_again_nor_replicates_for_what_may_be_queued(svs_net):
