@@ -240,14 +240,14 @@ class CatchUp:
         else:
             self._await(address, now, announced)
 
-    def _await(self, address: Address, now: int, announced: bool) -> None:
-        """Wait ``AWAIT_DIAL_MS`` for ``address`` to dial us. ``_awaited`` is
-        kept in the order of when to look again (each is now + AWAIT_DIAL_MS,
-        the latest yet), so the next look is the first."""
+    def _await(self, address: Address, now: int, announced: bool, met_at: int | None = None) -> None:
+        """Wait ``AWAIT_DIAL_MS`` for ``address`` (met at ``met_at``, else now)
+        to dial us. ``_awaited`` is kept in the order of when to look again
+        (each is now + AWAIT_DIAL_MS, the latest yet), so the next look is the first."""
         if address in self._dialing or address in self._awaited:
             return
         hosts = frozenset(self._hosts(address))  # any address of the peer is at one of them, now or later
-        self._awaited[address] = (now, now + AWAIT_DIAL_MS, hosts, announced)
+        self._awaited[address] = (now if met_at is None else met_at, now + AWAIT_DIAL_MS, hosts, announced)
         for host in hosts:
             self._awaited_hosts[host] = self._awaited_hosts.get(host, 0) + 1
         while len(self._awaited) > MAX_AWAITED:  # a flood: the one met longest ago is forgotten
@@ -286,8 +286,7 @@ class CatchUp:
             links = self._accepted_from(hosts := hosts | self._hosts(address))
             if any(conn not in self._served_links for conn in links):  # its session is under way:
                 if now - met_at < ROUND_EVERY_MS:
-                    self._await(address, now, announced)  # look again later (and last: latest due)
-                    self._awaited[address] = (met_at, *self._awaited[address][1:])
+                    self._await(address, now, announced, met_at)  # look again later (last: the latest due)
                 continue
             served = [self._served[host] for host in hosts if host in self._served]
             # a finished session counts while its link is open (our side of it may finish long
