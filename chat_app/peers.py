@@ -88,6 +88,11 @@ class Peer:
                 "channels": list(self.channels) if self.channels is not None else None}
 
 
+def _places(peer: Peer) -> set[Address]:
+    """Where ``peer`` may be reached: where we send to it, and every address it announced."""
+    return {peer.address, *peer.candidates}
+
+
 class PeerTable:
     def __init__(self, static: Iterable[Address] = (), quiet_roles: Iterable[str] = ()) -> None:
         self.static = list(dict.fromkeys(static))
@@ -95,6 +100,7 @@ class PeerTable:
         self.peers: dict[str, Peer] = {}
         self._due: tuple[tuple[str, ...], float] | None = None  # see deadline()
         self._left: dict[str, int] = {}  # peer -> when it said goodbye, for GONE_MS
+        self._at: dict[Address, dict[str, None]] = {}  # address -> the peers reached at it (``at``)
 
     def __contains__(self, peer_id: str) -> bool:
         return peer_id in self.peers
@@ -105,6 +111,25 @@ class PeerTable:
     def __iter__(self):
         return iter(list(self.peers.values()))
 
+    def at(self, address: Address) -> Peer | None:
+        """The peer reached at ``address`` (where we send to it, or an address
+        it announced): one look-up, not a scan of the peers - it is asked for
+        every peer met, and a flood of one-shot keys meets thousands."""
+        ids = self._at.get(address)
+        return self.peers.get(next(iter(ids))) if ids else None
+
+    def _placed(self, peer: Peer, before: set[Address]) -> None:
+        """Keep ``at`` right after ``peer`` moved, was added or removed:
+        ``before`` is where it could be reached (``_places``) until now."""
+        after = _places(peer) if self.peers.get(peer.peer_id) is peer else set()
+        for address in before - after:
+            ids = self._at.get(address, {})
+            ids.pop(peer.peer_id, None)
+            if not ids:
+                self._at.pop(address, None)
+        for address in after - before:
+            self._at.setdefault(address, {})[peer.peer_id] = None
+
     # ------------------------------------------------------------ what we learn
 
     def announced(self, peer_id: str, nick: str, addresses: list[str], port: int,
@@ -113,6 +138,7 @@ class PeerTable:
         candidates = [(host, port) for host in rank_candidates(addresses)]
         peer = self.peers.get(peer_id)
         new = peer is None
+        before = _places(peer) if peer is not None else set()
         self._due = None
         self._left.pop(peer_id, None)
         if peer is None:
@@ -122,6 +148,7 @@ class PeerTable:
         peer.candidates, peer.nick, peer.channels, peer.announced = candidates, nick, channels, True
         peer.found.add(MDNS)
         peer.last_heard = max(peer.last_heard, now)  # present now; silence is counted from here
+        self._placed(peer, before)
         return peer, new
 
     def heard(self, peer_id: str, source: Address, now: int, direct: bool) -> tuple[Peer | None, bool]:
@@ -160,6 +187,7 @@ class PeerTable:
             if source in self.static or any(source in (p.address, p.heard_from) for p in self.peers.values()):
                 return None, False
         new = peer is None
+        before = _places(peer) if peer is not None else set()
         if peer is None:
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
         if source in self.static:
@@ -169,6 +197,7 @@ class PeerTable:
             self._due = None  # a probe or a silence counted from now
         peer.found.add(TRAFFIC)
         peer.last_heard, peer.heard_from, peer.heard_at = now, source, now
+        self._placed(peer, before)
         return peer, new
 
     def spoke_in(self, peer_id: str, channel: str) -> Peer | None:
@@ -187,7 +216,10 @@ class PeerTable:
         self._due = None
         self._left = {p: at for p, at in self._left.items() if now - at < GONE_MS}  # a few at most
         self._left[peer_id] = now
-        return self.peers.pop(peer_id, None)
+        peer = self.peers.pop(peer_id, None)
+        if peer is not None:
+            self._placed(peer, _places(peer))
+        return peer
 
     # ------------------------------------------------------------- where to send
 
@@ -223,6 +255,7 @@ class PeerTable:
         self._due = None
         left, probed = [], []
         for peer in list(self.peers.values()):
+            before = _places(peer)
             if self._silent_due(peer, channels) <= now:
                 left.append(self.peers.pop(peer.peer_id))
             elif self._probe_due(peer) <= now:
@@ -230,6 +263,9 @@ class PeerTable:
                 peer.address = peer.candidates[(index + 1) % len(peer.candidates)]
                 peer.using_since = now
                 probed.append(peer)
+            else:
+                continue
+            self._placed(peer, before)
         return left, probed
 
     @staticmethod

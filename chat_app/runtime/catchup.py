@@ -76,6 +76,27 @@ dialed at once the two sessions brought the same entries twice (a late
 joiner took about 15% of its history a second time). The wait is the
 fallback that leaves nobody un-replicated: the other side cannot reach us,
 has nothing to replicate, or its link closed before its session finished."""
+MEETING_DIALS_PER_S = 20
+"""At most this many dials on meeting a peer (``met``: at once, or after
+``AWAIT_DIAL_MS``) start in any second, for peers met by their datagrams, and
+as many for peers announced by mDNS (so that a flood of one kind does not
+keep the other from being met). An insider makes keys freely, and one sync
+datagram from each one-shot key, from an address of its choosing, was a
+dial to that address: 2,000 datagrams a second, 2,000 dials. A LAN does not
+meet 20 new peers a second (a room of them starting together comes through
+in a few seconds), and a meeting refused its dial loses little: one link a
+pair is enough, and the other side dials when its id is the lower; rounds,
+gaps and missing messages dial it later (they are not counted here)."""
+MAX_AWAITED = 1_024
+"""At most this many peers met are waited for (``met``), the one met
+longest ago forgotten first (it is dialed by a round, or by its own dial,
+instead). Each is waited for ``AWAIT_DIAL_MS``, longer only while a link from
+its host is open: 1,024 is a flood, not a LAN."""
+MAX_REPLICATED = 4_096
+"""At most this many addresses' last replication is remembered, the oldest
+forgotten first; the rest are forgotten once ``REPLICATE_EVERY_MS`` has
+passed, but for the peers a round may pick, which it orders by it
+(``_forget``)."""
 PEER_CLOSED = "the peer closed the stream"
 
 
@@ -144,7 +165,11 @@ class CatchUp:
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
         self._round_since: int | None = None  # when the round now waiting (``_round``) came due
-        self._awaited: dict[Address, tuple[int, int]] = {}  # peers that should dial us: (since, look again)
+        # peers that should dial us: (since, look again, its hosts then, by mDNS), by when to look again
+        self._awaited: dict[Address, tuple[int, int, frozenset[str], bool]] = {}
+        self._awaited_hosts: dict[str, int] = {}  # host -> how many peers waited for are at it
+        self._meeting_dials: dict[bool, list[int]] = {False: [], True: []}  # by mDNS -> when, the last second
+        self.refused_dials = 0  # dials on meeting over MEETING_DIALS_PER_S
         self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
         self._served_links: set[Connection] = set()  # links opened to us whose session finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
@@ -153,9 +178,12 @@ class CatchUp:
         """Whether to dial ``address`` now (and if so, it counts as dialing)."""
         if address in self._dialing or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS:
             return False
+        self._replicated_at.pop(address, None)  # kept oldest first (``_forget``)
         self._replicated_at[address] = now
+        while len(self._replicated_at) > MAX_REPLICATED:
+            del self._replicated_at[next(iter(self._replicated_at))]
         self._dialing.add(address)
-        self._awaited.pop(address, None)  # dialing: nothing left to wait for
+        self._unawait(address)  # dialing: nothing left to wait for
         return True
 
     def dial(self, address: Address, now: int) -> None:
@@ -164,19 +192,32 @@ class CatchUp:
         session brings what ours would (and more than once a late joiner,
         told by the first datagrams it heard that it lacks the history,
         dialed the peer whose link was bringing it)."""
+        self._dial(address, now, None)
+
+    def _dial(self, address: Address, now: int, announced: bool | None) -> None:
+        """``dial``; ``announced``: a dial on meeting a peer (by mDNS or not), None: any other."""
         hosts = self._hosts(address)
-        if any(self._hosts(awaited) & hosts for awaited in self._awaited):
+        if any(host in self._awaited_hosts for host in hosts):
             return  # waited for already, maybe at another of its addresses: a datagram came from one, mDNS named both
         if self._catching_up_from(hosts):
-            self._await(address, now)
+            self._await(address, now, bool(announced))
         else:
-            self._dial_now(address, now)
+            self._dial_now(address, now, announced)
 
-    def _dial_now(self, address: Address, now: int) -> None:
+    def _dial_now(self, address: Address, now: int, announced: bool | None = None) -> None:
+        if address in self._dialing or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS:
+            return
+        if announced is not None:  # on meeting: so many a second (``MEETING_DIALS_PER_S``)
+            started = self._meeting_dials[announced]
+            started[:] = [t for t in started if t > now - 1_000]  # MEETING_DIALS_PER_S at most
+            if len(started) >= MEETING_DIALS_PER_S:
+                self.refused_dials += 1
+                return
+            started.append(now)
         if self.want(address, now):
             self._dials.append(address)
 
-    def met(self, address: Address, dial_first: bool, now: int) -> None:
+    def met(self, address: Address, dial_first: bool, now: int, announced: bool = False) -> None:
         """A peer new to us is at ``address``; it meets us too, and would dial
         us as we would dial it. ``dial_first`` (our id is the lower: both
         sides agree without a word) says which of us dials now; the other
@@ -187,15 +228,39 @@ class CatchUp:
         one postpones it. TCP vouches for the host; a forger on the peer's
         host can hold back our dial to a peer that cannot dial us itself
         until the next round (``ROUND_EVERY_MS``), which a link holds back
-        ``ROUND_WAITS_MS`` at most."""
-        if dial_first:
-            self.dial(address, now)
-        else:
-            self._await(address, now)
+        ``ROUND_WAITS_MS`` at most.
 
-    def _await(self, address: Address, now: int) -> None:
-        if address not in self._dialing:
-            self._awaited.setdefault(address, (now, now + AWAIT_DIAL_MS))
+        Strangers cost us little each: what to wait for and whom to dial is
+        looked up, never searched for among all peers and all waits (a flood
+        of one-shot keys meets thousands); so many dials on meeting start a
+        second (``MEETING_DIALS_PER_S``, ``announced``: by mDNS, counted
+        apart), and so many peers are waited for (``MAX_AWAITED``)."""
+        if dial_first:
+            self._dial(address, now, announced)
+        else:
+            self._await(address, now, announced)
+
+    def _await(self, address: Address, now: int, announced: bool, met_at: int | None = None) -> None:
+        """Wait ``AWAIT_DIAL_MS`` for ``address`` (met at ``met_at``, else now)
+        to dial us. ``_awaited`` is kept in the order of when to look again
+        (each is now + AWAIT_DIAL_MS, the latest yet), so the next look is the first."""
+        if address in self._dialing or address in self._awaited:
+            return
+        hosts = frozenset(self._hosts(address))  # any address of the peer is at one of them, now or later
+        self._awaited[address] = (now if met_at is None else met_at, now + AWAIT_DIAL_MS, hosts, announced)
+        for host in hosts:
+            self._awaited_hosts[host] = self._awaited_hosts.get(host, 0) + 1
+        while len(self._awaited) > MAX_AWAITED:  # a flood: the one met longest ago is forgotten
+            self._unawait(next(iter(self._awaited)))
+
+    def _unawait(self, address: Address) -> tuple[int, int, frozenset[str], bool] | None:
+        awaited = self._awaited.pop(address, None)
+        for host in awaited[2] if awaited is not None else ():
+            if (count := self._awaited_hosts[host] - 1) > 0:
+                self._awaited_hosts[host] = count
+            else:
+                del self._awaited_hosts[host]
+        return awaited
 
     def _hosts(self, address: Address) -> set[str]:
         return {_host(a) for a in (address, *self._addresses_of(address))}
@@ -209,20 +274,25 @@ class CatchUp:
         return any(conn not in self._served_links for conn in self._accepted_from(hosts))
 
     def _dial_awaited(self, now: int) -> None:
-        """Dial each peer waited for that has not replicated with us since (see ``met``)."""
-        for address, (met_at, due) in list(self._awaited.items()):
+        """Dial each peer waited for that has not replicated with us since (see ``met``).
+        A peer waited for longer than ``ROUND_EVERY_MS`` (a link from its host
+        open all that time) is the rounds' to dial, and forgotten here."""
+        while self._awaited:
+            address = next(iter(self._awaited))
+            met_at, due, hosts, announced = self._awaited[address]
             if due > now:
-                continue
-            links = self._accepted_from(hosts := self._hosts(address))
+                return  # the others are due later still
+            self._unawait(address)
+            links = self._accepted_from(hosts := hosts | self._hosts(address))
             if any(conn not in self._served_links for conn in links):  # its session is under way:
-                self._awaited[address] = (met_at, now + AWAIT_DIAL_MS)  # look again later
+                if now - met_at < ROUND_EVERY_MS:
+                    self._await(address, now, announced, met_at)  # look again later (last: the latest due)
                 continue
-            del self._awaited[address]
             served = [self._served[host] for host in hosts if host in self._served]
             # a finished session counts while its link is open (our side of it may finish long
             # before the peer has taken all it sent), or if it ended a moment before we met
             if not links and (not served or max(served) < met_at - AWAIT_DIAL_MS):
-                self._dial_now(address, now)
+                self._dial_now(address, now, announced)
 
     def start_rounds(self, now: int) -> None:
         self.round_due = now + ROUND_EVERY_MS
@@ -230,7 +300,7 @@ class CatchUp:
     @property
     def deadline(self) -> int | None:
         """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
-        times = (self.round_due, *(look for _, look in self._awaited.values()))
+        times = (self.round_due, *(self._awaited[a][1] for a in list(self._awaited)[:1]))  # the first is next
         return min((t for t in times if t is not None), default=None)
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
@@ -244,15 +314,27 @@ class CatchUp:
         a peer waited for was met (``_dial_awaited``), and every peer met from
         now on is met at ``now`` or later. Anyone can open links to us from
         many hosts: kept for ever, they would pile up."""
-        horizon = min((now, *(met_at for met_at, _ in self._awaited.values()))) - AWAIT_DIAL_MS
-        self._served = {host: at for host, at in self._served.items() if at >= horizon}
+        if self._served:
+            horizon = min((now, *(waited[0] for waited in self._awaited.values()))) - AWAIT_DIAL_MS
+            self._served = {host: at for host, at in self._served.items() if at >= horizon}
+
+    def _forget(self, now: int, candidates: set[Address]) -> None:
+        """Forget when we last replicated with addresses it no longer matters
+        for: ``want`` asks within ``REPLICATE_EVERY_MS``, and a round orders
+        ``candidates`` by it. Anyone can make us dial many addresses (one a
+        one-shot key's datagram came from, say): kept for ever, they would
+        pile up (``MAX_REPLICATED`` holds them between rounds)."""
+        self._replicated_at = {address: at for address, at in self._replicated_at.items()
+                               if now - at < REPLICATE_EVERY_MS or address in candidates}
 
     def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated
         with longest ago (asked only then: the timer fires far more often)."""
         if self.round_due is None or now < self.round_due:
             return
-        idle = [a for a in candidates() if a not in self._dialing]
+        everyone = set(candidates())
+        self._forget(now, everyone)
+        idle = [a for a in sorted(everyone) if a not in self._dialing]
         address = min(idle, key=lambda a: self._replicated_at.get(a, -REPLICATE_EVERY_MS), default=None)
         since = self._round_since if self._round_since is not None else self.round_due
         if address is not None and self._accepted_from(self._hosts(address)) and now - since < ROUND_WAITS_MS:

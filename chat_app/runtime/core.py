@@ -397,7 +397,7 @@ class Runtime:
         self.direct.heard(peer_id, addr, now)
         if new:
             self.outbox.met(addr)
-            self._meet(peer_id, addr, now)
+            self._meet(peer_id, addr, now, announced=False)
             self.profile.greet(now)  # a newcomer learns we are away
 
     def peer_announced(self, peer_id: str, nick: str, addresses: list[str], port: int, channels: tuple[str, ...],
@@ -415,7 +415,7 @@ class Runtime:
             self.direct.mailbox_announced(peer.address, now)
         if new:
             self.outbox.met(peer.address)
-            self._meet(peer_id, peer.address, now)
+            self._meet(peer_id, peer.address, now, announced=True)
 
     def _named(self, event: ev.PeerJoined) -> ev.PeerJoined:
         """A private channel is announced by its tag: show its name if it is ours."""
@@ -502,10 +502,11 @@ class Runtime:
         if self._replicates:
             self._catchup.dial(address, now)
 
-    def _meet(self, peer_id: str, address: Address, now: int) -> None:
-        """A peer new to us: one link between us is enough, and the lower id dials it (``CatchUp.met``)."""
+    def _meet(self, peer_id: str, address: Address, now: int, announced: bool) -> None:
+        """A peer new to us (``announced``: by mDNS, else by its datagrams): one
+        link between us is enough, and the lower id dials it (``CatchUp.met``)."""
         if self._replicates:
-            self._catchup.met(address, dial_first=self.peer_id < peer_id, now=now)
+            self._catchup.met(address, dial_first=self.peer_id < peer_id, now=now, announced=announced)
 
     def _round_candidates(self) -> list[Address]:
         """Whom a replication round may pick: every address our channels' datagrams go to."""

@@ -43,9 +43,9 @@ class PeerTracker:
 
     def addresses_at(self, address: Address) -> list[Address]:
         """Every address the peer we reach at ``address`` may be reached at
-        (one scan of the peers: asked when a replication is due, not per datagram)."""
-        return next((self.addresses_of(peer.peer_id) for peer in self.table
-                     if address == peer.address or address in peer.candidates), [])
+        (one look-up: asked for every peer met, ``CatchUp.dial``)."""
+        peer = self.table.at(address)
+        return self.addresses_of(peer.peer_id) if peer is not None else []
 
     def heard(self, peer_id: str, addr: Address, now: int, direct: bool) -> tuple[list[ev.AppEvent], bool]:
         """A datagram from ``peer_id`` came from ``addr``: (events, whether it

@@ -181,3 +181,29 @@ def test_the_kept_deadline_is_never_later_than_the_true_one_and_exact_after_the_
             table.on_timer(now, joined)
             assert table.deadline(joined) == computed_afresh(table, joined)
         assert table.deadline(joined) <= computed_afresh(table, joined)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(operation, st.integers(0, 60_000), st.sampled_from(CHANNELS[1:])), max_size=40))
+def test_the_peer_at_an_address_is_looked_up_as_a_scan_of_the_peers_would_find_it(steps):
+    """``at`` is a look-up kept as peers arrive, move, are probed elsewhere
+    and leave (catch-up asks it for every peer met); it answers as a scan of
+    every peer's address and announced addresses would, and keeps nothing
+    for addresses no peer is at."""
+    table, now = PeerTable(), 1
+    for op, elapsed, joined in steps:
+        now += elapsed
+        if op[0] == "announced":
+            table.announced(op[1], op[1], op[2], 7000, op[3], now)
+        elif op[0] == "heard":
+            table.heard(op[1], (op[2], 7000), now, direct=op[3])
+        elif op[0] == "gone":
+            table.gone(op[1], now)
+        else:
+            table.on_timer(now, joined)
+        for host in ADDRESSES:
+            address = (host, 7000)
+            there = {p.peer_id for p in table if address == p.address or address in p.candidates}
+            found = table.at(address)
+            assert (found.peer_id if found else None) in (there or {None})
+        assert set(table._at) == {a for p in table for a in (p.address, *p.candidates)}
