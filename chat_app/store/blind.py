@@ -75,10 +75,6 @@ class BlindTable:
         self._held[tag] = [rows, size]
         return added
 
-    def held_bytes(self, tag: bytes) -> int:
-        """The bytes kept for ``tag``."""
-        return self._conn.execute("SELECT coalesce(sum(length(data)), 0) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
-
     def held(self, tag: bytes) -> list[bytes]:
         """The private datagrams kept for ``tag``, oldest first (every one: for tests and tools; serving pages)."""
         return [r[0] for r in self._conn.execute(
