@@ -16,8 +16,19 @@ as passing (kind 0x51, ``chat_app.crypto.channel.lasting``), which the store
 reads without the key; a passing datagram still tells it a member is there
 (and is served), it is just not kept. What it cannot tell without the key
 is a member's datagram from garbage someone sent under the (public) tag:
-so it keeps up to ``LIMIT`` per channel (the oldest go first), and members
-refuse the garbage when served (``undecryptable``).
+so it keeps up to ``LIMIT`` datagrams and ``BYTES`` bytes per channel (the
+oldest go first), and members refuse the garbage when served
+(``undecryptable``).
+
+Nor can it check a signature, so what anyone sends under the tag costs it
+no verification; each source address still has a budget (``RATE`` a second,
+``BURST`` at once), spent before any store work: over it, a datagram is
+dropped and counted ``blind_over_budget``. Serving is bounded too: a serve
+holds no datagrams, only its place in the channel, and each tick sends a
+page read from the store (``PACE`` in all, the serves taking turns); at most
+``SERVING`` run at once, and a peer asking past that is refused
+(``blind_serve_busy``), not marked served: its next datagram or
+announcement asks again. A late member is served the whole channel, later.
 
 It also catches up over replication, where a public channel's entries are
 addressed by author and sequence number, which it cannot read. So a private
@@ -38,22 +49,40 @@ that merely announces the tag.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
+from dataclasses import dataclass
 
-from chat_app.crypto import blind_id
+from chat_app.crypto import VerifyBudget, blind_id
 from chat_app.crypto.channel import is_passing
 from chat_app.address import Address
 from chat_app.runtime.mailbox import MAILBOX_TAG, Mailbox
 
 LIMIT = 100_000
 """Datagrams kept per blind channel."""
+BYTES = 64 << 20
+"""Bytes kept per blind channel (the oldest go first), at most about 1,000 datagrams as large as a datagram."""
+RATE, BURST = 200, 500
+"""Datagrams a source address may have kept or served with a second (``BURST`` at once); past it they are dropped."""
+SERVING = 64
+"""Serves running at once: past it, a peer asking is refused (it asks again with its next datagram)."""
 RESERVE_MS = 60_000
 """A peer is served the whole channel at most this often."""
 PACE = 64
 """Datagrams sent per tick (``TICK_MS``) while serving: a burst a socket buffer holds."""
 TICK_MS = 20
 QUEUE = 4_096
-"""Datagrams waiting to be sent at most: past it, a mailbox answers no collect request (it will be asked again)."""
+"""Letters waiting to be sent at most: past it, a mailbox answers no collect request (it will be asked again)."""
+QUEUE_BYTES = 16 << 20
+"""Bytes of letters waiting to be sent past which a mailbox answers no collect request (one adds 4 MiB at most)."""
+
+
+@dataclass
+class _Serve:
+    """A peer being sent a channel: where in it (received_at, rowid), and up to when it was held."""
+    tag: bytes
+    addr: Address
+    until: int
+    after: tuple[int, int] = (-1, -1)
 
 
 class BlindStore:
@@ -61,9 +90,14 @@ class BlindStore:
         self.store = store
         self.tags = set(tags)
         self._served: dict[tuple[bytes, Address], int] = {}
-        self._queue: deque[tuple[bytes, Address]] = deque()
+        self._queue: deque[tuple[bytes, Address]] = deque()  # letters, held until sent
+        self._queued_bytes = 0
+        self._serving: deque[_Serve] = deque()  # serves of a channel, by place: their datagrams stay in the store
         self._next = None
+        self._budget = VerifyBudget(rate=RATE, burst=BURST, penalty=0, max_sources=4096)
         self.mailbox = Mailbox(store)
+        self.stats: Counter[str] = Counter()
+        """Counted beside what ``received`` returns (a serve refused); the runtime shares its own."""
 
     @staticmethod
     def link_name(tag: bytes) -> str:
@@ -75,7 +109,7 @@ class BlindStore:
 
     def replicated_in(self, tag: bytes, data: bytes, now: int) -> bool:
         """Keep a datagram a replication link brought (it checked the tag and kind); False if held already."""
-        return self.store.blind.keep(tag, blind_id(data), data, now, LIMIT)
+        return self.store.blind.keep(tag, blind_id(data), data, now, LIMIT, BYTES)
 
     def keeps(self, tag: bytes | None, private: set[bytes]) -> bool:
         """Is a datagram under ``tag`` ours to keep blind (``private``: the tags we can open)?"""
@@ -88,45 +122,67 @@ class BlindStore:
 
     def received(self, tag: bytes, data: bytes, addr: Address, now: int) -> str:
         """Keep a datagram of a blind channel unless it only passes; what to
-        count (``blind_kept``, ``blind_repeated``, ``blind_passed``). A member
-        sending one is served the channel. Anything else reaching a mailbox
-        is a letter or a request (``Mailbox``)."""
+        count (``blind_kept``, ``blind_repeated``, ``blind_passed``, or
+        ``blind_over_budget``: dropped first). A member sending one is served
+        the channel. Anything else reaching a mailbox is a letter or a
+        request (``Mailbox``, which budgets its own)."""
         if tag not in self.tags or tag == MAILBOX_TAG:
-            counted, letters = self.mailbox.received(tag, data, addr, now, QUEUE - len(self._queue))
+            room = QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
+            counted, letters = self.mailbox.received(tag, data, addr, now, room)
             self._send(letters, addr, now)
             return counted
+        if not self._budget.spend(addr, now):
+            return "blind_over_budget"
         if is_passing(data):
             counted = "blind_passed"
         else:
-            counted = "blind_kept" if self.store.blind.keep(tag, blind_id(data), data, now, LIMIT) else "blind_repeated"
+            kept = self.store.blind.keep(tag, blind_id(data), data, now, LIMIT, BYTES)
+            counted = "blind_kept" if kept else "blind_repeated"
         if tag in self.tags:
             self.serve(tag, addr, now)
         return counted
 
     def serve(self, tag: bytes, addr: Address, now: int) -> None:
-        """Send ``addr`` everything held for ``tag``, unless it was served lately."""
+        """Send ``addr`` everything held for ``tag`` (paced, a page at a time:
+        ``due``), unless it was served lately - or ``SERVING`` serves run
+        already, or the peers served lately fill their table: refused then
+        (``blind_serve_busy``), not remembered, so it is served when it asks again."""
         if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
             return
-        self._served[(tag, addr)] = now
-        if len(self._served) > 4096:
+        if len(self._served) >= 4096:
             self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
-        self._send(self.store.blind.held(tag), addr, now)
+        if len(self._serving) >= SERVING or len(self._served) >= 4096:
+            self.stats["blind_serve_busy"] += 1
+            return
+        self._served[(tag, addr)] = now
+        self._serving.append(_Serve(tag, addr, now))
+        self._next = self._next or now
 
     def _send(self, datagrams: list[bytes], addr: Address, now: int) -> None:
-        """Queue ``datagrams`` for ``addr``, paced (``due``)."""
+        """Queue ``datagrams`` (letters) for ``addr``, paced (``due``)."""
         if datagrams:
             self._queue += [(data, addr) for data in datagrams]
+            self._queued_bytes += sum(len(data) for data in datagrams)
             self._next = self._next or now
 
     def deadline(self) -> int | None:
-        return self._next if self._queue else None
+        return self._next if self._queue or self._serving else None
 
     def due(self, now: int) -> list[tuple[bytes, Address]]:
-        """The datagrams to send now (a paced slice of the queue)."""
-        if not self._queue or self._next is None or now < self._next:
+        """The datagrams to send now: a paced slice of the letters, then of
+        the serves, each read from the store, one page a serve, in turn."""
+        if not (self._queue or self._serving) or self._next is None or now < self._next:
             return []
         out = [self._queue.popleft() for _ in range(min(PACE, len(self._queue)))]
-        self._next = now + TICK_MS if self._queue else None
+        self._queued_bytes -= sum(len(data) for data, _ in out)
+        while len(out) < PACE and self._serving:
+            serve, room = self._serving.popleft(), PACE - len(out)
+            page = self.store.blind.page(serve.tag, serve.after, serve.until, room)
+            out += [(data, serve.addr) for _, data in page]
+            if len(page) == room:  # more may follow: its next turn comes after the others'
+                serve.after = page[-1][0]
+                self._serving.append(serve)
+        self._next = now + TICK_MS if self._queue or self._serving else None
         return out
 
 

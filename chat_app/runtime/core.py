@@ -113,6 +113,7 @@ class Runtime:
         self.typing_state = TypingIndicator()
         self.people = People(store)
         self._stats: Counter[str] = Counter()
+        self.private.blind.stats = self._stats  # a serve it refused is counted with ours
         self._events: list[ev.AppEvent] = []
         self.joined = Channels(store, self.envelopes, self.config, private=self.private, outbox=self.outbox,
                                fetcher=self.fetcher, backlog=self.backlog, catchup=self._catchup,

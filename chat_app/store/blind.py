@@ -43,33 +43,51 @@ class BlindTable:
         self._held.pop(tag, None)
         return dropped
 
-    def keep(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int) -> bool:
+    def keep(self, tag: bytes, blind_id: str, data: bytes, now: int, limit: int, max_bytes: int | None = None) -> bool:
         """Keep one private datagram we cannot read; False if it is held already.
-        Past ``limit`` datagrams for the tag, the oldest go: the count is kept
-        here, so an insert walks the index only over what it removes."""
+        Past ``limit`` datagrams or ``max_bytes`` bytes for the tag, the oldest
+        go: both are counted here, once, so an insert walks the index only over
+        what it removes."""
         if tag not in self._held:
-            self._held[tag] = self._conn.execute("SELECT count(*) FROM blind WHERE tag = ?", (tag,)).fetchone()[0]
-        held = self._held[tag]
+            self._held[tag] = list(self._conn.execute(
+                "SELECT count(*), coalesce(sum(length(data)), 0) FROM blind WHERE tag = ?", (tag,)).fetchone())
+        rows, size = self._held[tag]
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             added = self._conn.execute("INSERT OR IGNORE INTO blind (tag, blind_id, data, received_at) "
                                        "VALUES (?, ?, ?, ?)", (tag, blind_id, data, now)).rowcount == 1
-            held += added
-            if held > limit:
-                held -= self._conn.execute(
-                    "DELETE FROM blind WHERE rowid IN (SELECT rowid FROM blind WHERE tag = ? "
-                    "ORDER BY received_at LIMIT ?)", (tag, held - limit)).rowcount
+            if added:
+                rows, size = rows + 1, size + len(data)
+            if rows > limit or max_bytes is not None and size > max_bytes:
+                doomed = []
+                for rowid, length in self._conn.execute(
+                        "SELECT rowid, length(data) FROM blind WHERE tag = ? ORDER BY received_at, rowid", (tag,)):
+                    if rows <= limit and (max_bytes is None or size <= max_bytes):
+                        break
+                    doomed.append((rowid,))
+                    rows, size = rows - 1, size - length
+                self._conn.executemany("DELETE FROM blind WHERE rowid = ?", doomed)
             self._conn.execute("COMMIT")
         except BaseException:
             self._conn.execute("ROLLBACK")
+            self._held.pop(tag, None)  # counted again from the table next time
             raise
-        self._held[tag] = held
+        self._held[tag] = [rows, size]
         return added
 
     def held(self, tag: bytes) -> list[bytes]:
-        """The private datagrams kept for ``tag``, oldest first."""
+        """The private datagrams kept for ``tag``, oldest first (every one: for tests and tools; serving pages)."""
         return [r[0] for r in self._conn.execute(
-            "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, blind_id", (tag,))]
+            "SELECT data FROM blind WHERE tag = ? ORDER BY received_at, rowid", (tag,))]
+
+    def page(self, tag: bytes, after: tuple[int, int], until: int, n: int) -> list[tuple[tuple[int, int], bytes]]:
+        """At most ``n`` datagrams kept for ``tag`` after the place ``after``
+        (received_at, rowid; ``(-1, -1)``: from the first) and received no
+        later than ``until``, oldest first, each with its place: what a serve
+        sends next, read a page at a time along the index."""
+        return [((r[0], r[1]), r[2]) for r in self._conn.execute(
+            "SELECT received_at, rowid, data FROM blind WHERE tag = ? AND (received_at, rowid) > (?, ?) "
+            "AND received_at <= ? ORDER BY received_at, rowid LIMIT ?", (tag, *after, until, n))]
 
     def ids(self, tag: bytes) -> list[str]:
         """The blind ids of what is kept for ``tag``."""
