@@ -162,6 +162,20 @@ def computed_afresh(table: PeerTable, channels) -> float:
     return fresh.deadline(channels)
 
 
+def apply(table: PeerTable, op: tuple, now: int, joined: str) -> str:
+    """One drawn operation on ``table``; its name ("timer" for the timer)."""
+    if op[0] == "announced":
+        table.announced(op[1], op[1], op[2], 7000, op[3], now)
+    elif op[0] == "heard":
+        table.heard(op[1], (op[2], 7000), now, direct=op[3])
+    elif op[0] == "gone":
+        table.gone(op[1], now)
+    else:
+        table.on_timer(now, joined)
+        return "timer"
+    return op[0]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(operation, st.integers(0, 20_000), st.sampled_from(CHANNELS[1:])), max_size=40))
 def test_the_kept_deadline_is_never_later_than_the_true_one_and_exact_after_the_timer(steps):
@@ -171,14 +185,7 @@ def test_the_kept_deadline_is_never_later_than_the_true_one_and_exact_after_the_
     table, now = PeerTable(), 1
     for op, elapsed, joined in steps:
         now += elapsed
-        if op[0] == "announced":
-            table.announced(op[1], op[1], op[2], 7000, op[3], now)
-        elif op[0] == "heard":
-            table.heard(op[1], (op[2], 7000), now, direct=op[3])
-        elif op[0] == "gone":
-            table.gone(op[1], now)
-        else:
-            table.on_timer(now, joined)
+        if apply(table, op, now, joined) == "timer":
             assert table.deadline(joined) == computed_afresh(table, joined)
         assert table.deadline(joined) <= computed_afresh(table, joined)
 
@@ -193,14 +200,7 @@ def test_the_peer_at_an_address_is_looked_up_as_a_scan_of_the_peers_would_find_i
     table, now = PeerTable(), 1
     for op, elapsed, joined in steps:
         now += elapsed
-        if op[0] == "announced":
-            table.announced(op[1], op[1], op[2], 7000, op[3], now)
-        elif op[0] == "heard":
-            table.heard(op[1], (op[2], 7000), now, direct=op[3])
-        elif op[0] == "gone":
-            table.gone(op[1], now)
-        else:
-            table.on_timer(now, joined)
+        apply(table, op, now, joined)
         for host in ADDRESSES:
             address = (host, 7000)
             there = {p.peer_id for p in table if address == p.address or address in p.candidates}
