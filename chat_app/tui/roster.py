@@ -3,6 +3,8 @@ last heard and which channels they are in."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from chat_app import events as ev
 from chat_app.inert_text import inert
 from chat_app.tui.model import Member
@@ -75,12 +77,21 @@ class Roster:
         return sorted({m.nick for m in self.members.values() if m.nick and inert(m.nick) == m.nick})
 
     def shared_nicks(self, me: tuple[str, str]) -> frozenset[str]:
-        """The nicks that two keys or more use now, ``me`` (our id, our nick) among them."""
+        """The nicks that two keys or more use now, ``me`` (our id, our nick)
+        among them, each as ``nick_key`` gives it."""
         users: dict[str, set[str]] = {}
         for peer_id, nick in [me, *((m.peer_id, m.nick) for m in self.members.values())]:
             if nick:
-                users.setdefault(inert(nick), set()).add(peer_id)
-        return frozenset(nick for nick, ids in users.items() if len(ids) > 1)
+                users.setdefault(nick_key(nick), set()).add(peer_id)
+        return frozenset(key for key, ids in users.items() if len(ids) > 1)
 
     def present_count(self) -> int:
         return sum(1 for m in self.members.values() if m.present)
+
+
+def nick_key(nick: str) -> str:
+    """What two nicks that read alike share: shown (``inert``), in Unicode's
+    compatibility form and case-folded, so ``Bob``, ``bob`` and a fullwidth
+    ``ｂｏｂ`` are one nick for telling keys apart (letters of other scripts
+    that look Latin are not caught)."""
+    return unicodedata.normalize("NFKC", inert(nick)).casefold()

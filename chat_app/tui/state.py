@@ -26,7 +26,7 @@ from chat_app.events import Address
 from chat_app.inert_text import inert
 from chat_app.tui.model import ChannelModel, Member, MessageRow
 from chat_app.tui.read_markers import ReadMarkers
-from chat_app.tui.roster import Roster
+from chat_app.tui.roster import Roster, nick_key
 from chat_app.tui.settings import Settings
 
 
@@ -64,7 +64,7 @@ class ClientState:
     direct_nicks: dict[str, str] = field(default_factory=dict)  # conversation -> the other person's nick
     trusted: set[str] = field(default_factory=set)  # peers whose key the user verified (/trust), as /whois told
     topic_asked: set[str] = field(default_factory=set)  # channels whose topic /topic asked for, not yet told
-    shared_nicks: frozenset[str] = frozenset()  # nicks two keys or more use now: shown with a key suffix
+    shared_nicks: frozenset[str] = frozenset()  # nicks two keys or more use now (``nick_key``): with a key suffix
     presence: Presence = field(default_factory=Presence)
     question: tuple[str, str] | None = None  # (channel, row id) of a question in the buffer, until it is answered
     following: bool = True  # the reader is at the newest message of the current channel
@@ -90,7 +90,7 @@ class ClientState:
         """How a peer's (inert) nick is shown: with the start of its id when
         another key uses the nick too (``bob~3f2a``: an impersonation shows),
         and a ✓ when the user verified its key."""
-        shown = f"{nick}~{peer_id[:4]}" if nick in self.shared_nicks and peer_id else nick
+        shown = f"{nick}~{peer_id[:4]}" if peer_id and nick_key(nick) in self.shared_nicks else nick
         return f"{shown}✓" if peer_id in self.trusted else shown
 
     def typing_here(self, now: int) -> list[str]:
