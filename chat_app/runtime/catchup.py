@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from chat_app import events as ev
 from chat_app.crypto import ChannelKey, blind_id, channel_tag_of
@@ -149,6 +150,15 @@ class LinkOutcome:
     over: bool = False  # a session we started is over: hang up
 
 
+class _Wait(NamedTuple):
+    """A peer met that should dial us (``CatchUp.met``)."""
+
+    met_at: int
+    due: int  # when to look again
+    hosts: frozenset[str]  # its hosts when met: any address of it is at one of them
+    announced: bool  # met by mDNS
+
+
 class CatchUp:
     def __init__(self, live: bool, envelopes: Envelopes, blind: BlindStore,
                  addresses_of: Callable[[Address], Iterable[Address]] = lambda address: ()) -> None:
@@ -165,8 +175,7 @@ class CatchUp:
         self._replicated_at: dict[Address, int] = {}
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
         self._round_since: int | None = None  # when the round now waiting (``_round``) came due
-        # peers that should dial us: (since, look again, its hosts then, by mDNS), by when to look again
-        self._awaited: dict[Address, tuple[int, int, frozenset[str], bool]] = {}
+        self._awaited: dict[Address, _Wait] = {}  # peers that should dial us, by when to look again
         self._awaited_hosts: dict[str, int] = {}  # host -> how many peers waited for are at it
         self._meeting_dials: dict[bool, list[int]] = {False: [], True: []}  # by mDNS -> when, the last second
         self.refused_dials = 0  # dials on meeting over MEETING_DIALS_PER_S
@@ -176,7 +185,7 @@ class CatchUp:
 
     def want(self, address: Address, now: int) -> bool:
         """Whether to dial ``address`` now (and if so, it counts as dialing)."""
-        if address in self._dialing or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS:
+        if self._lately(address, now):
             return False
         self._replicated_at.pop(address, None)  # kept oldest first (``_forget``)
         self._replicated_at[address] = now
@@ -185,6 +194,11 @@ class CatchUp:
         self._dialing.add(address)
         self._unawait(address)  # dialing: nothing left to wait for
         return True
+
+    def _lately(self, address: Address, now: int) -> bool:
+        """Dialing ``address``, or replicated with it within ``REPLICATE_EVERY_MS``."""
+        last = self._replicated_at.get(address, -REPLICATE_EVERY_MS)
+        return address in self._dialing or now - last < REPLICATE_EVERY_MS
 
     def dial(self, address: Address, now: int) -> None:
         """Dial ``address`` (see ``dials``), unless ``want`` says not now - or
@@ -205,8 +219,8 @@ class CatchUp:
             self._dial_now(address, now, announced)
 
     def _dial_now(self, address: Address, now: int, announced: bool | None = None) -> None:
-        if address in self._dialing or now - self._replicated_at.get(address, -REPLICATE_EVERY_MS) < REPLICATE_EVERY_MS:
-            return
+        if self._lately(address, now):
+            return  # ``want`` would refuse it: no dial on meeting to count
         if announced is not None:  # on meeting: so many a second (``MEETING_DIALS_PER_S``)
             started = self._meeting_dials[announced]
             started[:] = [t for t in started if t > now - 1_000]  # MEETING_DIALS_PER_S at most
@@ -247,20 +261,19 @@ class CatchUp:
         if address in self._dialing or address in self._awaited:
             return
         hosts = frozenset(self._hosts(address))  # any address of the peer is at one of them, now or later
-        self._awaited[address] = (now if met_at is None else met_at, now + AWAIT_DIAL_MS, hosts, announced)
+        self._awaited[address] = _Wait(now if met_at is None else met_at, now + AWAIT_DIAL_MS, hosts, announced)
         for host in hosts:
             self._awaited_hosts[host] = self._awaited_hosts.get(host, 0) + 1
         while len(self._awaited) > MAX_AWAITED:  # a flood: the one met longest ago is forgotten
             self._unawait(next(iter(self._awaited)))
 
-    def _unawait(self, address: Address) -> tuple[int, int, frozenset[str], bool] | None:
+    def _unawait(self, address: Address) -> None:
         awaited = self._awaited.pop(address, None)
-        for host in awaited[2] if awaited is not None else ():
+        for host in awaited.hosts if awaited is not None else ():
             if (count := self._awaited_hosts[host] - 1) > 0:
                 self._awaited_hosts[host] = count
             else:
                 del self._awaited_hosts[host]
-        return awaited
 
     def _hosts(self, address: Address) -> set[str]:
         return {_host(a) for a in (address, *self._addresses_of(address))}
@@ -300,7 +313,8 @@ class CatchUp:
     @property
     def deadline(self) -> int | None:
         """When ``handle_timer`` has something to do: a round, or a peer met waited for."""
-        times = (self.round_due, *(self._awaited[a][1] for a in list(self._awaited)[:1]))  # the first is next
+        first = next(iter(self._awaited.values()), None)  # kept in due order: the first is next
+        times = (self.round_due, first.due if first is not None else None)
         return min((t for t in times if t is not None), default=None)
 
     def handle_timer(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
@@ -315,7 +329,7 @@ class CatchUp:
         now on is met at ``now`` or later. Anyone can open links to us from
         many hosts: kept for ever, they would pile up."""
         if self._served:
-            horizon = min((now, *(waited[0] for waited in self._awaited.values()))) - AWAIT_DIAL_MS
+            horizon = min((now, *(wait.met_at for wait in self._awaited.values()))) - AWAIT_DIAL_MS
             self._served = {host: at for host, at in self._served.items() if at >= horizon}
 
     def _forget(self, now: int, candidates: set[Address]) -> None:
