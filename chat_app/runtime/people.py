@@ -17,7 +17,9 @@ ignored person back.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from chat_app import events as ev
 from chat_app.crypto import fingerprint
@@ -39,15 +41,16 @@ class Person:
     last_seen: int
     addresses: list = field(default_factory=list)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
+        """Worked out once: every message of the person is checked against the user's trusted keys."""
         return fingerprint(self.public_key)
 
 
 class People:
     def __init__(self, store) -> None:
         self.store = store
-        self._people: dict[str, Person] = {}
+        self._people: OrderedDict[str, Person] = OrderedDict()  # the one seen longest ago first
         self._flagged: set[str] = set()
         self._verified: set[str] = set()  # told the client this run (ev.Verified)
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
@@ -77,9 +80,11 @@ class People:
         if person is None:
             if public_key is None:
                 return []
-            if len(self._people) >= MAX_PEOPLE:
-                del self._people[min(self._people, key=lambda s: self._people[s].last_seen)]
+            if len(self._people) >= MAX_PEOPLE:  # anyone can make keys: the one seen longest ago goes
+                self._people.popitem(last=False)
             person = self._people[sender_id] = Person(sender_id, public_key, nick, now, now)
+        else:
+            self._people.move_to_end(sender_id)
         person.nick, person.last_seen = nick, now
         if self.ignored.get(sender_id, nick) != nick:  # the list shows them by the nick they go by now
             self.ignored[sender_id] = nick

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from chat_app import events as ev
 from chat_app.crypto import fingerprint
+from chat_app.runtime.people import MAX_PEOPLE, People
 from chat_app.store import Store
 
 
@@ -86,3 +87,18 @@ def test_trust_is_of_the_key_so_it_survives_a_nick_change_and_a_restart(net, tmp
     mallory.say("general", "it's me", "text", net.now)
     net.run(500)
     assert [e.sender_id for e in of(net, bob, ev.KeyChanged)] == [mallory.peer_id]
+
+
+def test_the_people_kept_are_bounded_and_the_one_seen_longest_ago_goes_first(tmp_path):
+    """Anyone can make keys: past ``MAX_PEOPLE`` the person seen longest ago
+    is forgotten - found in order, where each new key scanned all of them."""
+    people = People(Store(tmp_path / "db.sqlite3"))
+    people.seen("a" * 32, bytes(32), "alice", 1)
+    strangers = [f"{n:032x}" for n in range(MAX_PEOPLE)]
+    for now, sender_id in enumerate(strangers[:-1], start=2):
+        people.seen(sender_id, bytes.fromhex(sender_id), "x", now)
+    people.seen("a" * 32, bytes(32), "alice", 10_000)  # alice speaks again: seen last now
+    people.seen(strangers[-1], bytes.fromhex(strangers[-1]), "x", 10_001)  # one too many
+    assert people.by_nick("alice") == [("a" * 32, bytes(32))]
+    kept = {sender_id for sender_id, _ in people.by_nick("x")}
+    assert len(kept) == MAX_PEOPLE - 1 and strangers[0] not in kept and strangers[-1] in kept
