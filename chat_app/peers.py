@@ -48,6 +48,13 @@ UNSHARED_SILENT_MS = 2 * SILENT_MS
 """A peer sharing no channel with us has no reason to send us anything: this
 long without a datagram or an announcement and it no longer counts as there."""
 
+MAX_FOUND_BY_TRAFFIC = 1_024
+"""Peers known only by their datagrams (not announced by mDNS, not a
+``--peer``) past which a new one is not taken in: anyone may make keys, and
+each one-shot key's sync was a peer - every datagram for a channel went to
+all of them, and a flood of 30,000 made each datagram we received cost 2.2
+ms. A peer not taken in is still heard (its messages are delivered); it is
+not sent to until it announces itself or a place frees up."""
 GONE_MS = 5_000
 """A peer that said goodbye (mDNS, or its "leave" in a channel) is not brought
 back by its own datagrams for this long: the last ones it sent as it left
@@ -101,6 +108,7 @@ class PeerTable:
         self._due: tuple[tuple[str, ...], float] | None = None  # see deadline()
         self._left: dict[str, int] = {}  # peer -> when it said goodbye, for GONE_MS
         self._at: dict[Address, dict[str, None]] = {}  # address -> the peers reached at it (``at``)
+        self._unannounced: set[str] = set()  # peers known by their datagrams (or a --peer) alone
 
     def __contains__(self, peer_id: str) -> bool:
         return peer_id in self.peers
@@ -119,9 +127,15 @@ class PeerTable:
         return self.peers.get(next(iter(ids))) if ids else None
 
     def _placed(self, peer: Peer, before: set[Address]) -> None:
-        """Keep ``at`` right after ``peer`` moved, was added or removed:
-        ``before`` is where it could be reached (``_places``) until now."""
-        after = _places(peer) if self.peers.get(peer.peer_id) is peer else set()
+        """Keep ``at`` (and the peers known unannounced) right after ``peer``
+        moved, was added, announced or removed: ``before`` is where it could be
+        reached (``_places``) until now."""
+        here = self.peers.get(peer.peer_id) is peer
+        if here and not peer.announced:
+            self._unannounced.add(peer.peer_id)
+        else:
+            self._unannounced.discard(peer.peer_id)
+        after = _places(peer) if here else set()
         for address in before - after:
             ids = self._at.get(address, {})
             ids.pop(peer.peer_id, None)
@@ -189,6 +203,8 @@ class PeerTable:
         new = peer is None
         before = _places(peer) if peer is not None else set()
         if peer is None:
+            if source not in self.static and len(self._unannounced) >= MAX_FOUND_BY_TRAFFIC:
+                return None, False
             peer = self.peers[peer_id] = Peer(peer_id, source, using_since=now)
         if source in self.static:
             peer.found.add(STATIC)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from chat_app.net.addresses import InterfaceAddress, advertised_addresses, normalize, rank_candidates
 from chat_app import events as ev
 from chat_app.runtime.peers import PeerTracker
-from chat_app.peers import PROBE_MS, SILENT_MS, UNSHARED_SILENT_MS, PeerTable, describe
+from chat_app.peers import (MAX_FOUND_BY_TRAFFIC, PROBE_MS, SILENT_MS, UNSHARED_SILENT_MS, PeerTable,
+                             describe)
 
 
 def iface(name: str, cidr: str) -> InterfaceAddress:
@@ -207,3 +208,19 @@ def test_the_peer_at_an_address_is_looked_up_as_a_scan_of_the_peers_would_find_i
             found = table.at(address)
             assert (found.peer_id if found else None) in (there or {None})
         assert set(table._at) == {a for p in table for a in (p.address, *p.candidates)}
+        assert table._unannounced == {p.peer_id for p in table if not p.announced}  # counted for the bound
+
+
+def test_past_so_many_peers_known_by_their_datagrams_alone_a_new_one_is_not_taken_in():
+    """Anyone may make keys, and each one-shot key's datagram was a peer that
+    every datagram of ours went to; announced and ``--peer`` ones still come in."""
+    table = PeerTable(static=[("10.9.9.9", 7000)])
+    for n in range(MAX_FOUND_BY_TRAFFIC):
+        assert table.heard(f"{n:032x}", ("10.66.0.1", 1024 + n), 0, direct=True)[1]
+    assert table.heard("f" * 32, ("10.66.0.2", 9), 1, direct=True) == (None, False)
+    assert "f" * 32 not in table
+    peer, new = table.announced("a" * 32, "alice", ["10.0.0.1"], 7000, ("general",), 1)
+    assert new and "a" * 32 in table
+    assert table.heard("e" * 32, ("10.9.9.9", 7000), 1, direct=True)[1]  # a --peer
+    table.on_timer(SILENT_MS * 3, ("general",))  # the strangers fall silent and go
+    assert table.heard("f" * 32, ("10.66.0.2", 9), SILENT_MS * 3, direct=True)[1]  # room again
