@@ -153,14 +153,23 @@ class Discovery:
             elif peer_id and peer_id != self.me.peer_id:
                 self._on_gone(peer_id)
             return
-        task = asyncio.ensure_future(self._resolve(name))
+        info = AsyncServiceInfo(SERVICE_TYPE, name)
+        if self._zc is not None and info.load_from_cache(self._zc.zeroconf):
+            # An announcement carries every record: taken now, not on a task of its own,
+            # which would run only after the datagrams read in this turn of the loop - the
+            # peer's first ones among them, heard before we knew its nick.
+            self._found(name, info)
+            return
+        task = asyncio.ensure_future(self._resolve(name, info))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _resolve(self, name: str) -> None:
-        info = AsyncServiceInfo(SERVICE_TYPE, name)
-        if self._zc is None or not await info.async_request(self._zc.zeroconf, 3000):
-            return
+    async def _resolve(self, name: str, info: AsyncServiceInfo) -> None:
+        if self._zc is not None and await info.async_request(self._zc.zeroconf, 3000):
+            self._found(name, info)
+
+    def _found(self, name: str, info: AsyncServiceInfo) -> None:
+        """A service resolved: a peer, if it is a usable one of us (its key hashing to its id)."""
         props = {k.decode(): (v or b"").decode(errors="replace") for k, v in info.properties.items()}
         addresses = info.parsed_addresses(IPVersion.All)
         if not addresses or not info.port or not props.get("id") or props.get("v") != PROTOCOL_VERSION:
