@@ -178,7 +178,6 @@ class CatchUp:
         self._awaited: dict[Address, _Wait] = {}  # peers that should dial us, by when to look again
         self._awaited_hosts: dict[str, int] = {}  # host -> how many peers waited for are at it
         self._meeting_dials: dict[bool, list[int]] = {False: [], True: []}  # by mDNS -> when, the last second
-        self.refused_dials = 0  # dials on meeting over MEETING_DIALS_PER_S
         self._served: dict[str, int] = {}  # host -> when a session on a link it opened to us last finished
         self._served_links: set[Connection] = set()  # links opened to us whose session finished
         self._sets: dict[str, tuple[int, dict[str, tuple[int, str]]]] = {}  # datagram sets worked out (``_sealed``)
@@ -225,7 +224,6 @@ class CatchUp:
             started = self._meeting_dials[announced]
             started[:] = [t for t in started if t > now - 1_000]  # MEETING_DIALS_PER_S at most
             if len(started) >= MEETING_DIALS_PER_S:
-                self.refused_dials += 1
                 return
             started.append(now)
         if self.want(address, now):
