@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
-    ("sync", "address", "channel_names", "inert_text", "data_dir", "wire_rule", "file_offer"),
+    ("sync", "address", "bounded", "channel_names", "inert_text", "data_dir", "wire_rule", "file_offer"),
     ("crypto", "events", "commands", "verify"),
     ("identity", "net"),
     ("peers", "files", "serve_lines", "payload", "store"),

@@ -65,7 +65,6 @@ nothing OpenSSL would refuse gets in, and honest signatures verify alike.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -73,6 +72,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
+from chat_app.bounded import Latest
 from sync.core import RemoteProtocolError
 from sync.sds import Config
 from sync.sds.validate import OURS
@@ -171,8 +171,7 @@ class KnownKeys:
     """
 
     def __init__(self, capacity: int = 4096) -> None:
-        self.capacity = capacity
-        self._by_id: OrderedDict[bytes, Signer] = OrderedDict()
+        self._by_id: Latest[bytes, Signer] = Latest(capacity)
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -180,7 +179,7 @@ class KnownKeys:
     def by_id(self, key_id: bytes) -> Signer | None:
         signer = self._by_id.get(key_id)
         if signer is not None:
-            self._by_id.move_to_end(key_id)
+            self._by_id.touch(key_id)
         return signer
 
     def candidate(self, public_key: bytes) -> Signer:
@@ -196,11 +195,7 @@ class KnownKeys:
         return Signer(public_key, key_id.hex())
 
     def remember(self, signer: Signer) -> None:
-        key_id = bytes.fromhex(signer.sender_id)
-        self._by_id[key_id] = signer
-        self._by_id.move_to_end(key_id)
-        while len(self._by_id) > self.capacity:
-            self._by_id.popitem(last=False)
+        self._by_id.put(bytes.fromhex(signer.sender_id), signer)
 
 
 def _signed_bytes(kind: int, public_key: bytes, context: bytes, payload: bytes) -> bytes:

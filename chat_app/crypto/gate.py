@@ -35,10 +35,11 @@ Pure: time comes in as ``now`` (milliseconds); no sockets, no clock.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from chat_app.bounded import Latest
 from sync.sds import Config
 
 from .channel import ChannelKey, Keyring, read_datagram
@@ -58,17 +59,16 @@ class VerifyBudget:
     """A token bucket per source, bounded in the number of sources it remembers."""
 
     def __init__(self, rate: float = 2_000, burst: float = 500, penalty: float = 50, max_sources: int = 1024) -> None:
-        self.rate, self.burst, self.penalty, self.max_sources = rate, burst, penalty, max_sources
-        self._buckets: OrderedDict[Hashable, _Bucket] = OrderedDict()
+        self.rate, self.burst, self.penalty = rate, burst, penalty
+        self._buckets: Latest[Hashable, _Bucket] = Latest(max_sources)
 
     def _bucket(self, source: Hashable, now: int) -> _Bucket:
         bucket = self._buckets.get(source)
         if bucket is None:
-            bucket = self._buckets[source] = _Bucket(self.burst, now)
-            if len(self._buckets) > self.max_sources:
-                self._buckets.popitem(last=False)
+            bucket = _Bucket(self.burst, now)
+            self._buckets.put(source, bucket)
         else:
-            self._buckets.move_to_end(source)
+            self._buckets.touch(source)
             bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate / 1000)
             bucket.at = now
         return bucket

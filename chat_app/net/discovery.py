@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chat_app.bounded import Latest
 from chat_app.channel_names import is_link_name
 from chat_app.crypto import fingerprint, sender_id_of
 from chat_app.wire_rule import nick_problem
@@ -44,7 +45,9 @@ query within 20-120 ms (RFC 6762 6), and resolving what they announce takes a mo
 GOODBYE_S = 2.0
 """How long quitting waits for the mDNS goodbye to go out."""
 NAMES_KEPT = 4096
-"""Service names remembered with their peer id, for their goodbye."""
+"""Service names remembered with their peer id, for their goodbye: the latest
+resolved (a name that never says goodbye stays in zeroconf's cache for its
+record's time to live, 75 minutes; anyone may make keys and names)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class Discovery:
         self._zc: AsyncZeroconf | None = None
         self._browser: AsyncServiceBrowser | None = None
         self._info: AsyncServiceInfo | None = None
-        self._names: OrderedDict[str, str] = OrderedDict()  # service name -> peer id, latest resolved last
+        self._names: Latest[str, str] = Latest(NAMES_KEPT)  # service name -> peer id, for its goodbye (``_found``)
         self._tasks: set[asyncio.Task] = set()
         self._held: list[PeerInfo] | None = None  # peers found before we announced ourselves (``start``)
         self.stats: Counter[str] = Counter()
@@ -181,7 +184,7 @@ class Discovery:
         if key is None:
             log.debug("ignoring %s: its key does not hash to its id", name)
             return
-        self._remember(name, props["id"])
+        self._names.put(name, props["id"])
         channels, svs = self._channels(props)
         peer = PeerInfo(props["id"], self._nick(props), tuple(addresses), info.port, channels, key, svs)
         if self._held is not None:
@@ -196,16 +199,6 @@ class Discovery:
             log.debug("dropping the nick %s announces: %s", props["id"], problem)
             return UNNAMED
         return nick
-
-
-    def _remember(self, name: str, peer_id: str) -> None:
-        """Whose service ``name`` is, for its goodbye: the latest ``NAMES_KEPT``
-        (a name that never says goodbye stays in zeroconf's cache for its
-        record's time to live, 75 minutes; anyone may make keys and names)."""
-        self._names[name] = peer_id
-        self._names.move_to_end(name)
-        if len(self._names) > NAMES_KEPT:
-            self._names.popitem(last=False)
 
     def _channels(self, props: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The channels announced, and those of them that run on SVS; a name

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.crypto import ChannelKey, blind_id, channel_tag_of
 from chat_app.crypto.channel import is_passing
 from chat_app.address import Address
@@ -172,7 +173,7 @@ class CatchUp:
         self._dialing: set[Address] = set()
         self._dials: list[Address] = []
         self._reads: list[tuple[Connection, Read]] = []
-        self._replicated_at: dict[Address, int] = {}
+        self._replicated_at: Latest[Address, int] = Latest(MAX_REPLICATED)  # when we last dialed each
         self.round_due: int | None = None  # the next anti-entropy round (``start_rounds``)
         self._round_since: int | None = None  # when the round now waiting (``_round``) came due
         self._awaited: dict[Address, _Wait] = {}  # peers that should dial us, by when to look again
@@ -186,10 +187,7 @@ class CatchUp:
         """Whether to dial ``address`` now (and if so, it counts as dialing)."""
         if self._lately(address, now):
             return False
-        self._replicated_at.pop(address, None)  # kept oldest first (``_forget``)
-        self._replicated_at[address] = now
-        while len(self._replicated_at) > MAX_REPLICATED:
-            del self._replicated_at[next(iter(self._replicated_at))]
+        self._replicated_at.put(address, now)
         self._dialing.add(address)
         self._unawait(address)  # dialing: nothing left to wait for
         return True
@@ -336,8 +334,9 @@ class CatchUp:
         ``candidates`` by it. Anyone can make us dial many addresses (one a
         one-shot key's datagram came from, say): kept for ever, they would
         pile up (``MAX_REPLICATED`` holds them between rounds)."""
-        self._replicated_at = {address: at for address, at in self._replicated_at.items()
-                               if now - at < REPLICATE_EVERY_MS or address in candidates}
+        for address, at in list(self._replicated_at.items()):
+            if now - at >= REPLICATE_EVERY_MS and address not in candidates:
+                del self._replicated_at[address]
 
     def _round(self, now: int, candidates: Callable[[], Iterable[Address]]) -> None:
         """If a round is due, dial the peer among ``candidates()`` replicated

@@ -14,10 +14,11 @@ is the ``Fetcher``'s schedule, on the runtime's timer.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.channel_names import BadChannelName, channel_spec
 from chat_app.address import Address
 from chat_app.payload import Payload, PayloadError
@@ -51,15 +52,12 @@ class Channels:
         self.typing_state, self.peers, self.people, self.stats = typing_state, peers, people, stats
         self._emit, self._replicate = emit, replicate
         self.conversations: dict[str, Conversation] = {}
-        self.announced_svs: OrderedDict[str, None] = OrderedDict()  # link names announced as SVS, latest last
+        self.announced_svs: Latest[str, None] = Latest(SVS_NAMES_KEPT)  # link names announced as SVS
 
     def svs_announced(self, link_names: tuple[str, ...]) -> None:
         """A peer announced these of its channels as running on SVS."""
         for name in link_names:
-            self.announced_svs[name] = None
-            self.announced_svs.move_to_end(name)
-        while len(self.announced_svs) > SVS_NAMES_KEPT:
-            self.announced_svs.popitem(last=False)
+            self.announced_svs.put(name, None)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -30,10 +30,11 @@ up by replication, which fetches by author and height.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.payload import Payload, PayloadError
 from chat_app.runtime.envelopes import sds_bytes
 from chat_app.runtime.step import Step
@@ -71,7 +72,7 @@ class Conversation:
         self.config = config
         self.engine = self._load(now)
         self.seq = store.last_seq(channel, peer_id)  # our last per-author sequence number here
-        self._latest: OrderedDict[str, int] = OrderedDict()  # author -> the highest seq delivered here
+        self._latest: Latest[str, int] = Latest(AUTHORS_REMEMBERED)  # author -> the highest seq delivered here
         self.topic_id: str | None = None  # the topic message last reported
         self.held: deque[Payload] = deque()  # checked, numbered when they go
         self.retry_at: int | None = None  # while messages are held: when to look for room again
@@ -159,10 +160,7 @@ class Conversation:
                 latest = self.store.last_seq(self.channel, row.sender_id, below=row.seq)
             if row.seq > latest + 1:
                 gaps.append((row.sender_id, latest + 1, row.seq - 1))
-            self._latest[row.sender_id] = max(latest, row.seq)
-            self._latest.move_to_end(row.sender_id)
-            if len(self._latest) > AUTHORS_REMEMBERED:
-                self._latest.popitem(last=False)
+            self._latest.put(row.sender_id, max(latest, row.seq))
         return gaps
 
     def topic_changes(self, always: bool = False) -> list[ev.TopicChanged]:

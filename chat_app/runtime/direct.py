@@ -53,12 +53,13 @@ are bounded (``MAX_UNANSWERED``), as are the keys we keep
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
 
 import cbor2
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.crypto import EnvelopeError, Identity, Kind, Opened
 from chat_app.address import Address
 from chat_app.channel_names import BadChannelName, channel_spec
@@ -158,7 +159,7 @@ class Direct:
         self.persons = Correspondents(store, identity, send, people, self.stats)
         self.statement = self.persons.statement
         self.conversations: dict[str, DirectConversation] = {}
-        self.invitations: OrderedDict[str, bytes] = OrderedDict()  # channel -> its secret, until joined
+        self.invitations: Latest[str, bytes] = Latest(INVITATIONS_KEPT)  # channel -> its secret, until joined
         for row in store.direct.peers():
             person = self.persons.add(Person(row.peer_id, row.signing_key, row.exchange_key, row.nick, row.address))
             if row.state is not None:
@@ -238,10 +239,7 @@ class Direct:
             self.stats["dm_bad_invite"] += 1
             return self._notify(ev.DatagramRejected("invite", f"an invitation from {person.peer_id[:12]} "
                                                               f"is malformed ({exc.__class__.__name__})"))
-        self.invitations[channel] = secret
-        self.invitations.move_to_end(channel)
-        if len(self.invitations) > INVITATIONS_KEPT:
-            self.invitations.popitem(last=False)
+        self.invitations.put(channel, secret)
         self._notify(ev.Invited(channel, person.peer_id, person.nick))
 
     def typing(self, channel: str, nick: str, now: int) -> None:

@@ -63,7 +63,7 @@ import hashlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from chat_app.crypto.bounded import OVERHEAD, ByteLru
+from chat_app.bounded import OVERHEAD, ByteLru
 from chat_app.crypto import (
     ChannelKey, EnvelopeError, Gate, Identity, Kind, Opened, Rekey, RekeyError, Unverified, seal, verify_rekey,
 )

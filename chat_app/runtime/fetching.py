@@ -17,10 +17,10 @@ runtime sends it.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from chat_app.bounded import Latest
 from chat_app.net.frames import MAX_IDS, encode_fetch
 from chat_app.address import Address
 from chat_app.runtime.peers import PeerTable
@@ -104,7 +104,7 @@ class _Wanted:
 
 class Fetcher:
     def __init__(self) -> None:
-        self._wanted: OrderedDict[str, _Wanted] = OrderedDict()  # message id -> what to ask, oldest first
+        self._wanted: Latest[str, _Wanted] = Latest(MAX_WANTED)  # message id -> what to ask, oldest first
         self._due: Schedule[str] = Schedule()  # message id -> when to ask (again)
         self._served: dict[Address, tuple[int, int]] = {}  # address -> (second, messages served)
 
@@ -115,10 +115,8 @@ class Fetcher:
         for mid, author in missing:
             if mid in self._wanted:
                 continue
-            self._wanted[mid] = _Wanted(channel, author)
             self._due.set(mid, at)
-            if len(self._wanted) > MAX_WANTED:
-                oldest, _ = self._wanted.popitem(last=False)
+            if (oldest := self._wanted.put(mid, _Wanted(channel, author))) is not None:
                 self._due.discard(oldest)
 
     def next_due(self) -> int | None:

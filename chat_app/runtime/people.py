@@ -17,11 +17,11 @@ ignored person back.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.crypto import fingerprint
 
 MAX_PEOPLE = 4096
@@ -50,7 +50,7 @@ class Person:
 class People:
     def __init__(self, store) -> None:
         self.store = store
-        self._people: OrderedDict[str, Person] = OrderedDict()  # the one seen longest ago first
+        self._people: Latest[str, Person] = Latest(MAX_PEOPLE)  # anyone can make keys: the one seen longest ago goes
         self._flagged: set[str] = set()
         self._verified: set[str] = set()  # told the client this run (ev.Verified)
         self._was: dict[str, str] = {}  # new sender id -> the legacy id it proved it had
@@ -80,11 +80,10 @@ class People:
         if person is None:
             if public_key is None:
                 return []
-            if len(self._people) >= MAX_PEOPLE:  # anyone can make keys: the one seen longest ago goes
-                self._people.popitem(last=False)
-            person = self._people[sender_id] = Person(sender_id, public_key, nick, now, now)
+            person = Person(sender_id, public_key, nick, now, now)
+            self._people.put(sender_id, person)
         else:
-            self._people.move_to_end(sender_id)
+            self._people.touch(sender_id)
         person.nick, person.last_seen = nick, now
         if self.ignored.get(sender_id, nick) != nick:  # the list shows them by the nick they go by now
             self.ignored[sender_id] = nick

@@ -49,9 +49,10 @@ backpressure (``held`` stays empty).
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
+from collections import deque
 
 from chat_app import events as ev
+from chat_app.bounded import Latest
 from chat_app.crypto import Kind
 from chat_app.crypto.envelope import VERSION
 from chat_app.payload import Payload
@@ -129,8 +130,8 @@ class SvsConversation:
         self._last_seq: dict[str, int] = {}  # author -> its last stored sequence number (read on first use)
         self._pending: dict[str, dict[int, StoredMessage]] = {}
         self._waiting = 0  # how many ``_pending`` holds
-        self._own_ids: OrderedDict[int, str] = OrderedDict()  # our latest messages: seq -> message id
-        self._gaps: OrderedDict[str, tuple[int, int]] = OrderedDict()  # author -> (highest missing, since when)
+        self._own_ids: Latest[int, str] = Latest(OWN_IDS_KEPT)  # our latest messages: seq -> message id
+        self._gaps: Latest[str, tuple[int, int]] = Latest(GAPS_KEPT)  # author -> (highest missing, since when)
         last = self.store.messages(self.channel, limit=1)
         self.lamport = last[0].lamport if last else 0
         self.length = self.store.count(self.channel)
@@ -265,9 +266,7 @@ class SvsConversation:
     def _append(self, row: StoredMessage, out: Translation) -> None:
         self._last_seq[row.sender_id] = row.seq
         if row.own:
-            self._own_ids[row.seq] = row.message_id
-            if len(self._own_ids) > OWN_IDS_KEPT:
-                self._own_ids.popitem(last=False)
+            self._own_ids.put(row.seq, row.message_id)
         self.lamport = max(self.lamport, row.lamport)
         out.rows.append(row)
         out.authors.append((row.sender_id, row.nick))
@@ -278,10 +277,8 @@ class SvsConversation:
         self.length += 1
 
     def _watch_gap(self, author: str, high: int, now: int) -> None:
-        highest, since = self._gaps.pop(author, (0, now))
-        self._gaps[author] = (max(high, highest), since)
-        if len(self._gaps) > GAPS_KEPT:
-            self._gaps.popitem(last=False)
+        highest, since = self._gaps.get(author, (0, now))
+        self._gaps.put(author, (max(high, highest), since))
 
     def _overdue_gaps(self, now: int) -> list[tuple[str, int, int]]:
         """(author, first, last) of what the member has fetched in vain for

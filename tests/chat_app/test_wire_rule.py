@@ -14,8 +14,8 @@ import pytest
 
 from chat_app import events as ev
 from chat_app.channel_names import BadChannelName, channel_name
-from chat_app.crypto import Identity, Kind, seal
-from chat_app.net.discovery import NAMES_KEPT, Discovery, PeerInfo
+from chat_app.crypto import Identity, Kind, seal, sender_id_of
+from chat_app.net.discovery import NAMES_KEPT, PROTOCOL_VERSION, Discovery, PeerInfo
 from zeroconf import ServiceStateChange
 from chat_app.payload import Payload, PayloadError
 from chat_app.wire_rule import nick_problem, text_problem
@@ -146,13 +146,19 @@ def test_an_announced_channel_name_no_channel_could_have_is_dropped_and_counted(
 def test_service_names_are_remembered_for_their_goodbye_up_to_a_bound():
     gone = []
     discovery = Discovery(PeerInfo("ab" * 16, "me", (), 1, ()), lambda peer: None, gone.append)
-    discovery._remember("bob._sds-chat._udp.local.", "b" * 32)
-    for n in range(NAMES_KEPT + 100):  # one-shot keys' names that never say goodbye
-        discovery._remember(f"{n:032x}._sds-chat._udp.local.", f"{n:032x}")
-    assert len(discovery._names) == NAMES_KEPT
-    discovery._remember("bob._sds-chat._udp.local.", "b" * 32)  # bob announces again
+    key = Identity.generate().public_key
+
+    def resolved(name: str) -> None:  # as zeroconf hands over a service it resolved
+        props = {b"id": sender_id_of(key).encode(), b"key": key.hex().encode(), b"v": PROTOCOL_VERSION.encode()}
+        discovery._found(name, SimpleNamespace(properties=props, port=9, parsed_addresses=lambda _: ["10.0.0.2"]))
+
+    resolved("bob._sds-chat._udp.local.")
+    for n in range(NAMES_KEPT + 100):  # one-shot names that never say goodbye
+        resolved(f"{n:032x}._sds-chat._udp.local.")
+    assert len(discovery._names) == NAMES_KEPT and "bob._sds-chat._udp.local." not in discovery._names
+    resolved("bob._sds-chat._udp.local.")  # bob announces again
     discovery._on_change(None, "", "bob._sds-chat._udp.local.", ServiceStateChange.Removed)
-    assert gone == ["b" * 32]
+    assert gone == [sender_id_of(key)]
 
 
 @pytest.mark.parametrize("name", ["gen\x1b[31meral", "gen\u202eeral", "gen\u200beral", "gen\x9beral"])
