@@ -215,11 +215,21 @@ class AsyncPeer:
     async def _take_read(self, conn: Connection, frames: list[bytes]) -> bool:
         """Hand the frames of one read to the runtime, their entries' signatures
         checked on the verify pool; True when the runtime says to hang up. The
-        link reads on only after: what a read brings may end its session."""
+        link reads on only after: what a read brings may end its session.
+
+        True too once leaving is decided, before or while the signatures are
+        checked: the read is not taken and the link ends. Its task was
+        cancelled, but ``asyncio.wait_for`` swallows a cancellation that comes
+        as the frames do, so a read left waiting here would hold ``stop`` for ever."""
+        if self._stopping:
+            return True
         taken = asyncio.get_running_loop().create_future()
 
         def verified(read: LinkRead, verdicts: list[bool]) -> None:
-            if taken.cancelled() or self._stopping:  # leaving: the link's loop is cancelled
+            if taken.done():  # the link's loop was cancelled
+                return
+            if self._stopping:
+                taken.set_result(True)
                 return
             try:
                 taken.set_result(self.call(self.runtime.stream_verified, conn, read, verdicts))

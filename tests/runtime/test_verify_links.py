@@ -197,3 +197,42 @@ def test_an_entry_for_a_session_not_open_is_not_verified(tmp_path, carol):
     assert carol.stream_verified(conn, read, [], now)
     assert conn.closed == "message for unknown session 7"
     assert carol.store.count("general") == 0
+
+
+def test_a_read_whose_signatures_are_checked_as_we_leave_ends_its_link_instead_of_holding_stop(tmp_path, monkeypatch):
+    """A link's task is cancelled when we leave, but ``asyncio.wait_for``
+    swallows a cancellation that comes with the frames it waited for: the
+    link then hands its read on as usual. Its verdict, arriving after leaving
+    was decided, must still end the link - before, it was dropped and the
+    link waited for ever, and ``stop`` with it (a peer told to quit hung)."""
+    now = wall_ms()
+    lines = first_lines(tmp_path, ["alice", "bob", "dave", "erin"], now)  # more than INLINE: checked on the pool
+    release = threading.Event()
+
+    def held(envelopes):
+        release.wait(10)
+        return verify_all(envelopes)
+
+    monkeypatch.setattr(verifying, "verify_all", held)
+    carol = Runtime(Store(tmp_path / "carol.sqlite3"), nick="carol", identity=Identity.generate())
+
+    async def run() -> tuple[bool, bool]:
+        peer = AsyncPeer(carol, lambda event: None, store_path=tmp_path / "carol.sqlite3", host="127.0.0.1", port=0,
+                         discovery=False, discovery_interface=None, clock=wall_ms)
+        await peer.start(list(GENERAL))
+        conn = responding(carol, lines, now)
+        frames = [m.encode(m.EntryMessage(0, line.entry)) for line in lines]
+        reading = asyncio.ensure_future(peer._take_read(conn, frames))
+        await asyncio.sleep(0.05)  # the signatures are on the pool
+        peer.quitting()
+        release.set()
+        try:
+            while_checked = await asyncio.wait_for(reading, 5)
+            after = await asyncio.wait_for(peer._take_read(conn, frames), 5)  # a read after leaving: not taken
+        finally:
+            release.set()
+            await peer.stop()
+        return while_checked, after
+
+    assert asyncio.run(run()) == (True, True)
+    assert carol.store.count("general") == 0  # neither read was taken
