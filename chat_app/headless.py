@@ -124,6 +124,9 @@ class Headless:
             task.cancel()
         await self.node.stop()
         self.emit(ev.Bye())
+        for task in tasks:  # a command that failed ended the reading (``_read``): said now, not lost
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()
 
     async def _summaries(self, readable: ServeLines) -> None:
         while True:
@@ -136,14 +139,16 @@ class Headless:
         self._done.set()
 
     async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
-        while True:
-            raw = await readline()
-            if not raw:
-                break
-            line = raw.decode(errors="replace").rstrip("\r\n")
-            if line.strip():
-                await self.command(line)
-        self._quit()  # stdin closed: leave like /quit
+        """Run each line read as a command until stdin closes; then leave like
+        /quit. A command that fails leaves too: a reader ended by an exception
+        would otherwise leave the peer running with nobody to tell it to stop."""
+        try:
+            while raw := await readline():
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                if line.strip():
+                    await self.command(line)
+        finally:
+            self._quit()
 
     async def command(self, line: str) -> None:
         match parse(line, "headless"):
