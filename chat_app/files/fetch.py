@@ -44,7 +44,8 @@ async def fetch_from(address: Address, offer: FileOffer, manifest: bytes | None,
                      pool: Executor, got_manifest: Callable[[bytes], None],
                      verified: Callable[[list[int]], None]) -> None:
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(*address, limit=READ_AHEAD), CONNECT_S)
+        async with asyncio.timeout(CONNECT_S):
+            reader, writer = await asyncio.open_connection(*address, limit=READ_AHEAD)
     except (TimeoutError, OSError) as exc:
         raise SourceFailed(f"cannot connect ({exc.__class__.__name__})") from None
     try:
@@ -102,7 +103,8 @@ async def _manifest(reader, writer, offer: FileOffer) -> bytes:
 
 async def _answer(reader) -> tuple[str, object, object]:
     try:
-        data = await asyncio.wait_for(read_frame(reader), SLOW_S)
+        async with asyncio.timeout(SLOW_S):
+            data = await read_frame(reader)
     except TimeoutError:
         raise SourceFailed(f"too slow (nothing for {SLOW_S:.0f} s)") from None
     except (FrameError, OSError, ConnectionError) as exc:

@@ -44,7 +44,8 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, firs
             else:
                 await _send_chunks(writer, held, indexes, pool)
             await writer.drain()
-            request = await asyncio.wait_for(read_frame(reader), IDLE_S)
+            async with asyncio.timeout(IDLE_S):
+                request = await read_frame(reader)
     except WireError as exc:
         log.info("file request refused: %s", exc)
     except FileNotFoundError:

@@ -110,7 +110,8 @@ class AsyncPeer:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._discovery is not None:
             try:
-                await asyncio.wait_for(self._discovery.stop(), STOP_DISCOVERY_S)
+                async with asyncio.timeout(STOP_DISCOVERY_S):
+                    await self._discovery.stop()
             except TimeoutError:
                 log.debug("discovery did not stop within %s s", STOP_DISCOVERY_S)
         if self._udp is not None:
@@ -218,9 +219,9 @@ class AsyncPeer:
         link reads on only after: what a read brings may end its session.
 
         True too once leaving is decided, before or while the signatures are
-        checked: the read is not taken and the link ends. Its task was
-        cancelled, but ``asyncio.wait_for`` swallows a cancellation that comes
-        as the frames do, so a read left waiting here would hold ``stop`` for ever."""
+        checked: the read is not taken and the link ends, cancelled or not (a
+        link we accepted is not a task of ours). A verdict dropped here left the
+        link waiting for ever, and ``stop`` with it when the link was ours."""
         if self._stopping:
             return True
         taken = asyncio.get_running_loop().create_future()
@@ -241,7 +242,8 @@ class AsyncPeer:
 
     async def _dial(self, address: Address) -> None:
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), 5)
+            async with asyncio.timeout(5):
+                reader, writer = await asyncio.open_connection(*address)
         except (TimeoutError, OSError) as exc:
             log.info("replication with %s:%s: cannot connect (%s)", *address, exc)
         else:
@@ -263,7 +265,7 @@ class AsyncPeer:
 
     async def _run_link(self, address: Address, reader, writer, initiator: bool,
                         first: asyncio.Future | None = None) -> None:
-        if self._stopping:  # connected just as we quit: asyncio.wait_for can swallow the cancellation
+        if self._stopping:  # connected just as we quit
             writer.close()
             return
         conn = self.runtime.stream_opened(address, initiator=initiator, now=self._now())
@@ -271,14 +273,15 @@ class AsyncPeer:
         stream = FrameReader(reader)
         try:
             self._flush()
-            while conn.closed is None and not self._stopping:  # (a swallowed cancellation, again)
+            while conn.closed is None and not self._stopping:  # a link we accepted is not cancelled at quit
                 deadline = conn.get_timer()
                 timeout = None if deadline is None else max(0.0, (deadline - self._now()) / 1000) + 0.001
                 try:
                     if first:
                         frames, first = [data] if (data := await first) is not None else None, None
                     else:
-                        frames = await asyncio.wait_for(stream.frames(), timeout)
+                        async with asyncio.timeout(timeout):
+                            frames = await stream.frames()
                 except TimeoutError:
                     self.call(self.runtime.stream_timer, conn)  # the link's own idle timeout
                     continue

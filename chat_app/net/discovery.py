@@ -136,7 +136,8 @@ class Discovery:
         if self._info is not None:
             goodbye = await self._zc.async_unregister_service(self._info)
             try:  # others then see us leave at once, not when our records expire
-                await asyncio.wait_for(goodbye, GOODBYE_S)
+                async with asyncio.timeout(GOODBYE_S):
+                    await goodbye
             except TimeoutError:
                 log.debug("mDNS goodbye not sent within %s s", GOODBYE_S)
         await self._zc.async_close()

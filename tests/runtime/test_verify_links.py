@@ -200,11 +200,11 @@ def test_an_entry_for_a_session_not_open_is_not_verified(tmp_path, carol):
 
 
 def test_a_read_whose_signatures_are_checked_as_we_leave_ends_its_link_instead_of_holding_stop(tmp_path, monkeypatch):
-    """A link's task is cancelled when we leave, but ``asyncio.wait_for``
-    swallows a cancellation that comes with the frames it waited for: the
-    link then hands its read on as usual. Its verdict, arriving after leaving
-    was decided, must still end the link - before, it was dropped and the
-    link waited for ever, and ``stop`` with it (a peer told to quit hung)."""
+    """A link whose read is on the pool as leaving is decided, its task not
+    cancelled (a link we accepted; or one of ours whose cancellation
+    ``asyncio.wait_for`` swallowed, as it did when the frames came with it):
+    the verdict must still end the link. Before, it was dropped and the link
+    waited for ever - and ``stop`` with it (a peer told to quit hung)."""
     now = wall_ms()
     lines = first_lines(tmp_path, ["alice", "bob", "dave", "erin"], now)  # more than INLINE: checked on the pool
     release = threading.Event()
