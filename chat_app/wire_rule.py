@@ -73,6 +73,11 @@ def chosen_nick_problem(nick: str) -> str | None:
     return None
 
 
+def without_invisibles(text: str) -> str:
+    """``text`` without the code points that show as nothing (default ignorables)."""
+    return _INVISIBLE.sub("", text)
+
+
 def repaired_nick(nick: str, fallback: str) -> str:
     """A nick the user may take, made of ``nick`` (one saved before the rule):
     what the rule refuses dropped, spaces as ``_``, cut to ``MAX_NICK``;

@@ -7,6 +7,7 @@ import unicodedata
 
 from chat_app import events as ev
 from chat_app.inert_text import inert
+from chat_app.wire_rule import without_invisibles
 from chat_app.tui.model import Member
 
 
@@ -90,8 +91,10 @@ class Roster:
 
 
 def nick_key(nick: str) -> str:
-    """What two nicks that read alike share: shown (``inert``), in Unicode's
-    compatibility form and case-folded, so ``Bob``, ``bob`` and a fullwidth
-    ``ｂｏｂ`` are one nick for telling keys apart (letters of other scripts
-    that look Latin are not caught)."""
-    return unicodedata.normalize("NFKC", inert(nick)).casefold()
+    """What two nicks that read alike share: shown (``inert``), without what
+    shows as nothing, in Unicode's compatibility form, case-folded and
+    without spaces at either end, so ``Bob``, ``bob``, a fullwidth ``ｂｏｂ``
+    and a ``bob`` stored before the nick rule with a combining grapheme
+    joiner in it are one nick for telling keys apart (letters of other
+    scripts that look Latin are not caught)."""
+    return unicodedata.normalize("NFKC", without_invisibles(inert(nick))).casefold().strip()

@@ -422,11 +422,12 @@ def test_a_peer_that_announces_no_channel_is_a_member_where_it_spoke_only():
     assert sorted(m.peer_id for m in state.members_here()) == [BOB, CAROL]
 
 
-@pytest.mark.parametrize("look_alike", ["Bob", "ＢＯＢ", "ｂｏｂ", "𝐛𝐨𝐛"])
+@pytest.mark.parametrize("look_alike", ["Bob", "ＢＯＢ", "ｂｏｂ", "𝐛𝐨𝐛", "bo\u034fb", "bob\ufe0f", "\u3164bob", "bob "])
 def test_a_nick_that_reads_as_another_in_another_case_or_width_gets_the_key_suffix_too(look_alike):
     """Two keys calling themselves bob are shown ``bob~3f2a``; one calling
     itself Bob, a fullwidth ｂｏｂ or a mathematical bold 𝐛𝐨𝐛 reads the same
-    and was shown bare beside the real bob."""
+    and was shown bare beside the real bob - as were nicks stored before the
+    nick rule with an invisible character or a space at an end."""
     state = started("general")
     reduce(state, ev.PeerJoined(BOB, "bob", ("10.0.0.2", 1), channels=("general",)), NOW)
     assert state.label(BOB, "bob") == "bob"
