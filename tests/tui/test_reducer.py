@@ -422,7 +422,8 @@ def test_a_peer_that_announces_no_channel_is_a_member_where_it_spoke_only():
     assert sorted(m.peer_id for m in state.members_here()) == [BOB, CAROL]
 
 
-@pytest.mark.parametrize("look_alike", ["Bob", "ＢＯＢ", "ｂｏｂ", "𝐛𝐨𝐛", "bo\u034fb", "bob\ufe0f", "\u3164bob", "bob "])
+@pytest.mark.parametrize("look_alike", ["Bob", "ＢＯＢ", "ｂｏｂ", "𝐛𝐨𝐛",
+                                       "bo\u034fb", "bob\ufe0f", "\u3164bob", "bob "])  # stored before the rule
 def test_a_nick_that_reads_as_another_in_another_case_or_width_gets_the_key_suffix_too(look_alike):
     """Two keys calling themselves bob are shown ``bob~3f2a``; one calling
     itself Bob, a fullwidth ｂｏｂ or a mathematical bold 𝐛𝐨𝐛 reads the same
