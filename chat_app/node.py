@@ -9,6 +9,7 @@ sockets, discovery and timer in ``chat_app.io``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -27,6 +28,8 @@ from chat_app.net.udp import ANY_INTERFACE
 from chat_app.runtime import Runtime
 from chat_app.store import Store
 from sync.sds import Config
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Emit", "Node"]
 
@@ -101,7 +104,17 @@ class Node:
         channel or direct conversation the surface is showing, which plain
         text, ``/topic``, ``/typing`` and a bare ``/part`` are about. What
         cannot be done is said with an ``error`` event, as the runtime says
-        its own refusals."""
+        its own refusals - and so is a command that failed (a bug: logged with
+        its traceback), after which the chat goes on. Raised, it was lost: the
+        client's future was never read, and headless mode stopped reading."""
+        try:
+            await self._run(command, current)
+        except Exception as exc:
+            log.exception("running %r failed", command)
+            self._emit(ev.Error(f"{type(command).__name__.lower()} failed ({exc.__class__.__name__}: {exc}); "
+                                f"the log has the details"))
+
+    async def _run(self, command: cmd.NodeCommand, current: str | None) -> None:
         match command:
             case cmd.Join(passphrase=passphrase) as join:
                 await self.join(join.spec, passphrase)
