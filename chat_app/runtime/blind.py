@@ -147,7 +147,7 @@ class BlindStore:
         self._cookies = Cookies()
         self._proven: OrderedDict[tuple[bytes, Address], int] = OrderedDict()  # -> when, the latest last
         self._challenges = VerifyBudget(rate=CHALLENGE_RATE, burst=CHALLENGE_BURST, penalty=0, max_sources=4096)
-        self.mailbox = Mailbox(store)
+        self.mailbox = Mailbox(store, self)
         self.stats: Counter[str] = Counter()
         """Counted beside what ``received`` returns (a serve refused); the runtime shares its own."""
 
@@ -196,9 +196,12 @@ class BlindStore:
 
     def proved(self, tag: bytes, cookie: bytes, addr: Address, now: int) -> str:
         """A proof from ``addr``: if its cookie is good, ``addr`` is proven
-        for ``tag`` and served; what to count (``blind_proven``,
+        for ``tag`` and served - a channel kept, or, at a mailbox, the
+        letters filed under ``tag`` (its cookie was minted for a signed
+        collect only); what to count (``blind_proven``, ``mailbox_proven``,
         ``blind_bad_proof``, ``blind_over_budget``)."""
-        if tag not in self.tags or tag == MAILBOX_TAG:
+        channel = tag in self.tags and tag != MAILBOX_TAG
+        if not channel and (MAILBOX_TAG not in self.tags or tag == MAILBOX_TAG):
             return "blind_bad_proof"
         if not self._budget.spend(addr, now):
             return "blind_over_budget"
@@ -208,8 +211,16 @@ class BlindStore:
         self._proven.move_to_end((tag, addr))
         if len(self._proven) > PROVEN:
             self._proven.popitem(last=False)
-        self.serve(tag, addr, now)
-        return "blind_proven"
+        if channel:
+            self.serve(tag, addr, now)
+            return "blind_proven"
+        room = QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
+        self._send(self.mailbox.collected(tag, addr, now, room)[1], addr, now)
+        return "mailbox_proven"
+
+    def proven(self, tag: bytes, addr: Address, now: int) -> bool:
+        """Has ``addr`` sent back a cookie for ``tag`` in the last ``PROVEN_MS``?"""
+        return now - self._proven.get((tag, addr), -PROVEN_MS) < PROVEN_MS
 
     def serve(self, tag: bytes, addr: Address, now: int) -> None:
         """Send ``addr`` everything held for ``tag`` (paced, a page at a time:
@@ -219,8 +230,8 @@ class BlindStore:
         (``blind_serve_busy``), not remembered, so it is served when it asks again."""
         if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
             return
-        if now - self._proven.get((tag, addr), -PROVEN_MS) >= PROVEN_MS:
-            self._challenge(tag, addr, now)
+        if not self.proven(tag, addr, now):
+            self.challenge(tag, addr, now)
             return
         if len(self._served) >= 4096:
             self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
@@ -231,7 +242,7 @@ class BlindStore:
         self._serving.append(_Serve(tag, addr, now))
         self._next = self._next or now
 
-    def _challenge(self, tag: bytes, addr: Address, now: int) -> None:
+    def challenge(self, tag: bytes, addr: Address, now: int) -> None:
         """Ask ``addr`` to show it receives there (``CHALLENGE_RATE`` a second at most, and not past ``QUEUE``)."""
         if len(self._queue) >= QUEUE or not self._challenges.spend(addr, now):
             return

@@ -364,7 +364,7 @@ class Runtime:
             self.outbox.extend(self.private.blind.due(now))
             return None
         if arrival.reach:
-            counted, answers = self.private.reached(arrival.data, addr, now)
+            counted, answers = self.private.reached(arrival.data, addr, now, self.direct.mailbox_tag)
             self._stats[counted] += 1
             self.outbox.extend(answers)
             self.outbox.extend(self.private.blind.due(now))

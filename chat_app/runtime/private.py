@@ -152,17 +152,19 @@ class PrivateChannels:
             return tag
         return None
 
-    def reached(self, data: bytes, addr: Address, now: int) -> tuple[str, list[tuple[bytes, Address]]] | None:
+    def reached(self, data: bytes, addr: Address, now: int,
+                letters: bytes) -> tuple[str, list[tuple[bytes, Address]]] | None:
         """A blind store's challenge or a member's proof (None: ``data`` is
         neither): what to count, and what to send. A challenge under a tag
-        we hold is answered with its proof, to ``addr`` alone and the same
-        size (``blind_answered``); a proof is the blind store's to check."""
+        we hold - a channel's, or ``letters``, where a mailbox files ours -
+        is answered with its proof, to ``addr`` alone and the same size
+        (``blind_answered``); a proof is the blind store's to check."""
         if (read := reachability(data)) is None:
             return None
         kind, tag, cookie = read
         if kind is Kind.PRIVATE_PROOF:
             return self.blind.proved(tag, cookie, addr, now), []
-        if self.envelopes.gate.keyring.by_tag(tag) is None:
+        if tag != letters and self.envelopes.gate.keyring.by_tag(tag) is None:
             return "blind_challenge_not_ours", []
         if not self._answers.spend(addr, now):
             return "blind_answer_over_budget", []
