@@ -59,8 +59,9 @@ an outsider who wrote how much (``catchup.replicated_as``).
 
 A mailbox store (``chat_app.runtime.mailbox``) is a blind store that also
 keeps letters under any other tag it is handed, and hands them to whoever
-signs a request with the key of that tag (``Mailbox``): never to a peer
-that merely announces the tag.
+signs a request with the key of that tag (``Mailbox``), at an address
+proven as above (the challenge goes under that tag): never to a peer that
+merely announces the tag, nor to where a replayed request points.
 """
 
 from __future__ import annotations
