@@ -59,6 +59,24 @@ and ``blind_id`` an id to deduplicate and reconcile by; it never holds a key.
 Members should store and resend the exact sealed bytes of their own
 messages (not re-encrypt them), so a message is one blind id everywhere.
 
+A blind store serves a channel only to an address that showed it receives
+there (a source address is forged at will on a LAN, and serving whoever one
+datagram names would make the store a reflector with a large gain). Two
+datagrams without an envelope, readable without the key, do it::
+
+    offset  size  field
+         0     1  version   0x01
+         1     1  kind      0x52 (challenge, store to member) or 0x53 (proof, member to store)
+         2    16  channel tag
+        18    16  cookie    the store's, bound to the tag and the address it was sent to
+
+34 bytes each, fewer than the smallest private datagram (``_MIN_BYTES``,
+47), so a challenge never carries more than what asked for it, and a proof
+(the challenge with its kind byte changed, sent back) no more than the
+challenge. A member answers a challenge only under a tag it holds
+(``reachability``, ``proof``); the cookie is the store's business alone
+(``chat_app.runtime.blind.Cookies``).
+
 Replay: a replayed datagram decrypts and verifies to the very same signed
 SDS message, whose id ``check_sds`` ties to its content; the SDS engine
 drops a message id it already holds. So a replay is accepted here and
@@ -88,10 +106,11 @@ from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "DEFAULT_SCRYPT", "ChannelKey", "Keyring", "ScryptParams", "blind_id", "channel_tag_of",
-    "derive_channel_key", "is_passing", "lasting", "open_datagram",
+    "challenge", "derive_channel_key", "is_passing", "is_reachability", "lasting", "open_datagram", "proof",
+    "reachability",
 ]
 
-TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES = 16, 12, 16
+TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES, COOKIE_BYTES = 16, 12, 16, 16
 NDN_INTEREST = b"\x05"  # the first byte of an SVS sync or data interest (a publication is Data, 6)
 _HEADER = 2 + TAG_BYTES
 _MIN_BYTES = _HEADER + NONCE_BYTES + AEAD_TAG_BYTES + 1
@@ -239,6 +258,33 @@ def lasting(envelope: bytes) -> bool:
 def is_passing(data: bytes) -> bool:
     """Is this private datagram one that only passes (kind 0x51), not worth keeping?"""
     return len(data) > 1 and data[1] == Kind.PRIVATE_PASSING
+
+
+_REACHABILITY_KINDS = (Kind.PRIVATE_CHALLENGE, Kind.PRIVATE_PROOF)
+REACHABILITY_BYTES = _HEADER + COOKIE_BYTES
+"""A challenge or a proof: no larger than the smallest datagram that asks for a challenge."""
+
+
+def reachability(data: bytes) -> tuple[Kind, bytes, bytes] | None:
+    """A challenge or proof's (kind, tag, cookie); None if ``data`` is neither."""
+    if not is_reachability(data):
+        return None
+    return Kind(data[1]), bytes(data[2:_HEADER]), bytes(data[_HEADER:])
+
+
+def is_reachability(data: bytes) -> bool:
+    """Is ``data`` a challenge or a proof (checked at once, before anything is opened)?"""
+    return len(data) == REACHABILITY_BYTES and data[0] == VERSION and data[1] in _REACHABILITY_KINDS
+
+
+def challenge(tag: bytes, cookie: bytes) -> bytes:
+    """A blind store's challenge to an address: send ``cookie`` back under ``tag`` if you are there."""
+    return bytes((VERSION, Kind.PRIVATE_CHALLENGE)) + tag + cookie
+
+
+def proof(tag: bytes, cookie: bytes) -> bytes:
+    """A member's answer to a challenge: the same bytes but the kind, so the same size."""
+    return bytes((VERSION, Kind.PRIVATE_PROOF)) + tag + cookie
 
 
 def channel_tag_of(data: bytes) -> bytes | None:

@@ -14,7 +14,7 @@ Wire format (version 1), all fields fixed-size except the protocol bytes::
          0      1   version            0x01
          1      1   kind               Kind: 1 sds, 2 fetch, 3 replication,
                                        4 svs, 5 mvds, 6 rekey, 7 exchange
-                                       key (0x50 and 0x51 are private-
+                                       key (0x50 to 0x53 are private-
                                        channel datagrams, channel.py)
          2      1   key form           0 = full key follows, 1 = key id follows
          3  32|16   signer             full: the 32-byte Ed25519 public key
@@ -108,9 +108,12 @@ class Kind(IntEnum):
     EXCHANGE_KEY = 7  # the signer's X25519 key, for direct messages (direct.py)
     PRIVATE = 0x50  # not a signed envelope: an encrypted one holding it (channel.py)
     PRIVATE_PASSING = 0x51  # the same, holding what a late member never needs (sync, typing, fetch)
+    PRIVATE_CHALLENGE = 0x52  # no envelope: a blind store's cookie, to learn a member receives where it says
+    PRIVATE_PROOF = 0x53  # the same cookie sent back by the member (channel.py)
 
 
-_KINDS = frozenset(k.value for k in Kind) - {Kind.PRIVATE, Kind.PRIVATE_PASSING}
+_KINDS = frozenset(k.value for k in Kind) - {Kind.PRIVATE, Kind.PRIVATE_PASSING, Kind.PRIVATE_CHALLENGE,
+                                             Kind.PRIVATE_PROOF}
 
 
 class EnvelopeError(Exception):

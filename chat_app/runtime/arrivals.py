@@ -36,6 +36,8 @@ class Arrival:
     """A letter a mailbox kept for us: ``admitted`` is the envelope inside."""
     blind: bytes | None = None
     """The tag of the channel kept blind that the datagram belongs to."""
+    reach: bool = False
+    """A blind store's challenge or a member's proof (``PrivateChannels.reached``): never an envelope."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,27 @@ with the tag from a new address, or an announcement listing it - it sends
 that peer every datagram it holds, paced. The member opens and verifies
 them as it does any datagram: the store can drop or withhold, never forge.
 
+Who is served must first show it receives at its address: a source
+address is forged at will on a LAN, and mDNS announcements name any address,
+so serving whoever a datagram or announcement names would let one tiny
+forged datagram have the store send a third host the whole channel. So, the
+way DTLS and QUIC check an address before sending much to it, a serve for
+an address not proven sends it a challenge instead (``Cookies``: a cookie
+bound to the tag and the address, kept nowhere; 34 bytes, fewer than the
+smallest datagram that asks, so no gain), at most ``CHALLENGE_RATE`` a
+second to one address (``blind_challenged``). A member sends the cookie back
+under the same tag (``chat_app.crypto.channel.proof``), and the store, the
+cookie good, remembers the address as proven for ``PROVEN_MS`` (the
+``PROVEN`` latest) and serves it (``blind_proven``); a cookie forged, stale,
+or minted for another address or tag is dropped (``blind_bad_proof``). What
+arrives under the tag from an address not proven is kept all the same: only
+serving waits. A late member is served one round trip later.
+
 It keeps only what a member joining later needs: chat messages. Members
 mark every other datagram - sync and ephemeral messages, fetch requests -
 as passing (kind 0x51, ``chat_app.crypto.channel.lasting``), which the store
 reads without the key; a passing datagram still tells it a member is there
-(and is served), it is just not kept. What it cannot tell without the key
+(and is served, once proven), it is just not kept. What it cannot tell without the key
 is a member's datagram from garbage someone sent under the (public) tag:
 so it keeps up to ``LIMIT`` datagrams and ``BYTES`` bytes per channel (the
 oldest go first), and members refuse the garbage when served
@@ -43,17 +59,20 @@ an outsider who wrote how much (``catchup.replicated_as``).
 
 A mailbox store (``chat_app.runtime.mailbox``) is a blind store that also
 keeps letters under any other tag it is handed, and hands them to whoever
-signs a request with the key of that tag (``Mailbox``): never to a peer
-that merely announces the tag.
+signs a request with the key of that tag (``Mailbox``), at an address
+proven as above (the challenge goes under that tag): never to a peer that
+merely announces the tag, nor to where a replayed request points.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+import hmac
+import os
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass
 
 from chat_app.crypto import VerifyBudget, blind_id
-from chat_app.crypto.channel import is_passing
+from chat_app.crypto.channel import COOKIE_BYTES, challenge, is_passing
 from chat_app.address import Address
 from chat_app.runtime.mailbox import MAILBOX_TAG, Mailbox
 
@@ -70,6 +89,14 @@ RESERVE_MS = 60_000
 PACE = 64
 """Datagrams sent per tick (``TICK_MS``) while serving: a burst a socket buffer holds."""
 TICK_MS = 20
+COOKIE_MS = 30_000
+"""A cookie's time bucket: one is good in the bucket it was minted in and the next (30 to 60 s)."""
+CHALLENGE_RATE, CHALLENGE_BURST = 1, 2
+"""Challenges sent one address a second (``CHALLENGE_BURST`` at once): a lost one goes again on its next datagram."""
+PROVEN = 4_096
+"""Proven (tag, address) pairs remembered: past it, the one proven longest ago must prove again."""
+PROVEN_MS = 600_000
+"""An address stays proven this long: a LAN hands addresses out again."""
 QUEUE = 4_096
 """Letters waiting to be sent at most: past it, a mailbox answers no collect request (it will be asked again)."""
 QUEUE_BYTES = 16 << 20
@@ -85,6 +112,29 @@ class _Serve:
     after: tuple[int, int] = (-1, -1)
 
 
+class Cookies:
+    """Stateless cookies: a truncated HMAC-SHA256 of a tag, an address and
+    a time bucket under a secret of this process alone, so a host sees the
+    cookie for an address only if it receives there, and nothing is kept per
+    challenge sent."""
+
+    def __init__(self) -> None:
+        self._secret = os.urandom(32)
+
+    def mint(self, tag: bytes, addr: Address, now: int) -> bytes:
+        return self._cookie(tag, addr, now // COOKIE_MS)
+
+    def valid(self, tag: bytes, addr: Address, cookie: bytes, now: int) -> bool:
+        """Was ``cookie`` minted for ``tag`` and ``addr`` in this bucket or the one before?"""
+        bucket = now // COOKIE_MS
+        return any(hmac.compare_digest(cookie, self._cookie(tag, addr, b)) for b in (bucket, bucket - 1))
+
+    def _cookie(self, tag: bytes, addr: Address, bucket: int) -> bytes:
+        where = f"{addr[0]}|{addr[1]}".encode()
+        message = tag + len(where).to_bytes(1, "big") + where + bucket.to_bytes(8, "big", signed=True)
+        return hmac.digest(self._secret, message, "sha256")[:COOKIE_BYTES]
+
+
 class BlindStore:
     def __init__(self, store, tags: list[bytes]) -> None:
         self.store = store
@@ -95,7 +145,10 @@ class BlindStore:
         self._serving: deque[_Serve] = deque()  # serves of a channel, by place: their datagrams stay in the store
         self._next = None
         self._budget = VerifyBudget(rate=RATE, burst=BURST, penalty=0, max_sources=4096)
-        self.mailbox = Mailbox(store)
+        self._cookies = Cookies()
+        self._proven: OrderedDict[tuple[bytes, Address], int] = OrderedDict()  # -> when, the latest last
+        self._challenges = VerifyBudget(rate=CHALLENGE_RATE, burst=CHALLENGE_BURST, penalty=0, max_sources=4096)
+        self.mailbox = Mailbox(store, self)
         self.stats: Counter[str] = Counter()
         """Counted beside what ``received`` returns (a serve refused); the runtime shares its own."""
 
@@ -142,12 +195,44 @@ class BlindStore:
             self.serve(tag, addr, now)
         return counted
 
+    def proved(self, tag: bytes, cookie: bytes, addr: Address, now: int) -> str:
+        """A proof from ``addr``: if its cookie is good, ``addr`` is proven
+        for ``tag`` and served - a channel kept, or, at a mailbox, the
+        letters filed under ``tag`` (its cookie was minted for a signed
+        collect only); what to count (``blind_proven``, ``mailbox_proven``,
+        ``blind_bad_proof``, ``blind_over_budget``)."""
+        channel = tag in self.tags and tag != MAILBOX_TAG
+        if not channel and (MAILBOX_TAG not in self.tags or tag == MAILBOX_TAG):
+            return "blind_bad_proof"
+        if not self._budget.spend(addr, now):
+            return "blind_over_budget"
+        if not self._cookies.valid(tag, addr, cookie, now):
+            return "blind_bad_proof"
+        self._proven[(tag, addr)] = now
+        self._proven.move_to_end((tag, addr))
+        if len(self._proven) > PROVEN:
+            self._proven.popitem(last=False)
+        if channel:
+            self.serve(tag, addr, now)
+            return "blind_proven"
+        room = QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
+        self._send(self.mailbox.collected(tag, addr, now, room)[1], addr, now)
+        return "mailbox_proven"
+
+    def proven(self, tag: bytes, addr: Address, now: int) -> bool:
+        """Has ``addr`` sent back a cookie for ``tag`` in the last ``PROVEN_MS``?"""
+        return now - self._proven.get((tag, addr), -PROVEN_MS) < PROVEN_MS
+
     def serve(self, tag: bytes, addr: Address, now: int) -> None:
         """Send ``addr`` everything held for ``tag`` (paced, a page at a time:
-        ``due``), unless it was served lately - or ``SERVING`` serves run
-        already, or the peers served lately fill their table: refused then
+        ``due``) if it is proven to receive there (else challenge it), unless
+        it was served lately - or ``SERVING`` serves run already, or the
+        peers served lately fill their table: refused then
         (``blind_serve_busy``), not remembered, so it is served when it asks again."""
         if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
+            return
+        if not self.proven(tag, addr, now):
+            self.challenge(tag, addr, now)
             return
         if len(self._served) >= 4096:
             self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
@@ -158,8 +243,15 @@ class BlindStore:
         self._serving.append(_Serve(tag, addr, now))
         self._next = self._next or now
 
+    def challenge(self, tag: bytes, addr: Address, now: int) -> None:
+        """Ask ``addr`` to show it receives there (``CHALLENGE_RATE`` a second at most, and not past ``QUEUE``)."""
+        if len(self._queue) >= QUEUE or not self._challenges.spend(addr, now):
+            return
+        self.stats["blind_challenged"] += 1
+        self._send([challenge(tag, self._cookies.mint(tag, addr, now))], addr, now)
+
     def _send(self, datagrams: list[bytes], addr: Address, now: int) -> None:
-        """Queue ``datagrams`` (letters) for ``addr``, paced (``due``)."""
+        """Queue ``datagrams`` (letters, or a challenge) for ``addr``, paced (``due``)."""
         if datagrams:
             self._queue += [(data, addr) for data in datagrams]
             self._queued_bytes += sum(len(data) for data in datagrams)
@@ -169,7 +261,7 @@ class BlindStore:
         return self._next if self._queue or self._serving else None
 
     def due(self, now: int) -> list[tuple[bytes, Address]]:
-        """The datagrams to send now: a paced slice of the letters, then of
+        """The datagrams to send now: a paced slice of the letters and challenges, then of
         the serves, each read from the store, one page a serve, in turn."""
         if not (self._queue or self._serving) or self._next is None or now < self._next:
             return []

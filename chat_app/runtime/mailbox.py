@@ -38,6 +38,16 @@ withhold letters but not forge them); its engine delivers what is new once,
 in order, and drops what it had, live or from an earlier letter. Its acks to
 an author who is away go back the same way, in its own letter.
 
+A collect request is signed and fresh, but its source address is anyone's
+to forge: replayed from another address it would have the mailbox send the
+letters there. So the letters go only to an address proven to receive
+there, as a blind store serves a channel (``chat_app.runtime.blind``): a
+collect from an address not proven for its signer's tag gets a challenge
+under that tag (``mailbox_unproven``); the recipient sends its cookie back
+(``chat_app.crypto.channel.proof``), and the proof, whose cookie could only
+be minted for a signed collect of that tag from that address, has the
+letters handed over.
+
 The mailbox learns who writes to whom, when and how much (the tag, the
 author's key on the envelope, the source address), as anyone on the wire
 would; never what.
@@ -117,8 +127,9 @@ class Mailbox:
     recipient when it asks (``BlindStore`` routes the letters and requests
     here, and paces what goes out)."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store, reach) -> None:
         self.letters = store.blind.letters
+        self._reach = reach  # proves addresses: ``proven(tag, addr, now)``, ``challenge(tag, addr, now)`` (BlindStore)
         self.stats: Counter[str] = Counter()
         self._keys = KnownKeys(1024)
         self._budget = VerifyBudget()  # each letter and request costs a signature check: bounded per source
@@ -156,14 +167,10 @@ class Mailbox:
         if body[:1] == bytes((COLLECT,)) and len(body) == 9:
             if abs(now - int.from_bytes(body[1:], "big")) > FRESH_MS:
                 return self._count("mailbox_stale_request"), []
-            if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
-                return self._count("mailbox_collect_again"), []
-            if room < PER_RECIPIENT:
-                return self._count("mailbox_busy"), []
-            self._served[(tag, addr)] = now
-            if len(self._served) > 4096:
-                self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
-            return self._count("mailbox_collect"), self.letters.held(tag, now - KEEP_MS)
+            if not self._reach.proven(tag, addr, now):
+                self._reach.challenge(tag, addr, now)
+                return self._count("mailbox_unproven"), []
+            return self.collected(tag, addr, now, room)
         if body[:1] == bytes((TAKEN,)) and len(body) == 33:
             gone = self.letters.take(tag, body[1:17].hex(), body[17:].hex())
             return self._count("letter_taken" if gone else "letter_taken_unknown"), []
@@ -171,6 +178,19 @@ class Mailbox:
             gone = self.letters.take(body[1:], opened.signer.sender_id)
             return self._count("letter_withdrawn" if gone else "letter_withdrawn_unknown"), []
         return self._count("mailbox_bad_request"), []
+
+    def collected(self, tag: bytes, addr: Address, now: int, room: int) -> tuple[str, list[bytes]]:
+        """The letters for ``tag`` to hand ``addr``, which asked in its name
+        (a signed collect, or the proof its challenge asked for): none if
+        handed lately or if the queue has no ``room``."""
+        if now - self._served.get((tag, addr), -RESERVE_MS) < RESERVE_MS:
+            return self._count("mailbox_collect_again"), []
+        if room < PER_RECIPIENT:
+            return self._count("mailbox_busy"), []
+        self._served[(tag, addr)] = now
+        if len(self._served) > 4096:
+            self._served = {k: t for k, t in self._served.items() if now - t < RESERVE_MS}
+        return self._count("mailbox_collect"), self.letters.held(tag, now - KEEP_MS)
 
     def _count(self, name: str) -> str:
         self.stats[name] += 1

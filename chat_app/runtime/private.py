@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from chat_app.channel_names import SVS_MARK, channel_spec
-from chat_app.crypto import ChannelKey, KeyFileError, channel_tag_of, derive_channel_key
+from chat_app.crypto import ChannelKey, KeyFileError, Kind, VerifyBudget, channel_tag_of, derive_channel_key
+from chat_app.crypto.channel import proof, reachability
 from chat_app.address import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
@@ -37,6 +38,10 @@ captures its datagrams can try passphrases offline (scrypt slows each try),
 and a short one is most often a name typed with a space (``/join #bad name!``)."""
 
 
+ANSWER_RATE, ANSWER_BURST = 1, 2
+"""Proofs sent one address a second (``ANSWER_BURST`` at once): a member is no reflector either."""
+
+
 class PrivateChannels:
     def __init__(self, store: Store, envelopes: Envelopes, passphrases: Mapping[str, str] | None,
                  error: Callable[[str], None]) -> None:
@@ -49,6 +54,7 @@ class PrivateChannels:
         self._error = error  # reports a refusal to the user
         self._keys = ChannelKeys(Path(store.path).parent)
         self._secrets: dict[str, bytes] = {}  # channel -> its secret, as the file holds them
+        self._answers = VerifyBudget(rate=ANSWER_RATE, burst=ANSWER_BURST, penalty=0, max_sources=1024)
 
     def opening(self, channels: Iterable[str]) -> list[tuple[str, str | None]]:
         """The channels to join at start, of ``channels`` and those with a
@@ -145,6 +151,24 @@ class PrivateChannels:
                                                 {k.tag for k in self.envelopes.private.values()}):
             return tag
         return None
+
+    def reached(self, data: bytes, addr: Address, now: int,
+                letters: bytes) -> tuple[str, list[tuple[bytes, Address]]] | None:
+        """A blind store's challenge or a member's proof (None: ``data`` is
+        neither): what to count, and what to send. A challenge under a tag
+        we hold - a channel's, or ``letters``, where a mailbox files ours -
+        is answered with its proof, to ``addr`` alone and the same size
+        (``blind_answered``); a proof is the blind store's to check."""
+        if (read := reachability(data)) is None:
+            return None
+        kind, tag, cookie = read
+        if kind is Kind.PRIVATE_PROOF:
+            return self.blind.proved(tag, cookie, addr, now), []
+        if tag != letters and self.envelopes.gate.keyring.by_tag(tag) is None:
+            return "blind_challenge_not_ours", []
+        if not self._answers.spend(addr, now):
+            return "blind_answer_over_budget", []
+        return "blind_answered", [(proof(tag, cookie), addr)]
 
     def link_names(self, channels: Iterable[str]) -> tuple[str, ...]:
         """``channels`` (and the blind ones) as others may see them: a private one by its tag only."""

@@ -77,8 +77,11 @@ def test_many_addresses_asking_to_be_served_keep_the_queue_bounded_and_a_late_me
         store.datagram_received(datagram(tag, 1_000), (f"10.2.0.{i}", 6000), net.now)
     assert held(store, tag)[0] >= 230
     blind = store.private.blind
-    for k in range(100):  # one tiny passing datagram from each of 100 addresses: each asks to be served
-        store.datagram_received(datagram(tag, 40, kind=0x51), (f"10.3.0.{k}", 7000), net.now)
+    for k in range(100):  # a tiny passing datagram from each of 100 addresses, each proven: each asks to be served
+        addr = (f"10.3.0.{k}", 7000)
+        store.datagram_received(datagram(tag, 40, kind=0x51), addr, net.now)
+        cookie = blind._cookies.mint(tag, addr, net.now)  # the one its challenge carries (queued behind others)
+        store.datagram_received(bytes((1, 0x53)) + tag + cookie, addr, net.now)  # sent back: proven
         assert len(blind._queue) <= blind_mod.QUEUE
     assert store.stats["blind_serve_busy"] > 0  # past SERVING at once, refused: asked again later
     carol = net.add("carol", channels=(), passphrases={ROOM: PASS})

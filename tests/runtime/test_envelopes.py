@@ -182,6 +182,8 @@ def test_any_signed_or_raw_bytes_are_refused_or_routed_never_raised(kind, payloa
             data = bytes((1, kind)) + payload
         elif kind in (Kind.PRIVATE, Kind.PRIVATE_PASSING):
             data = bytes((1, kind)) + payload.ljust(50, b"\0")
+        elif kind in (Kind.PRIVATE_CHALLENGE, Kind.PRIVATE_PROOF):  # no envelope: a tag and a cookie
+            data = bytes((1, kind)) + payload.ljust(32, b"\0")[:32]
         else:
             data = seal(EVE_KEY, kind, payload)
         rt.datagram_received(data, EVE, T0)

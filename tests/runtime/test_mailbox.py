@@ -223,7 +223,8 @@ def test_a_letter_goes_to_its_recipient_alone_not_to_whoever_announces_its_tag(n
                          (bob.direct.mailbox_link,), net.now, key=carol.identity.public_key)
     store.datagram_received(collect(carol.identity, net.now), net.address(carol), net.now)
     net.run(2_000)
-    served = [dst for src, data, dst in net.sent if src == store_address and data[2:18] == bob.direct.mailbox_tag]
+    served = [dst for src, data, dst in net.sent  # letters (a challenge to bob himself carries his tag, no letter)
+              if src == store_address and data[2:18] == bob.direct.mailbox_tag and data[1] == Kind.PRIVATE]
     assert served == []
     assert not of(net.seen(carol), ev.DatagramRejected) and not of(net.seen(alice), ev.DatagramRejected)
 
@@ -329,3 +330,29 @@ def test_conversations_opened_by_one_shot_identities_are_bounded(net, monkeypatc
     assert len(bob.store.direct.peers()) <= 8
     assert len([r for r in bob.store.direct.peers() if r.state is not None]) == 5
     assert len(of(net.seen(bob), ev.DmDelivered)) == 21  # each stranger's message was stored once
+
+
+def test_a_collect_request_replayed_from_a_forged_source_gets_that_address_a_challenge_not_the_letters(net):
+    alice, bob = net.add("alice"), net.add("bob")
+    store = net.add("store", channels=("general", MAILBOX_LINK))
+    announce(net, alice, bob, store)
+    alice.direct.send("bob", "hi", "text", alice.nick, net.now)
+    net.run(2_000)
+    bob_address = take_down(net, bob)
+    alice.direct.send("bob", "for bob only", "text", alice.nick, net.now)
+    net.run(40_000)
+    assert store.store.blind.letters.held(bob.direct.mailbox_tag, 0)
+    request = collect(bob.identity, net.now)  # captured on its way, replayed from the victim's address
+    victim, unproven = ("10.9.0.9", 9000), store.stats["mailbox_unproven"]
+    store.datagram_received(request, victim, net.now)
+    net.run(2_000)
+    sent = [data for src, data, dst in net.sent if src == net.address(store) and dst == victim]
+    assert len(sent) == 1 and sent[0][1] == 0x52 and len(sent[0]) <= len(request)
+    assert store.stats["mailbox_unproven"] == unproven + 1
+    # bob himself, back, asks from his own address: he proves it, and gets the letter (alice gone: from the mailbox)
+    take_down(net, alice)
+    bob = come_back(net, bob_address, "bob")
+    announce(net, bob, store)
+    net.run(5_000)
+    assert "for bob only" in dm_texts(bob, alice) and bob.direct.stats["dm_from_mailbox"] >= 1
+    assert store.stats["mailbox_proven"] >= 1
