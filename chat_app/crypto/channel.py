@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
 import hmac
 
 from cryptography.exceptions import InvalidTag
@@ -106,8 +107,7 @@ from .keys import SENDER_ID_BYTES, Identity
 
 __all__ = [
     "DEFAULT_SCRYPT", "ChannelKey", "Keyring", "ScryptParams", "blind_id", "channel_tag_of",
-    "challenge", "derive_channel_key", "is_passing", "is_reachability", "lasting", "open_datagram", "proof",
-    "reachability",
+    "Reach", "challenge", "derive_channel_key", "is_passing", "lasting", "open_datagram", "proof", "reachability",
 ]
 
 TAG_BYTES, NONCE_BYTES, AEAD_TAG_BYTES, COOKIE_BYTES = 16, 12, 16, 16
@@ -265,16 +265,18 @@ REACHABILITY_BYTES = _HEADER + COOKIE_BYTES
 """A challenge or a proof: no larger than the smallest datagram that asks for a challenge."""
 
 
-def reachability(data: bytes) -> tuple[Kind, bytes, bytes] | None:
-    """A challenge or proof's (kind, tag, cookie); None if ``data`` is neither."""
-    if not is_reachability(data):
+class Reach(NamedTuple):
+    """A challenge or a proof, read."""
+    kind: Kind
+    tag: bytes
+    cookie: bytes
+
+
+def reachability(data: bytes) -> Reach | None:
+    """``data`` read as a challenge or a proof (at once, before anything is opened); None if it is neither."""
+    if len(data) != REACHABILITY_BYTES or data[0] != VERSION or data[1] not in _REACHABILITY_KINDS:
         return None
-    return Kind(data[1]), bytes(data[2:_HEADER]), bytes(data[_HEADER:])
-
-
-def is_reachability(data: bytes) -> bool:
-    """Is ``data`` a challenge or a proof (checked at once, before anything is opened)?"""
-    return len(data) == REACHABILITY_BYTES and data[0] == VERSION and data[1] in _REACHABILITY_KINDS
+    return Reach(Kind(data[1]), bytes(data[2:_HEADER]), bytes(data[_HEADER:]))
 
 
 def challenge(tag: bytes, cookie: bytes) -> bytes:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from chat_app.address import Address
 from chat_app.crypto import Unverified
+from chat_app.crypto.channel import Reach
 from chat_app.runtime.envelopes import Admitted, Routed
 
 
@@ -36,8 +37,8 @@ class Arrival:
     """A letter a mailbox kept for us: ``admitted`` is the envelope inside."""
     blind: bytes | None = None
     """The tag of the channel kept blind that the datagram belongs to."""
-    reach: bool = False
-    """A blind store's challenge or a member's proof (``PrivateChannels.reached``): never an envelope."""
+    reach: Reach | None = None
+    """A blind store's challenge or a member's proof, read (``PrivateChannels.reached``): never an envelope."""
 
 
 @dataclass(frozen=True, slots=True)

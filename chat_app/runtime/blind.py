@@ -68,9 +68,10 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections import Counter, OrderedDict, deque
+from collections import Counter, deque
 from dataclasses import dataclass
 
+from chat_app.bounded import Latest
 from chat_app.crypto import VerifyBudget, blind_id
 from chat_app.crypto.channel import COOKIE_BYTES, challenge, is_passing
 from chat_app.address import Address
@@ -146,7 +147,7 @@ class BlindStore:
         self._next = None
         self._budget = VerifyBudget(rate=RATE, burst=BURST, penalty=0, max_sources=4096)
         self._cookies = Cookies()
-        self._proven: OrderedDict[tuple[bytes, Address], int] = OrderedDict()  # -> when, the latest last
+        self._proven: Latest[tuple[bytes, Address], int] = Latest(PROVEN)  # -> when it was proven
         self._challenges = VerifyBudget(rate=CHALLENGE_RATE, burst=CHALLENGE_BURST, penalty=0, max_sources=4096)
         self.mailbox = Mailbox(store, self)
         self.stats: Counter[str] = Counter()
@@ -208,10 +209,7 @@ class BlindStore:
             return "blind_over_budget"
         if not self._cookies.valid(tag, addr, cookie, now):
             return "blind_bad_proof"
-        self._proven[(tag, addr)] = now
-        self._proven.move_to_end((tag, addr))
-        if len(self._proven) > PROVEN:
-            self._proven.popitem(last=False)
+        self._proven.put((tag, addr), now)
         if channel:
             self.serve(tag, addr, now)
             return "blind_proven"

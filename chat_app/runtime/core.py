@@ -45,7 +45,7 @@ from types import MappingProxyType
 from chat_app import events as ev
 from chat_app.channel_names import channel_spec
 from chat_app.crypto import Identity, Opened, Rekey
-from chat_app.crypto.channel import is_reachability
+from chat_app.crypto.channel import reachability
 from chat_app.identity import load_identity
 from chat_app.address import Address
 from chat_app.payload import Payload
@@ -327,8 +327,8 @@ class Runtime:
                 arrival = Arrival(data, addr, self.envelopes.admit(envelope, addr, now), letter=True)
             elif (tag := self.private.blind_tag(data)) is not None:
                 arrival = Arrival(data, addr, None, blind=tag)
-            elif is_reachability(data):
-                arrival = Arrival(data, addr, None, reach=True)
+            elif (reach := reachability(data)) is not None:
+                arrival = Arrival(data, addr, None, reach=reach)
             else:
                 arrival = Arrival(data, addr, self.envelopes.admit(data, addr, now))
             arrivals.append(arrival)
@@ -363,8 +363,8 @@ class Runtime:
             self._stats[self.private.blind.received(arrival.blind, arrival.data, addr, now)] += 1
             self.outbox.extend(self.private.blind.due(now))
             return None
-        if arrival.reach:
-            counted, answers = self.private.reached(arrival.data, addr, now, self.direct.mailbox_tag)
+        if arrival.reach is not None:
+            counted, answers = self.private.reached(arrival.reach, addr, now, self.direct.mailbox_tag)
             self._stats[counted] += 1
             self.outbox.extend(answers)
             self.outbox.extend(self.private.blind.due(now))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chat_app.channel_names import SVS_MARK, channel_spec
 from chat_app.crypto import ChannelKey, KeyFileError, Kind, VerifyBudget, channel_tag_of, derive_channel_key
-from chat_app.crypto.channel import proof, reachability
+from chat_app.crypto.channel import Reach, proof
 from chat_app.address import Address
 from chat_app.runtime.blind import BlindStore
 from chat_app.runtime.catchup import replicated_as
@@ -152,16 +152,14 @@ class PrivateChannels:
             return tag
         return None
 
-    def reached(self, data: bytes, addr: Address, now: int,
-                letters: bytes) -> tuple[str, list[tuple[bytes, Address]]] | None:
-        """A blind store's challenge or a member's proof (None: ``data`` is
-        neither): what to count, and what to send. A challenge under a tag
-        we hold - a channel's, or ``letters``, where a mailbox files ours -
-        is answered with its proof, to ``addr`` alone and the same size
-        (``blind_answered``); a proof is the blind store's to check."""
-        if (read := reachability(data)) is None:
-            return None
-        kind, tag, cookie = read
+    def reached(self, reach: Reach, addr: Address, now: int,
+                letters: bytes) -> tuple[str, list[tuple[bytes, Address]]]:
+        """A blind store's challenge or a member's proof: what to count, and
+        what to send. A challenge under a tag we hold - a channel's, or
+        ``letters``, where a mailbox files ours - is answered with its proof,
+        to ``addr`` alone and the same size (``blind_answered``); a proof is
+        the blind store's to check."""
+        kind, tag, cookie = reach
         if kind is Kind.PRIVATE_PROOF:
             return self.blind.proved(tag, cookie, addr, now), []
         if tag != letters and self.envelopes.gate.keyring.by_tag(tag) is None:
