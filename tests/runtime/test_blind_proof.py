@@ -77,12 +77,17 @@ def test_challenges_to_one_address_are_rate_limited(net):
     assert 1 <= len(to(net, store, STRANGER)) <= 4 and store.stats["blind_challenged"] <= 4
 
 
-def test_the_proof_from_that_address_gets_the_whole_channel(net):
-    store, tag = channel_with_store(net)
+def prove(net, store, tag: bytes) -> None:
+    """``STRANGER`` asks, is challenged, and sends the cookie back."""
     store.datagram_received(passing(tag), STRANGER, net.now)
     net.run(200)
     [challenge] = to(net, store, STRANGER)
     store.datagram_received(proof_of(challenge), STRANGER, net.now)
+
+
+def test_the_proof_from_that_address_gets_the_whole_channel(net):
+    store, tag = channel_with_store(net)
+    prove(net, store, tag)
     net.run(2_000)
     served = {blind_id(d) for d in to(net, store, STRANGER)[1:]}
     assert served == set(store.store.blind.ids(tag)) and store.stats["blind_bad_proof"] == 0
@@ -91,10 +96,7 @@ def test_the_proof_from_that_address_gets_the_whole_channel(net):
 
 def test_a_proven_address_is_served_again_without_another_challenge(net):
     store, tag = channel_with_store(net)
-    store.datagram_received(passing(tag), STRANGER, net.now)
-    net.run(200)
-    [challenge] = to(net, store, STRANGER)
-    store.datagram_received(proof_of(challenge), STRANGER, net.now)
+    prove(net, store, tag)
     net.run(61_000)
     before = len(to(net, store, STRANGER))
     store.datagram_received(passing(tag), STRANGER, net.now)  # a minute on: served again, at once
