@@ -181,8 +181,7 @@ class BlindStore:
         the channel. Anything else reaching a mailbox is a letter or a
         request (``Mailbox``, which budgets its own)."""
         if tag not in self.tags or tag == MAILBOX_TAG:
-            room = QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
-            counted, letters = self.mailbox.received(tag, data, addr, now, room)
+            counted, letters = self.mailbox.received(tag, data, addr, now, self._room())
             self._send(letters, addr, now)
             return counted
         if not self._budget.spend(addr, now):
@@ -203,7 +202,8 @@ class BlindStore:
         collect only); what to count (``blind_proven``, ``mailbox_proven``,
         ``blind_bad_proof``, ``blind_over_budget``)."""
         channel = tag in self.tags and tag != MAILBOX_TAG
-        if not channel and (MAILBOX_TAG not in self.tags or tag == MAILBOX_TAG):
+        letters = not channel and MAILBOX_TAG in self.tags and tag != MAILBOX_TAG
+        if not (channel or letters):
             return "blind_bad_proof"
         if not self._budget.spend(addr, now):
             return "blind_over_budget"
@@ -213,8 +213,7 @@ class BlindStore:
         if channel:
             self.serve(tag, addr, now)
             return "blind_proven"
-        room = QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
-        self._send(self.mailbox.collected(tag, addr, now, room)[1], addr, now)
+        self._send(self.mailbox.collected(tag, addr, now, self._room())[1], addr, now)
         return "mailbox_proven"
 
     def proven(self, tag: bytes, addr: Address, now: int) -> bool:
@@ -247,6 +246,10 @@ class BlindStore:
             return
         self.stats["blind_challenged"] += 1
         self._send([challenge(tag, self._cookies.mint(tag, addr, now))], addr, now)
+
+    def _room(self) -> int:
+        """Letters that may still be queued: none past ``QUEUE_BYTES``."""
+        return QUEUE - len(self._queue) if self._queued_bytes < QUEUE_BYTES else 0
 
     def _send(self, datagrams: list[bytes], addr: Address, now: int) -> None:
         """Queue ``datagrams`` (letters, or a challenge) for ``addr``, paced (``due``)."""
