@@ -15,10 +15,11 @@ every delivery).
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 
 from chat_app import events as ev
 from chat_app.annotations import CHANGING_KINDS, SHOWN_KINDS, derive, refusal
+from chat_app.bounded import Latest
 from chat_app.events import Emit
 from chat_app.store import Store
 
@@ -32,7 +33,9 @@ class Changes:
         self.store = store
         self._emit = emit
         self._stats = stats
-        self._awaited: OrderedDict[tuple[str, str], None] = OrderedDict.fromkeys(store.awaited(AWAITED_KEPT))
+        self._awaited: Latest[tuple[str, str], None] = Latest(AWAITED_KEPT)
+        for awaited in store.awaited(AWAITED_KEPT):
+            self._awaited.put(awaited, None)
 
     def __call__(self, event: ev.AppEvent) -> None:
         self._emit(event)
@@ -63,6 +66,4 @@ class Changes:
                                      derived.reactions))
 
     def _await(self, channel: str, message_id: str) -> None:
-        self._awaited[channel, message_id] = None
-        if len(self._awaited) > AWAITED_KEPT:
-            self._awaited.popitem(last=False)
+        self._awaited.put((channel, message_id), None)
