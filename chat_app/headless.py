@@ -124,7 +124,7 @@ class Headless:
             task.cancel()
         await self.node.stop()
         self.emit(ev.Bye())
-        for task in tasks:  # a command that failed ended the reading (``_read``): said now, not lost
+        for task in tasks:  # reading stdin failed and ended the run (``_read``): said now, not lost
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()
 
@@ -140,8 +140,9 @@ class Headless:
 
     async def _read(self, readline: Callable[[], Awaitable[bytes]]) -> None:
         """Run each line read as a command until stdin closes; then leave like
-        /quit. A command that fails leaves too: a reader ended by an exception
-        would otherwise leave the peer running with nobody to tell it to stop."""
+        /quit. A failure of the reading itself leaves too: a reader ended by an
+        exception would otherwise leave the peer running with nobody to tell it
+        to stop. (A command that fails is an ``error`` event: ``Node.execute``.)"""
         try:
             while raw := await readline():
                 line = raw.decode(errors="replace").rstrip("\r\n")
